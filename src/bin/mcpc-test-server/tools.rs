@@ -1,0 +1,192 @@
+//! The tools, each exercising one thing a client must handle: results,
+//! slowness and cancellation, progress, crashes, garbage on stdout, huge
+//! messages and server-to-client requests.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::{Reply, Request, RpcError, Server};
+
+/// How often the waiting tools look at their cancel flag.
+const POLL: Duration = Duration::from_millis(5);
+/// How often `slow` reports progress.
+const PROGRESS_EVERY_MS: u64 = 50;
+const ASK_CLIENT_TIMEOUT: Duration = Duration::from_secs(5);
+
+pub fn definitions() -> Vec<Value> {
+    let tools = [
+        (
+            "echo",
+            "Returns its text",
+            json!({ "text": { "type": "string" } }),
+        ),
+        (
+            "add",
+            "Adds two numbers",
+            json!({ "a": { "type": "number" }, "b": { "type": "number" } }),
+        ),
+        (
+            "slow",
+            "Sleeps for ms milliseconds, reporting progress",
+            json!({ "ms": { "type": "integer" } }),
+        ),
+        ("never", "Never answers", json!({})),
+        (
+            "crash",
+            "Exits the server, optionally mid-message",
+            json!({ "partial": { "type": "boolean" } }),
+        ),
+        ("noise", "Writes a non-JSON line to stdout", json!({})),
+        (
+            "oversized",
+            "Answers with at least the given number of bytes",
+            json!({ "bytes": { "type": "integer" } }),
+        ),
+        (
+            "ask_client",
+            "Sends a request to the client and returns its response",
+            json!({ "method": { "type": "string" }, "params": { "type": "object" } }),
+        ),
+        (
+            "progress",
+            "Reports progress in steps, then answers",
+            json!({ "steps": { "type": "integer" } }),
+        ),
+    ];
+    tools
+        .into_iter()
+        .map(|(name, description, properties)| {
+            json!({
+                "name": name,
+                "description": description,
+                "inputSchema": { "type": "object", "properties": properties },
+            })
+        })
+        .collect()
+}
+
+pub fn call(server: &Server, request: &Request) -> Reply {
+    let name = request.params["name"].as_str().unwrap_or_default();
+    let args = &request.params["arguments"];
+    match name {
+        "echo" => {
+            let text = match args["text"].as_str() {
+                Some(text) => text.to_owned(),
+                None => args.to_string(),
+            };
+            Ok(text_result(text))
+        }
+        "add" => add(args),
+        "slow" => slow(server, request, required_number(args, "ms")?),
+        "progress" => progress(server, request, args["steps"].as_u64().unwrap_or(3)),
+        "never" => {
+            while !request.is_cancelled() {
+                thread::sleep(POLL);
+            }
+            Err(RpcError::cancelled())
+        }
+        "crash" => server.crash(args["partial"].as_bool().unwrap_or(false)),
+        "noise" => {
+            server.write_raw(b"this is not json\n");
+            Ok(text_result("noise done"))
+        }
+        "oversized" => {
+            let bytes = required_number(args, "bytes")?;
+            let bytes = usize::try_from(bytes)
+                .map_err(|_| RpcError::invalid_params("bytes is too large"))?;
+            Ok(text_result("x".repeat(bytes)))
+        }
+        "ask_client" => ask_client(server, args),
+        _ => Err(RpcError::invalid_params(format!("Unknown tool: {name}"))),
+    }
+}
+
+fn text_result(text: impl Into<String>) -> Value {
+    json!({ "content": [{ "type": "text", "text": text.into() }] })
+}
+
+fn required_number(args: &Value, name: &str) -> Result<u64, RpcError> {
+    args[name].as_u64().ok_or_else(|| {
+        RpcError::invalid_params(format!("Argument {name} must be a non-negative integer"))
+    })
+}
+
+fn add(args: &Value) -> Reply {
+    let (a, b) = (&args["a"], &args["b"]);
+    // Integers stay integers, so that 2 + 3 gives "5" rather than "5.0".
+    let integer_sum = a
+        .as_i64()
+        .zip(b.as_i64())
+        .and_then(|(a, b)| a.checked_add(b));
+    let sum = match (integer_sum, a.as_f64(), b.as_f64()) {
+        (Some(sum), _, _) => Value::from(sum),
+        (None, Some(a), Some(b)) => Value::from(a + b),
+        _ => {
+            return Err(RpcError::invalid_params(
+                "Arguments a and b must be numbers",
+            ))
+        }
+    };
+    Ok(json!({
+        "content": [{ "type": "text", "text": sum.to_string() }],
+        "structuredContent": { "sum": sum },
+    }))
+}
+
+/// Sleeps `ms` milliseconds, in short naps so that cancellation stops it
+/// promptly, and reports progress every 50 ms when the client asked for it.
+fn slow(server: &Server, request: &Request, ms: u64) -> Reply {
+    let duration = Duration::from_millis(ms);
+    let total_reports = ms.div_ceil(PROGRESS_EVERY_MS);
+    let start = Instant::now();
+    let mut reported = 0;
+    loop {
+        if request.is_cancelled() {
+            return Err(RpcError::cancelled());
+        }
+        let elapsed = start.elapsed();
+        if elapsed >= duration {
+            break;
+        }
+        let due = elapsed.as_millis() as u64 / PROGRESS_EVERY_MS;
+        if let Some(token) = request.progress_token().filter(|_| due > reported) {
+            reported = due;
+            server.notify(
+                "notifications/progress",
+                Some(json!({ "progressToken": token, "progress": due, "total": total_reports })),
+            );
+        }
+        thread::sleep(POLL.min(duration - elapsed));
+    }
+    Ok(text_result(format!("slept {ms} ms")))
+}
+
+fn progress(server: &Server, request: &Request, steps: u64) -> Reply {
+    if let Some(token) = request.progress_token() {
+        for step in 1..=steps {
+            server.notify(
+                "notifications/progress",
+                Some(json!({
+                    "progressToken": token,
+                    "progress": step,
+                    "total": steps,
+                    "message": format!("step {step}"),
+                })),
+            );
+        }
+    }
+    Ok(text_result("done"))
+}
+
+/// Asks the client something (by default its roots) and returns the whole
+/// response object as text, so tests can check exactly what the client sent.
+fn ask_client(server: &Server, args: &Value) -> Reply {
+    let method = args["method"].as_str().unwrap_or("roots/list");
+    let params = args.get("params").cloned();
+    match server.ask_client(method, params, ASK_CLIENT_TIMEOUT) {
+        Some(response) => Ok(text_result(response.to_string())),
+        None => Err(RpcError::new(-32603, "no reply from client")),
+    }
+}

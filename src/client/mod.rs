@@ -1,0 +1,330 @@
+//! The blocking client: connect, one method per MCP request, close.
+//!
+//! Every method blocks the calling thread until its outcome and may be called from many threads
+//! at once; a [`CancellationToken`] in the [`RequestOptions`] wakes it from any other thread.
+
+mod requests;
+
+use crate::cancellation::CancellationToken;
+use crate::engine::router::{NotificationHandler, RouterStats};
+use crate::engine::{CallOptions, Connection};
+use crate::error::{Error, Result, Status};
+use crate::protocol::{methods, versions};
+use crate::transport::custom::{BlockingTransport, CustomTransport};
+use crate::transport::stdio::{StdioConfig, StdioTransport};
+use crate::transport::{Inbound, Transport};
+use serde_json::{json, Map, Value};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// Options for a client, fixed when it is created.
+#[derive(Clone)]
+pub struct ClientOptions {
+    /// Sent as `clientInfo` in `initialize`: `{"name": ..., "version": ...}`.
+    pub client_info: Value,
+    /// Sent as `capabilities` in `initialize`.
+    pub capabilities: Value,
+    /// The timeout for every request that does not set its own. `None`: no timeout.
+    pub timeout: Option<Duration>,
+    /// How long `connect` waits for the server's `initialize` answer.
+    pub connect_timeout: Duration,
+    /// The most pages an all-pages call (`tools`, `resources`...) will fetch.
+    pub max_pages: usize,
+    /// Called with each server notification, on the transport's reader thread.
+    pub on_notification: Option<NotificationHandler>,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            client_info: json!({ "name": "mcpc", "version": crate::VERSION }),
+            capabilities: json!({}),
+            timeout: None,
+            connect_timeout: Duration::from_secs(30),
+            max_pages: 1000,
+            on_notification: None,
+        }
+    }
+}
+
+/// Options for one request.
+#[derive(Clone, Default)]
+pub struct RequestOptions {
+    /// Cancelling this token from any thread ends the call with CANCELLED.
+    pub cancellation: Option<CancellationToken>,
+    /// Overrides the client's timeout for this request; `Some(Duration::ZERO)` means none.
+    pub timeout: Option<Duration>,
+    /// Sent as `params._meta.progressToken`.
+    pub progress_token: Option<Value>,
+    /// Extra `params._meta` entries.
+    pub meta: Option<Map<String, Value>>,
+}
+
+impl RequestOptions {
+    pub fn with_cancellation(token: &CancellationToken) -> Self {
+        RequestOptions {
+            cancellation: Some(token.clone()),
+            ..Self::default()
+        }
+    }
+
+    pub fn with_timeout(timeout: Duration) -> Self {
+        RequestOptions {
+            timeout: Some(timeout),
+            ..Self::default()
+        }
+    }
+}
+
+type TransportFactory = dyn Fn(Arc<dyn Inbound>) -> Result<Opened> + Send + Sync;
+
+/// A transport just opened, and the stdio one again when it is one (for its stderr and pid).
+struct Opened {
+    transport: Arc<dyn Transport>,
+    stdio: Option<Arc<StdioTransport>>,
+}
+
+pub struct Client {
+    options: ClientOptions,
+    open_transport: Box<TransportFactory>,
+    state: Mutex<State>,
+    /// Serializes `connect` calls.
+    connecting: Mutex<()>,
+}
+
+#[derive(Default)]
+struct State {
+    session: Option<Arc<Session>>,
+    /// The connection while its handshake runs, so `close` can end it.
+    handshaking: Option<Arc<Connection>>,
+    closed: bool,
+}
+
+/// A connected server.
+struct Session {
+    connection: Arc<Connection>,
+    stdio: Option<Arc<StdioTransport>>,
+    server_info: Value,
+    protocol_version: String,
+}
+
+impl Client {
+    /// A client for a server run as a child process. Nothing starts until [`Client::connect`].
+    pub fn stdio(config: StdioConfig, options: ClientOptions) -> Client {
+        Self::with_factory(options, move |inbound| {
+            let stdio = Arc::new(StdioTransport::spawn(&config, inbound)?);
+            Ok(Opened {
+                transport: stdio.clone(),
+                stdio: Some(stdio),
+            })
+        })
+    }
+
+    /// A client over a transport of the host's own.
+    pub fn custom(transport: impl BlockingTransport, options: ClientOptions) -> Client {
+        let transport = Arc::new(transport);
+        Self::with_factory(options, move |inbound| {
+            Ok(Opened {
+                transport: Arc::new(CustomTransport::new(transport.clone(), inbound)),
+                stdio: None,
+            })
+        })
+    }
+
+    fn with_factory(
+        options: ClientOptions,
+        factory: impl Fn(Arc<dyn Inbound>) -> Result<Opened> + Send + Sync + 'static,
+    ) -> Client {
+        Client {
+            options,
+            open_transport: Box::new(factory),
+            state: Mutex::default(),
+            connecting: Mutex::new(()),
+        }
+    }
+
+    /// Starts the server (stdio) and performs the `initialize` handshake, offering protocol
+    /// 2025-11-25. Returns the server's `initialize` result. Connecting again while connected
+    /// returns the same result without I/O. `initialize` is never cancelled on the wire.
+    pub fn connect(&self) -> Result<Value> {
+        let _one_at_a_time = lock(&self.connecting);
+        {
+            let state = self.lock();
+            if state.closed {
+                return Err(closed_error());
+            }
+            if let Some(session) = &state.session {
+                return Ok(session.server_info.clone());
+            }
+        }
+        let mut stdio = None;
+        let connection = Arc::new(Connection::open(
+            self.options.on_notification.clone(),
+            |inbound| {
+                let opened = (self.open_transport)(inbound)?;
+                stdio = opened.stdio;
+                Ok(opened.transport)
+            },
+        )?);
+        self.lock().handshaking = Some(connection.clone());
+        let handshake = self.handshake(&connection);
+        let mut state = self.lock();
+        state.handshaking = None;
+        let outcome = match handshake {
+            Ok(_) if state.closed => Err(closed_error()),
+            other => other,
+        };
+        match outcome {
+            Ok((server_info, protocol_version)) => {
+                state.session = Some(Arc::new(Session {
+                    connection,
+                    stdio,
+                    server_info: server_info.clone(),
+                    protocol_version,
+                }));
+                Ok(server_info)
+            }
+            Err(error) => {
+                drop(state);
+                connection.close(Error::new(Status::Closed, "connect failed"));
+                Err(error)
+            }
+        }
+    }
+
+    fn handshake(&self, connection: &Connection) -> Result<(Value, String)> {
+        let params = json!({
+            "protocolVersion": versions::LATEST_HANDSHAKE,
+            "capabilities": self.options.capabilities,
+            "clientInfo": self.options.client_info,
+        });
+        let opts = CallOptions {
+            timeout: Some(self.options.connect_timeout),
+            cancel_on_wire: false,
+            ..CallOptions::default()
+        };
+        let result = connection
+            .call(methods::INITIALIZE, Some(&params), opts)
+            .map_err(|e| e.context("initialize failed"))?;
+        if !result.is_object() {
+            return Err(Error::protocol(
+                "initialize failed: the result is not an object",
+            ));
+        }
+        let version = match result.get("protocolVersion") {
+            Some(Value::String(v)) if versions::is_handshake_version(v) => v.clone(),
+            other => {
+                return Err(Error::protocol(format!(
+                    "initialize failed: the server chose protocol version {}, which this client \
+                     does not support (it supports {})",
+                    other.map_or("(none)".to_owned(), Value::to_string),
+                    versions::HANDSHAKE_VERSIONS.join(", ")
+                )))
+            }
+        };
+        connection
+            .notify(methods::INITIALIZED, None)
+            .map_err(|e| e.context("notifications/initialized failed"))?;
+        Ok((result, version))
+    }
+
+    /// Ends the session: every pending call returns CLOSED at once; then the server's stdin is
+    /// closed, and it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL. Later calls
+    /// return CLOSED. Safe from any thread, more than once.
+    pub fn close(&self) {
+        let (session, handshaking) = {
+            let mut state = self.lock();
+            state.closed = true;
+            (state.session.take(), state.handshaking.take())
+        };
+        let error = closed_error();
+        if let Some(connection) = handshaking {
+            connection.close(error.clone());
+        }
+        if let Some(session) = session {
+            session.connection.close(error);
+        }
+    }
+
+    /// The server's `initialize` result, once connected.
+    pub fn server_info(&self) -> Option<Value> {
+        self.session_ref().map(|s| s.server_info.clone())
+    }
+
+    /// The negotiated protocol version, once connected.
+    pub fn protocol_version(&self) -> Option<String> {
+        self.session_ref().map(|s| s.protocol_version.clone())
+    }
+
+    pub fn server_capabilities(&self) -> Option<Value> {
+        self.session_ref()
+            .and_then(|s| s.server_info.get("capabilities").cloned())
+    }
+
+    pub fn instructions(&self) -> Option<String> {
+        self.session_ref().and_then(|s| {
+            s.server_info
+                .get("instructions")?
+                .as_str()
+                .map(str::to_owned)
+        })
+    }
+
+    pub fn is_connected(&self) -> bool {
+        self.session_ref().is_some()
+    }
+
+    /// The last lines the stdio server wrote to stderr.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.session_ref()
+            .and_then(|s| s.stdio.as_ref().map(|t| t.stderr_tail()))
+            .unwrap_or_default()
+    }
+
+    /// The stdio server's process id.
+    pub fn server_pid(&self) -> Option<u32> {
+        self.session_ref()
+            .and_then(|s| s.stdio.as_ref().map(|t| t.pid()))
+    }
+
+    /// What the connection has dropped so far (late responses, bad frames).
+    pub fn stats(&self) -> RouterStats {
+        self.session_ref()
+            .map(|s| s.connection.stats())
+            .unwrap_or_default()
+    }
+
+    /// The live session, or why there is none.
+    fn session(&self) -> Result<Arc<Session>> {
+        let state = self.lock();
+        if state.closed {
+            return Err(closed_error());
+        }
+        state
+            .session
+            .clone()
+            .ok_or_else(|| Error::new(Status::NotConnected, "not connected: call connect first"))
+    }
+
+    fn session_ref(&self) -> Option<Arc<Session>> {
+        self.lock().session.clone()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+fn closed_error() -> Error {
+    Error::new(Status::Closed, "the client is closed")
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}

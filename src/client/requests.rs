@@ -1,0 +1,214 @@
+//! One method per MCP request, and the all-pages walks.
+
+use super::{Client, RequestOptions};
+use crate::engine::CallOptions;
+use crate::error::{Error, Result, Status};
+use crate::protocol::methods;
+use serde_json::{json, Map, Value};
+use std::collections::HashSet;
+use std::time::Duration;
+
+impl Client {
+    /// Sends any request and returns its `result`. The other request methods are built on it.
+    pub fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        opts: &RequestOptions,
+    ) -> Result<Value> {
+        if let Some(params) = &params {
+            if !params.is_object() {
+                return Err(Error::invalid("params must be a JSON object"));
+            }
+        }
+        let session = self.session()?;
+        let params = with_meta(params, opts);
+        let timeout = match opts.timeout.or(self.options.timeout) {
+            Some(Duration::ZERO) => None,
+            other => other,
+        };
+        let call = CallOptions {
+            cancellation: opts.cancellation.as_ref(),
+            timeout,
+            cancel_on_wire: true,
+        };
+        session.connection.call(method, params.as_ref(), call)
+    }
+
+    pub fn ping(&self, opts: &RequestOptions) -> Result<Value> {
+        self.request(methods::PING, None, opts)
+    }
+
+    /// `server/discover` (the 2026-07-28 era's description of the server). Servers of the
+    /// handshake era answer it with a -32601 error (SERVER_ERROR).
+    pub fn discover(&self, opts: &RequestOptions) -> Result<Value> {
+        self.request(methods::DISCOVER, None, opts)
+    }
+
+    /// `tools/call`. `arguments`, when given, must be a JSON object. Returns the tool's result
+    /// (`content`, `structuredContent`, `isError`...).
+    pub fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<Value>,
+        opts: &RequestOptions,
+    ) -> Result<Value> {
+        let mut params = json!({ "name": name });
+        if let Some(arguments) = arguments {
+            if !arguments.is_object() {
+                return Err(Error::invalid("tool arguments must be a JSON object"));
+            }
+            params["arguments"] = arguments;
+        }
+        self.request(methods::TOOLS_CALL, Some(params), opts)
+    }
+
+    pub fn read_resource(&self, uri: &str, opts: &RequestOptions) -> Result<Value> {
+        self.request(methods::RESOURCES_READ, Some(json!({ "uri": uri })), opts)
+    }
+
+    /// `prompts/get`. `arguments`, when given, must be a JSON object of strings.
+    pub fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<Value>,
+        opts: &RequestOptions,
+    ) -> Result<Value> {
+        let mut params = json!({ "name": name });
+        if let Some(arguments) = arguments {
+            if !arguments.is_object() {
+                return Err(Error::invalid("prompt arguments must be a JSON object"));
+            }
+            params["arguments"] = arguments;
+        }
+        self.request(methods::PROMPTS_GET, Some(params), opts)
+    }
+
+    /// `completion/complete`. `reference` is e.g. `{"type":"ref/prompt","name":"greet"}` and
+    /// `argument` is `{"name": ..., "value": ...}`.
+    pub fn complete(
+        &self,
+        reference: Value,
+        argument: Value,
+        context: Option<Value>,
+        opts: &RequestOptions,
+    ) -> Result<Value> {
+        if !reference.is_object() || !argument.is_object() {
+            return Err(Error::invalid(
+                "completion ref and argument must be JSON objects",
+            ));
+        }
+        let mut params = json!({ "ref": reference, "argument": argument });
+        if let Some(context) = context {
+            params["context"] = context;
+        }
+        self.request(methods::COMPLETE, Some(params), opts)
+    }
+
+    /// One page of `tools/list`; its `nextCursor` says where the next page starts.
+    pub fn list_tools(&self, cursor: Option<&str>, opts: &RequestOptions) -> Result<Value> {
+        self.list_page(methods::TOOLS_LIST, cursor, opts)
+    }
+
+    pub fn list_resources(&self, cursor: Option<&str>, opts: &RequestOptions) -> Result<Value> {
+        self.list_page(methods::RESOURCES_LIST, cursor, opts)
+    }
+
+    pub fn list_resource_templates(
+        &self,
+        cursor: Option<&str>,
+        opts: &RequestOptions,
+    ) -> Result<Value> {
+        self.list_page(methods::RESOURCE_TEMPLATES_LIST, cursor, opts)
+    }
+
+    pub fn list_prompts(&self, cursor: Option<&str>, opts: &RequestOptions) -> Result<Value> {
+        self.list_page(methods::PROMPTS_LIST, cursor, opts)
+    }
+
+    /// Every tool, over all pages.
+    pub fn tools(&self, opts: &RequestOptions) -> Result<Vec<Value>> {
+        self.all_pages(methods::TOOLS_LIST, "tools", opts)
+    }
+
+    pub fn resources(&self, opts: &RequestOptions) -> Result<Vec<Value>> {
+        self.all_pages(methods::RESOURCES_LIST, "resources", opts)
+    }
+
+    pub fn resource_templates(&self, opts: &RequestOptions) -> Result<Vec<Value>> {
+        self.all_pages(methods::RESOURCE_TEMPLATES_LIST, "resourceTemplates", opts)
+    }
+
+    pub fn prompts(&self, opts: &RequestOptions) -> Result<Vec<Value>> {
+        self.all_pages(methods::PROMPTS_LIST, "prompts", opts)
+    }
+
+    fn list_page(
+        &self,
+        method: &str,
+        cursor: Option<&str>,
+        opts: &RequestOptions,
+    ) -> Result<Value> {
+        let params = cursor.map(|cursor| json!({ "cursor": cursor }));
+        self.request(method, params, opts)
+    }
+
+    /// Fetches pages while the server gives a cursor. Stops at a cursor seen before (a server
+    /// that loops), and fails with PAGINATION_LIMIT past `max_pages`. The same options (and so
+    /// the same cancellation token) serve every page; a cancel discards the pages so far.
+    fn all_pages(&self, method: &str, key: &str, opts: &RequestOptions) -> Result<Vec<Value>> {
+        let mut items = Vec::new();
+        let mut seen = HashSet::new();
+        let mut cursor: Option<String> = None;
+        for page_number in 1.. {
+            let mut page = self.list_page(method, cursor.as_deref(), opts)?;
+            match page.get_mut(key).map(Value::take) {
+                Some(Value::Array(page_items)) => items.extend(page_items),
+                None | Some(Value::Null) => {}
+                Some(_) => {
+                    return Err(Error::protocol(format!(
+                        "{method}: `{key}` is not an array"
+                    )))
+                }
+            }
+            let next = match page.get("nextCursor") {
+                None | Some(Value::Null) => return Ok(items),
+                Some(Value::String(next)) => next.clone(),
+                Some(_) => {
+                    return Err(Error::protocol(format!(
+                        "{method}: nextCursor is not a string"
+                    )))
+                }
+            };
+            if seen.contains(&next) {
+                return Ok(items);
+            }
+            if page_number >= self.options.max_pages {
+                return Err(Error::new(
+                    Status::PaginationLimit,
+                    format!(
+                        "{method}: the server returned more than {} pages; raise max_pages if this is expected",
+                        self.options.max_pages
+                    ),
+                ));
+            }
+            seen.insert(next.clone());
+            cursor = Some(next);
+        }
+        unreachable!("the page loop only ends by returning")
+    }
+}
+
+/// Adds the options' `_meta` entries (and progress token) to the params.
+fn with_meta(params: Option<Value>, opts: &RequestOptions) -> Option<Value> {
+    if opts.meta.is_none() && opts.progress_token.is_none() {
+        return params;
+    }
+    let mut meta = opts.meta.clone().unwrap_or_default();
+    if let Some(token) = &opts.progress_token {
+        meta.insert("progressToken".into(), token.clone());
+    }
+    let mut params = params.unwrap_or_else(|| Value::Object(Map::new()));
+    params["_meta"] = Value::Object(meta);
+    Some(params)
+}

@@ -1,0 +1,249 @@
+//! One pending call: the completion race and the send-boundary latch.
+//!
+//! This is where the cancellation invariants live. The first of response, error, cancel,
+//! timeout or close to reach `finish` wins; everything after it is dropped. A cancel that wins
+//! queues exactly one `notifications/cancelled`, and only once the request's bytes are on the
+//! wire: if the boundary has not been reached yet, the notice waits for it, and the thread that
+//! reaches the boundary queues it. Queuing never blocks, so `cancel` never waits for I/O.
+
+use crate::error::Error;
+use crate::protocol::jsonrpc;
+use crossbeam_channel::Sender;
+use serde_json::Value;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+/// How a call ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The server's response frame, with `result` or `error`.
+    Response(Value),
+    /// The transport failed or the client closed.
+    Failed(Error),
+    Cancelled {
+        reason: Option<String>,
+        timed_out: bool,
+    },
+}
+
+/// Where cancel notices go: the connection's outbound queue, drained by its dispatcher thread.
+pub type Outbound = Sender<String>;
+
+pub struct Call {
+    pub id: i64,
+    /// False for `initialize` and the discovery probe: they are never cancelled on the wire.
+    cancel_on_wire: bool,
+    outbound: Outbound,
+    state: Mutex<State>,
+    finished: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    outcome: Option<Outcome>,
+    /// Set once the outcome has been taken by the waiting caller.
+    taken: bool,
+    /// The send boundary has been reached (or the send finished or failed).
+    sent: bool,
+    notice: Notice,
+}
+
+#[derive(Default)]
+enum Notice {
+    #[default]
+    None,
+    /// A cancel won before the boundary: send this reason once the request is on the wire.
+    WaitingForSend(Option<String>),
+    Queued,
+}
+
+impl Call {
+    pub fn new(id: i64, cancel_on_wire: bool, outbound: Outbound) -> Self {
+        Call {
+            id,
+            cancel_on_wire,
+            outbound,
+            state: Mutex::new(State::default()),
+            finished: Condvar::new(),
+        }
+    }
+
+    /// Offers an outcome. Returns true if it won the race.
+    pub fn finish(&self, outcome: Outcome) -> bool {
+        let mut state = self.lock();
+        if state.outcome.is_some() || state.taken {
+            return false;
+        }
+        state.outcome = Some(outcome);
+        self.finished.notify_all();
+        true
+    }
+
+    /// Cancels the call. Returns true if the cancel won. The caller is woken first; the notice
+    /// is queued afterwards (now, or when the send boundary is reached).
+    pub fn cancel(&self, reason: Option<&str>, timed_out: bool) -> bool {
+        let mut state = self.lock();
+        if state.outcome.is_some() || state.taken {
+            return false;
+        }
+        state.outcome = Some(Outcome::Cancelled {
+            reason: reason.map(str::to_owned),
+            timed_out,
+        });
+        self.finished.notify_all();
+        if self.cancel_on_wire {
+            state.notice = Notice::WaitingForSend(reason.map(str::to_owned));
+            if state.sent {
+                self.queue_notice(&mut state);
+            }
+        }
+        true
+    }
+
+    /// The send boundary: the request's bytes are on the wire (or its send has ended).
+    pub fn mark_sent(&self) {
+        let mut state = self.lock();
+        if !state.sent {
+            state.sent = true;
+            self.queue_notice(&mut state);
+        }
+    }
+
+    /// Whether an outcome has been decided (used to skip sending a request cancelled before it
+    /// was written).
+    pub fn is_finished(&self) -> bool {
+        let state = self.lock();
+        state.outcome.is_some() || state.taken
+    }
+
+    /// Blocks until an outcome is decided or the deadline passes (then `None`).
+    pub fn wait(&self, deadline: Option<Instant>) -> Option<Outcome> {
+        let mut state = self.lock();
+        loop {
+            if let Some(outcome) = state.outcome.take() {
+                state.taken = true;
+                return Some(outcome);
+            }
+            match deadline {
+                None => state = self.finished.wait(state).unwrap_or_else(|e| e.into_inner()),
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return None;
+                    }
+                    state = self
+                        .finished
+                        .wait_timeout(state, deadline - now)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                }
+            }
+        }
+    }
+
+    fn queue_notice(&self, state: &mut State) {
+        if let Notice::WaitingForSend(reason) = std::mem::take(&mut state.notice) {
+            let frame = jsonrpc::encode_cancelled(self.id, reason.as_deref());
+            // A closed queue means the connection is gone; there is nobody left to tell.
+            let _ = self.outbound.send(frame);
+            state.notice = Notice::Queued;
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossbeam_channel::{unbounded, Receiver};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    fn call(cancel_on_wire: bool) -> (Arc<Call>, Receiver<String>) {
+        let (tx, rx) = unbounded();
+        (Arc::new(Call::new(5, cancel_on_wire, tx)), rx)
+    }
+
+    #[test]
+    fn first_outcome_wins() {
+        let (c, rx) = call(true);
+        assert!(c.finish(Outcome::Response(Value::Null)));
+        assert!(!c.cancel(Some("late"), false));
+        assert!(!c.finish(Outcome::Failed(Error::transport("x"))));
+        assert!(matches!(c.wait(None), Some(Outcome::Response(_))));
+        c.mark_sent();
+        assert!(rx.try_recv().is_err(), "no notice for a finished request");
+    }
+
+    #[test]
+    fn cancel_before_boundary_waits_for_it() {
+        let (c, rx) = call(true);
+        assert!(c.cancel(Some("r"), false));
+        assert!(
+            rx.try_recv().is_err(),
+            "notice must wait for the send boundary"
+        );
+        c.mark_sent();
+        let frame = rx.try_recv().unwrap();
+        assert!(frame.contains(r#""requestId":5"#) && frame.contains(r#""reason":"r""#));
+        c.mark_sent();
+        assert!(rx.try_recv().is_err(), "at most one notice");
+    }
+
+    #[test]
+    fn cancel_after_boundary_queues_at_once_and_only_once() {
+        let (c, rx) = call(true);
+        c.mark_sent();
+        assert!(c.cancel(None, false));
+        assert!(!c.cancel(Some("again"), false));
+        let frame = rx.try_recv().unwrap();
+        assert!(!frame.contains("reason"));
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn calls_never_cancelled_on_wire_send_no_notice() {
+        let (c, rx) = call(false);
+        c.mark_sent();
+        assert!(c.cancel(Some("t"), true));
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn wait_times_out_then_late_outcomes_are_dropped() {
+        let (c, _rx) = call(true);
+        let start = Instant::now();
+        assert!(c.wait(Some(start + Duration::from_millis(20))).is_none());
+        assert!(start.elapsed() >= Duration::from_millis(20));
+        assert!(c.cancel(Some("timeout"), true));
+        assert!(matches!(
+            c.wait(None),
+            Some(Outcome::Cancelled {
+                timed_out: true,
+                ..
+            })
+        ));
+        assert!(
+            !c.finish(Outcome::Response(Value::Null)),
+            "taken calls accept nothing"
+        );
+    }
+
+    #[test]
+    fn cancel_from_another_thread_wakes_the_waiter() {
+        let (c, _rx) = call(true);
+        let c2 = c.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            c2.cancel(Some("bye"), false)
+        });
+        match c.wait(None) {
+            Some(Outcome::Cancelled { reason, .. }) => assert_eq!(reason.as_deref(), Some("bye")),
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(t.join().unwrap());
+    }
+}

@@ -1,0 +1,133 @@
+//! Outcomes that are not a result: the status codes shared by Rust and C, and the error value.
+
+use serde_json::Value;
+use std::fmt;
+
+/// The status of a finished call. The numbers are part of the C ABI: they are stable and a
+/// number is never reused for another meaning.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(non_camel_case_types)]
+pub enum mcp_status {
+    /// The call succeeded.
+    Ok = 0,
+    /// The server answered with a JSON-RPC error (code, message and data are on the result).
+    ServerError = 1,
+    /// The call was cancelled through its cancellation token.
+    Cancelled = 2,
+    /// The call's timeout passed; the server was told, as for a cancel.
+    Timeout = 3,
+    /// The connection failed: the process exited, a pipe broke, a write failed.
+    TransportError = 4,
+    /// The server sent something that breaks the protocol (bad frame, unsupported version...).
+    ProtocolError = 5,
+    /// The client was closed while the call was pending, or was already closed.
+    Closed = 6,
+    /// An argument was invalid: NULL, not UTF-8, malformed JSON, bad option.
+    InvalidArgument = 7,
+    /// An all-pages call passed the max-pages limit.
+    PaginationLimit = 8,
+    /// A request was made before `connect` succeeded.
+    NotConnected = 9,
+    /// A bug inside the library (a caught panic). Please report it.
+    InternalError = 10,
+}
+
+/// The Rust name for the status codes.
+pub use mcp_status as Status;
+
+impl Status {
+    /// A stable, upper-case name, e.g. "CANCELLED".
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "OK",
+            Status::ServerError => "SERVER_ERROR",
+            Status::Cancelled => "CANCELLED",
+            Status::Timeout => "TIMEOUT",
+            Status::TransportError => "TRANSPORT_ERROR",
+            Status::ProtocolError => "PROTOCOL_ERROR",
+            Status::Closed => "CLOSED",
+            Status::InvalidArgument => "INVALID_ARGUMENT",
+            Status::PaginationLimit => "PAGINATION_LIMIT",
+            Status::NotConnected => "NOT_CONNECTED",
+            Status::InternalError => "INTERNAL_ERROR",
+        }
+    }
+}
+
+/// Why a call did not produce a result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Error {
+    pub status: Status,
+    /// Human-readable; for SERVER_ERROR this is the JSON-RPC error message.
+    pub message: String,
+    /// The JSON-RPC error code (SERVER_ERROR only).
+    pub code: Option<i64>,
+    /// The JSON-RPC error data (SERVER_ERROR only), when the server sent some.
+    pub data: Option<Value>,
+    /// The JSON-RPC id of the request this error belongs to, once one was sent.
+    pub request_id: Option<i64>,
+    /// The reason given to the cancel (CANCELLED and TIMEOUT).
+    pub cancel_reason: Option<String>,
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub fn new(status: Status, message: impl Into<String>) -> Self {
+        Error {
+            status,
+            message: message.into(),
+            code: None,
+            data: None,
+            request_id: None,
+            cancel_reason: None,
+        }
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(Status::InvalidArgument, message)
+    }
+
+    pub fn protocol(message: impl Into<String>) -> Self {
+        Self::new(Status::ProtocolError, message)
+    }
+
+    pub fn transport(message: impl Into<String>) -> Self {
+        Self::new(Status::TransportError, message)
+    }
+
+    /// A JSON-RPC error object sent by the server.
+    pub fn server(code: i64, message: String, data: Option<Value>) -> Self {
+        Error {
+            code: Some(code),
+            data,
+            ..Self::new(Status::ServerError, message)
+        }
+    }
+
+    pub fn with_request_id(mut self, id: Option<i64>) -> Self {
+        if self.request_id.is_none() {
+            self.request_id = id;
+        }
+        self
+    }
+
+    /// Prefixes the message with what was being done, e.g. "initialize: ...".
+    pub fn context(mut self, what: &str) -> Self {
+        self.message = format!("{what}: {}", self.message);
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.status.name(), self.message)?;
+        if let Some(code) = self.code {
+            write!(f, " (code {code})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}

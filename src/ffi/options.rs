@@ -1,0 +1,410 @@
+//! `mcp_client_options` and `mcp_request_options`: builders with setters, so fields can be
+//! added without breaking the ABI.
+//!
+//! A setter returns MCP_STATUS_OK or MCP_STATUS_INVALID_ARGUMENT. A rejected value is also
+//! remembered, with its message, and reported by the call that uses the options (connect, or
+//! the request), so an unchecked setter cannot fail silently.
+
+use super::cancellation::mcp_cancellation;
+use super::{guard, optional_json, optional_str, required_str};
+use crate::client::{ClientOptions, RequestOptions};
+use crate::error::{mcp_status, Error, Result, Status};
+use crate::transport::stdio::{StderrMode, DEFAULT_MAX_LINE_BYTES};
+use serde_json::json;
+use std::ffi::{c_char, c_int, c_void};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Options for a client. Copied when the client is created, so one may serve many clients.
+pub struct mcp_client_options {
+    pub(crate) client: ClientOptions,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) cwd: Option<PathBuf>,
+    pub(crate) max_line_bytes: usize,
+    pub(crate) stderr: StderrMode,
+    pub(crate) error: Option<Error>,
+}
+
+/// Options for one request: cancellation token, timeout, progress token, `_meta`.
+pub struct mcp_request_options {
+    pub(crate) request: RequestOptions,
+    pub(crate) error: Option<Error>,
+}
+
+/// What happens to a stdio server's stderr.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+pub enum mcp_stderr_mode {
+    /// Keep the last 50 lines; they are quoted when the server exits unexpectedly (default).
+    Tail = 0,
+    /// Let the server write to this process's stderr.
+    Inherit = 1,
+    /// Throw it away.
+    Discard = 2,
+}
+
+/// Receives each line a stdio server writes to stderr, without its newline, on the client's
+/// stderr thread. `line` is valid during the call only.
+pub type mcp_stderr_callback =
+    Option<unsafe extern "C" fn(userdata: *mut c_void, line: *const c_char)>;
+
+/// A host pointer handed back to a host callback; the host makes it safe to use from our thread.
+#[derive(Clone, Copy)]
+pub(crate) struct UserData(pub *mut c_void);
+// SAFETY: the pointer is only passed back to the host, whose docs say which thread calls it.
+unsafe impl Send for UserData {}
+unsafe impl Sync for UserData {}
+
+/// Runs a setter: applies it, remembers a failure, and returns the status.
+///
+/// # Safety
+/// `target` is NULL or a live handle.
+unsafe fn set<T: HasError>(target: *mut T, apply: impl FnOnce(&mut T) -> Result<()>) -> mcp_status {
+    guard(
+        || Status::InternalError,
+        || {
+            let Some(target) = target.as_mut() else {
+                return Status::InvalidArgument;
+            };
+            match apply(target) {
+                Ok(()) => Status::Ok,
+                Err(error) => {
+                    let status = error.status;
+                    target.error().get_or_insert(error);
+                    status
+                }
+            }
+        },
+    )
+}
+
+trait HasError {
+    fn error(&mut self) -> &mut Option<Error>;
+}
+impl HasError for mcp_client_options {
+    fn error(&mut self) -> &mut Option<Error> {
+        &mut self.error
+    }
+}
+impl HasError for mcp_request_options {
+    fn error(&mut self) -> &mut Option<Error> {
+        &mut self.error
+    }
+}
+
+/// Default client options: client info {"name":"mcpc","version":<library version>}, no
+/// capabilities, no request timeout, a 30 s connect timeout, lines up to 4 MiB, 1000 pages,
+/// stderr kept as a tail. Free with `mcp_client_options_free`.
+#[no_mangle]
+pub extern "C" fn mcp_client_options_new() -> *mut mcp_client_options {
+    guard(std::ptr::null_mut, || {
+        Box::into_raw(Box::new(mcp_client_options {
+            client: ClientOptions::default(),
+            env: Vec::new(),
+            cwd: None,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            stderr: StderrMode::Tail,
+            error: None,
+        }))
+    })
+}
+
+/// Frees the options. NULL is accepted.
+///
+/// # Safety
+/// `options` is NULL or options not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_free(options: *mut mcp_client_options) {
+    guard(
+        || (),
+        || {
+            if !options.is_null() {
+                drop(Box::from_raw(options));
+            }
+        },
+    )
+}
+
+/// The `clientInfo` sent in `initialize`.
+///
+/// # Safety
+/// `options` is NULL or live; the strings are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_client_info(
+    options: *mut mcp_client_options,
+    name: *const c_char,
+    version: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        let name = required_str(name, "client name")?;
+        let version = required_str(version, "client version")?;
+        o.client.client_info = json!({ "name": name, "version": version });
+        Ok(())
+    })
+}
+
+/// The client capabilities sent in `initialize`, as a JSON object.
+///
+/// # Safety
+/// `options` is NULL or live; `json` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_capabilities(
+    options: *mut mcp_client_options,
+    json: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        let caps = optional_json(json, "capabilities", true)?;
+        o.client.capabilities =
+            caps.ok_or_else(|| Error::invalid("capabilities must not be NULL"))?;
+        Ok(())
+    })
+}
+
+/// The timeout of every request that sets none itself; 0 means no timeout (the default).
+/// A request that times out returns MCP_STATUS_TIMEOUT and the server is told, as for a cancel.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_timeout_ms(
+    options: *mut mcp_client_options,
+    ms: u64,
+) -> mcp_status {
+    set(options, |o| {
+        o.client.timeout = (ms > 0).then(|| Duration::from_millis(ms));
+        Ok(())
+    })
+}
+
+/// How long `mcp_client_connect` waits for the handshake; must be positive (default 30000).
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_connect_timeout_ms(
+    options: *mut mcp_client_options,
+    ms: u64,
+) -> mcp_status {
+    set(options, |o| {
+        if ms == 0 {
+            return Err(Error::invalid("connect timeout must be positive"));
+        }
+        o.client.connect_timeout = Duration::from_millis(ms);
+        Ok(())
+    })
+}
+
+/// The longest line accepted from a stdio server (default 4 MiB). A longer line fails the
+/// calls pending at that moment with MCP_STATUS_PROTOCOL_ERROR; reading goes on after it.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_max_line_bytes(
+    options: *mut mcp_client_options,
+    bytes: usize,
+) -> mcp_status {
+    set(options, |o| {
+        if bytes == 0 {
+            return Err(Error::invalid("max line bytes must be positive"));
+        }
+        o.max_line_bytes = bytes;
+        Ok(())
+    })
+}
+
+/// The most pages an all-pages call fetches before MCP_STATUS_PAGINATION_LIMIT (default 1000).
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_max_pages(
+    options: *mut mcp_client_options,
+    pages: u32,
+) -> mcp_status {
+    set(options, |o| {
+        if pages == 0 {
+            return Err(Error::invalid("max pages must be positive"));
+        }
+        o.client.max_pages = pages as usize;
+        Ok(())
+    })
+}
+
+/// Adds (or overrides) one environment variable for a stdio server; the rest is inherited.
+///
+/// # Safety
+/// `options` is NULL or live; the strings are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_env(
+    options: *mut mcp_client_options,
+    name: *const c_char,
+    value: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        let name = required_str(name, "environment variable name")?;
+        if name.is_empty() || name.contains('=') {
+            return Err(Error::invalid(
+                "environment variable name must be non-empty, without '='",
+            ));
+        }
+        let value = required_str(value, "environment variable value")?;
+        o.env.push((name.to_owned(), value.to_owned()));
+        Ok(())
+    })
+}
+
+/// The working directory of a stdio server (default: this process's). NULL resets it.
+///
+/// # Safety
+/// `options` is NULL or live; `path` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_cwd(
+    options: *mut mcp_client_options,
+    path: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        o.cwd = optional_str(path, "working directory")?.map(PathBuf::from);
+        Ok(())
+    })
+}
+
+/// What happens to a stdio server's stderr: an `mcp_stderr_mode` value.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_stderr(
+    options: *mut mcp_client_options,
+    mode: c_int,
+) -> mcp_status {
+    set(options, |o| {
+        o.stderr = match mode {
+            0 => StderrMode::Tail,
+            1 => StderrMode::Inherit,
+            2 => StderrMode::Discard,
+            _ => return Err(Error::invalid(format!("unknown stderr mode {mode}"))),
+        };
+        Ok(())
+    })
+}
+
+/// Sends each stderr line of a stdio server to `callback` (the tail is kept too).
+/// NULL `callback` goes back to the tail alone.
+///
+/// # Safety
+/// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
+/// for as long as any client made from these options is alive.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_stderr_callback(
+    options: *mut mcp_client_options,
+    callback: mcp_stderr_callback,
+    userdata: *mut c_void,
+) -> mcp_status {
+    set(options, |o| {
+        let userdata = UserData(userdata);
+        o.stderr = match callback {
+            None => StderrMode::Tail,
+            Some(callback) => StderrMode::Callback(Arc::new(move |line: &str| {
+                let userdata = userdata;
+                let line = super::to_cstring(line);
+                // A panic cannot come from C; this only guards our own conversion.
+                let _ = std::panic::catch_unwind(|| callback(userdata.0, line.as_ptr()));
+            })),
+        };
+        Ok(())
+    })
+}
+
+/// Default request options: no token, the client's timeout, no progress token, no `_meta`.
+/// Free with `mcp_request_options_free`. One options object may serve many calls at once.
+#[no_mangle]
+pub extern "C" fn mcp_request_options_new() -> *mut mcp_request_options {
+    guard(std::ptr::null_mut, || {
+        Box::into_raw(Box::new(mcp_request_options {
+            request: RequestOptions::default(),
+            error: None,
+        }))
+    })
+}
+
+/// Frees the options. NULL is accepted. Calls already made with them are unaffected.
+///
+/// # Safety
+/// `options` is NULL or options not yet freed, and no call is reading them.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_options_free(options: *mut mcp_request_options) {
+    guard(
+        || (),
+        || {
+            if !options.is_null() {
+                drop(Box::from_raw(options));
+            }
+        },
+    )
+}
+
+/// The token that cancels calls made with these options (NULL: none). The options keep their
+/// own reference, so the token handle may be freed first.
+///
+/// # Safety
+/// `options` is NULL or live; `token` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_options_set_cancellation(
+    options: *mut mcp_request_options,
+    token: *const mcp_cancellation,
+) -> mcp_status {
+    set(options, |o| {
+        o.request.cancellation = token.as_ref().map(|t| t.token.clone());
+        Ok(())
+    })
+}
+
+/// This request's timeout in milliseconds; 0 means none, even if the client has one.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_options_set_timeout_ms(
+    options: *mut mcp_request_options,
+    ms: u64,
+) -> mcp_status {
+    set(options, |o| {
+        o.request.timeout = Some(Duration::from_millis(ms));
+        Ok(())
+    })
+}
+
+/// A progress token sent as `params._meta.progressToken` (NULL: none).
+///
+/// # Safety
+/// `options` is NULL or live; `token` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_options_set_progress_token(
+    options: *mut mcp_request_options,
+    token: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        o.request.progress_token = optional_str(token, "progress token")?.map(Into::into);
+        Ok(())
+    })
+}
+
+/// Extra `params._meta` entries, as a JSON object (NULL: none).
+///
+/// # Safety
+/// `options` is NULL or live; `json` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_options_set_meta(
+    options: *mut mcp_request_options,
+    json: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        o.request.meta = match optional_json(json, "meta", true)? {
+            Some(serde_json::Value::Object(map)) => Some(map),
+            _ => None,
+        };
+        Ok(())
+    })
+}

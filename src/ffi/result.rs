@@ -1,0 +1,227 @@
+//! `mcp_result`: what every request returns; plus `mcp_status_name` and `mcp_version`.
+
+use super::{guard, to_cstring};
+use crate::error::{mcp_status, Error, Result, Status};
+use serde_json::Value;
+use std::ffi::{c_char, c_int, CString};
+
+/// The outcome of one call: a status and, on success, the result as JSON text. Always
+/// non-NULL from a request function; free it with `mcp_result_free`.
+pub struct mcp_result {
+    status: Status,
+    json: Option<CString>,
+    message: CString,
+    error_code: i64,
+    error_data: Option<CString>,
+    request_id: i64,
+    cancel_reason: Option<CString>,
+}
+
+impl mcp_result {
+    fn ok(value: &Value) -> Self {
+        mcp_result {
+            status: Status::Ok,
+            json: Some(to_cstring(value.to_string())),
+            message: CString::default(),
+            error_code: 0,
+            error_data: None,
+            request_id: 0,
+            cancel_reason: None,
+        }
+    }
+
+    fn error(error: Error) -> Self {
+        mcp_result {
+            status: error.status,
+            json: None,
+            message: to_cstring(error.message),
+            error_code: error.code.unwrap_or(0),
+            error_data: error.data.map(|d| to_cstring(d.to_string())),
+            request_id: error.request_id.unwrap_or(0),
+            cancel_reason: error.cancel_reason.map(to_cstring),
+        }
+    }
+}
+
+/// Boxes an outcome for C. Panics inside `body` become MCP_STATUS_INTERNAL_ERROR.
+pub(crate) fn into_result(body: impl FnOnce() -> Result<Value>) -> *mut mcp_result {
+    let outcome = guard(
+        || {
+            Err(Error::new(
+                Status::InternalError,
+                "internal error: the library panicked",
+            ))
+        },
+        body,
+    );
+    let result = match outcome {
+        Ok(value) => mcp_result::ok(&value),
+        Err(error) => mcp_result::error(error),
+    };
+    Box::into_raw(Box::new(result))
+}
+
+/// The status. NULL gives MCP_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `result` is NULL or a live result.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_result_status(result: *const mcp_result) -> mcp_status {
+    guard(
+        || Status::InternalError,
+        || {
+            result
+                .as_ref()
+                .map_or(Status::InvalidArgument, |r| r.status)
+        },
+    )
+}
+
+/// The result as JSON text when the status is OK, else NULL. Owned by the result.
+///
+/// # Safety
+/// `result` is NULL or a live result.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_result_json(result: *const mcp_result) -> *const c_char {
+    guard(std::ptr::null, || {
+        result
+            .as_ref()
+            .and_then(|r| r.json.as_deref())
+            .map_or(std::ptr::null(), |s| s.as_ptr())
+    })
+}
+
+/// What went wrong, for any status but OK ("" for OK). For MCP_STATUS_SERVER_ERROR it is the
+/// JSON-RPC error message. Owned by the result.
+///
+/// # Safety
+/// `result` is NULL or a live result.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_result_message(result: *const mcp_result) -> *const c_char {
+    guard(std::ptr::null, || match result.as_ref() {
+        Some(r) => r.message.as_ptr(),
+        None => c"result is NULL".as_ptr(),
+    })
+}
+
+/// The JSON-RPC error code for MCP_STATUS_SERVER_ERROR, else 0.
+///
+/// # Safety
+/// `result` is NULL or a live result.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_result_error_code(result: *const mcp_result) -> i64 {
+    guard(|| 0, || result.as_ref().map_or(0, |r| r.error_code))
+}
+
+/// The JSON-RPC error's `data` as JSON text, or NULL when the server sent none. Owned by the
+/// result.
+///
+/// # Safety
+/// `result` is NULL or a live result.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_result_error_data(result: *const mcp_result) -> *const c_char {
+    guard(std::ptr::null, || {
+        result
+            .as_ref()
+            .and_then(|r| r.error_data.as_deref())
+            .map_or(std::ptr::null(), |s| s.as_ptr())
+    })
+}
+
+/// The JSON-RPC id of the request, when one was sent; 0 when nothing was sent (for example a
+/// token cancelled before the call). Ids are positive.
+///
+/// # Safety
+/// `result` is NULL or a live result.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_result_request_id(result: *const mcp_result) -> i64 {
+    guard(|| 0, || result.as_ref().map_or(0, |r| r.request_id))
+}
+
+/// The cancel reason for MCP_STATUS_CANCELLED (NULL when the cancel gave none) and for
+/// MCP_STATUS_TIMEOUT ("timed out after N ms"). Owned by the result.
+///
+/// # Safety
+/// `result` is NULL or a live result.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_result_cancel_reason(result: *const mcp_result) -> *const c_char {
+    guard(std::ptr::null, || {
+        result
+            .as_ref()
+            .and_then(|r| r.cancel_reason.as_deref())
+            .map_or(std::ptr::null(), |s| s.as_ptr())
+    })
+}
+
+/// Frees a result and every string it returned. NULL is accepted.
+///
+/// # Safety
+/// `result` is NULL or a result not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_result_free(result: *mut mcp_result) {
+    guard(
+        || (),
+        || {
+            if !result.is_null() {
+                drop(Box::from_raw(result));
+            }
+        },
+    )
+}
+
+/// The stable name of a status, e.g. "CANCELLED"; "UNKNOWN" for a number that is not one.
+/// Takes an int so that any value from C is safe to pass.
+#[no_mangle]
+pub extern "C" fn mcp_status_name(status: c_int) -> *const c_char {
+    const NAMES: [&std::ffi::CStr; 11] = [
+        c"OK",
+        c"SERVER_ERROR",
+        c"CANCELLED",
+        c"TIMEOUT",
+        c"TRANSPORT_ERROR",
+        c"PROTOCOL_ERROR",
+        c"CLOSED",
+        c"INVALID_ARGUMENT",
+        c"PAGINATION_LIMIT",
+        c"NOT_CONNECTED",
+        c"INTERNAL_ERROR",
+    ];
+    usize::try_from(status)
+        .ok()
+        .and_then(|i| NAMES.get(i))
+        .map_or(c"UNKNOWN".as_ptr(), |name| name.as_ptr())
+}
+
+/// The library version at run time, e.g. "0.1.0" (compare with MCPC_VERSION at build time).
+#[no_mangle]
+pub extern "C" fn mcp_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CStr;
+
+    #[test]
+    fn status_names_match_the_rust_names() {
+        for status in [
+            Status::Ok,
+            Status::ServerError,
+            Status::Cancelled,
+            Status::Timeout,
+            Status::TransportError,
+            Status::ProtocolError,
+            Status::Closed,
+            Status::InvalidArgument,
+            Status::PaginationLimit,
+            Status::NotConnected,
+            Status::InternalError,
+        ] {
+            let name = unsafe { CStr::from_ptr(mcp_status_name(status as c_int)) };
+            assert_eq!(name.to_str().unwrap(), status.name());
+        }
+        let unknown = unsafe { CStr::from_ptr(mcp_status_name(-1)) };
+        assert_eq!(unknown.to_str().unwrap(), "UNKNOWN");
+    }
+}

@@ -1,0 +1,15 @@
+//! MCP method names used by the client.
+
+pub const INITIALIZE: &str = "initialize";
+pub const INITIALIZED: &str = "notifications/initialized";
+pub const CANCELLED: &str = "notifications/cancelled";
+pub const PING: &str = "ping";
+pub const DISCOVER: &str = "server/discover";
+pub const TOOLS_LIST: &str = "tools/list";
+pub const TOOLS_CALL: &str = "tools/call";
+pub const RESOURCES_LIST: &str = "resources/list";
+pub const RESOURCE_TEMPLATES_LIST: &str = "resources/templates/list";
+pub const RESOURCES_READ: &str = "resources/read";
+pub const PROMPTS_LIST: &str = "prompts/list";
+pub const PROMPTS_GET: &str = "prompts/get";
+pub const COMPLETE: &str = "completion/complete";

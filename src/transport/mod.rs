@@ -1,0 +1,73 @@
+//! Transports move frames between the client and one server. They know nothing about calls,
+//! tokens or timeouts: they write what they are given, signal the send boundary, and hand every
+//! frame that arrives to the [`Inbound`] sink they were built with.
+
+mod child;
+pub mod custom;
+mod lines;
+pub mod stdio;
+
+use crate::error::{Error, Result};
+use crate::protocol::jsonrpc::Incoming;
+
+/// Where a transport delivers what comes from the server. Implemented by the engine.
+pub trait Inbound: Send + Sync {
+    /// A well-formed JSON-RPC message.
+    fn message(&self, message: Incoming);
+    /// A frame that could not be used (not JSON, too long...). The stream goes on.
+    /// `fatal_for_pending` is true when the frame may have been an answer we can no longer match,
+    /// so the pending calls must fail rather than wait forever.
+    fn bad_frame(&self, error: Error, fatal_for_pending: bool);
+    /// One request failed in the transport (custom transports report this per request).
+    fn request_failed(&self, id: i64, error: Error);
+    /// The connection is gone: every pending and future call fails with `error`.
+    fn closed(&self, error: Error);
+}
+
+/// The send boundary of one request: signalled once its bytes are handed to the wire.
+///
+/// Dropping it unsignalled counts as a signal. That is the fallback for transports that never
+/// report the boundary: the latch opens when the request has finished sending or failed, never
+/// earlier, so a cancel can never overtake its request (there is no timer).
+pub struct SendBoundary(Option<Box<dyn FnOnce() + Send>>);
+
+impl SendBoundary {
+    pub fn new(on_sent: impl FnOnce() + Send + 'static) -> Self {
+        SendBoundary(Some(Box::new(on_sent)))
+    }
+
+    pub fn signal(mut self) {
+        self.fire();
+    }
+
+    fn fire(&mut self) {
+        if let Some(on_sent) = self.0.take() {
+            on_sent();
+        }
+    }
+}
+
+impl Drop for SendBoundary {
+    fn drop(&mut self) {
+        self.fire();
+    }
+}
+
+/// A request ready for the wire.
+pub struct OutgoingRequest {
+    pub id: i64,
+    /// The encoded JSON-RPC request, without a trailing newline.
+    pub frame: String,
+    pub sent: SendBoundary,
+}
+
+pub trait Transport: Send + Sync {
+    /// Sends a request. The answer arrives later through [`Inbound`]. An error means the request
+    /// was not sent (or not completely).
+    fn send_request(&self, request: OutgoingRequest) -> Result<()>;
+    /// Sends a notification or an answer to a server request (a frame with no reply expected).
+    fn send_notification(&self, frame: &str) -> Result<()>;
+    /// Ends the connection and releases its resources; after it returns, no thread of the
+    /// transport is left running and no more frames arrive.
+    fn close(&self);
+}

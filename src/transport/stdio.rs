@@ -1,0 +1,344 @@
+//! The stdio transport: the server is a child process; frames are lines of JSON on its stdin
+//! and stdout.
+//!
+//! Threads: one reader per client routes every stdout line to the engine by id; one drains
+//! stderr; callers write under one mutex. Because a request is written (and its send boundary
+//! signalled) under that mutex, and its cancel notice is written later under the same mutex,
+//! the server always reads a request line before its cancel line.
+
+use super::child;
+use super::lines::{self, Line};
+use super::{Inbound, OutgoingRequest, Transport};
+use crate::error::{Error, Result, Status};
+use crate::protocol::jsonrpc;
+use std::collections::VecDeque;
+use std::io::{BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The default limit for one line from the server.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+/// How long close waits at each step (after closing stdin, after SIGTERM).
+pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
+/// How much of the server's stderr is kept when nobody else takes it.
+const STDERR_TAIL_LINES: usize = 50;
+const STDERR_LINE_MAX: usize = 8 * 1024;
+
+/// Receives each line the server writes to stderr, on the stderr thread.
+pub type StderrCallback = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// What happens to the server's stderr.
+#[derive(Clone, Default)]
+pub enum StderrMode {
+    /// Keep the last lines in memory (see [`StdioTransport::stderr_tail`]); they are also quoted
+    /// when the server exits unexpectedly.
+    #[default]
+    Tail,
+    /// Pass the lines to a host callback (the tail is kept as well).
+    Callback(StderrCallback),
+    /// Let the server write to this process's stderr.
+    Inherit,
+    /// Throw it away.
+    Discard,
+}
+
+/// How to start the server.
+#[derive(Clone)]
+pub struct StdioConfig {
+    /// The program and its arguments, executed directly (never through a shell).
+    pub argv: Vec<String>,
+    /// Variables added to (or replacing those of) the inherited environment.
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<PathBuf>,
+    pub max_line_bytes: usize,
+    pub stderr: StderrMode,
+}
+
+impl StdioConfig {
+    pub fn new<S: Into<String>>(argv: impl IntoIterator<Item = S>) -> Self {
+        StdioConfig {
+            argv: argv.into_iter().map(Into::into).collect(),
+            env: Vec::new(),
+            cwd: None,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            stderr: StderrMode::Tail,
+        }
+    }
+}
+
+pub struct StdioTransport {
+    stdin: Mutex<Option<ChildStdin>>,
+    child: Arc<Mutex<Child>>,
+    tail: Arc<StderrTail>,
+    closing: Arc<AtomicBool>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl StdioTransport {
+    /// Starts the server and its reader and stderr threads.
+    pub fn spawn(config: &StdioConfig, inbound: Arc<dyn Inbound>) -> Result<StdioTransport> {
+        let program = config
+            .argv
+            .first()
+            .ok_or_else(|| Error::invalid("argv is empty: no program to run"))?;
+        let mut command = Command::new(program);
+        command
+            .args(&config.argv[1..])
+            .envs(config.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(match config.stderr {
+                StderrMode::Inherit => Stdio::inherit(),
+                StderrMode::Discard => Stdio::null(),
+                _ => Stdio::piped(),
+            });
+        if let Some(cwd) = &config.cwd {
+            command.current_dir(cwd);
+        }
+        let mut spawned = child::spawn(command)
+            .map_err(|e| Error::transport(format!("cannot start server `{program}`: {e}")))?;
+
+        let stdin = spawned.stdin.take();
+        let stdout = spawned.stdout.take().expect("stdout is piped");
+        let stderr = spawned.stderr.take();
+        let child = Arc::new(Mutex::new(spawned));
+        let tail = Arc::new(StderrTail::default());
+        let closing = Arc::new(AtomicBool::new(false));
+        let mut threads = Vec::new();
+
+        if let Some(stderr) = stderr {
+            let (tail, callback) = (
+                tail.clone(),
+                match &config.stderr {
+                    StderrMode::Callback(cb) => Some(cb.clone()),
+                    _ => None,
+                },
+            );
+            threads.push(spawn_thread("mcpc-stderr", move || {
+                drain_stderr(stderr, &tail, callback)
+            })?);
+        }
+        let reader = Reader {
+            inbound,
+            child: child.clone(),
+            tail: tail.clone(),
+            closing: closing.clone(),
+            max_line_bytes: config.max_line_bytes,
+        };
+        threads.push(spawn_thread("mcpc-stdio-reader", move || {
+            reader.run(stdout)
+        })?);
+
+        Ok(StdioTransport {
+            stdin: Mutex::new(stdin),
+            child,
+            tail,
+            closing,
+            threads: Mutex::new(threads),
+        })
+    }
+
+    /// The last lines the server wrote to stderr (when stderr is kept).
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.tail.lines()
+    }
+
+    /// The child's process id.
+    pub fn pid(&self) -> u32 {
+        lock(&self.child).id()
+    }
+
+    fn write_line(&self, mut bytes: Vec<u8>, after_write: impl FnOnce()) -> Result<()> {
+        bytes.push(b'\n');
+        let mut stdin = lock(&self.stdin);
+        let pipe = stdin
+            .as_mut()
+            .ok_or_else(|| Error::new(Status::Closed, "the connection to the server is closed"))?;
+        child::write_all_no_sigpipe(pipe, &bytes)
+            .map_err(|e| Error::transport(format!("cannot write to the server: {e}")))?;
+        after_write();
+        Ok(())
+    }
+}
+
+impl Transport for StdioTransport {
+    fn send_request(&self, request: OutgoingRequest) -> Result<()> {
+        let OutgoingRequest { frame, sent, .. } = request;
+        self.write_line(frame.into_bytes(), || sent.signal())
+    }
+
+    fn send_notification(&self, frame: &str) -> Result<()> {
+        self.write_line(frame.as_bytes().to_vec(), || {})
+    }
+
+    fn close(&self) {
+        if self.closing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        // End of input is how a stdio server is asked to leave. A writer stuck on a full pipe
+        // holds the lock; then we go on to the signals, which unblock it.
+        if let Some(mut stdin) = lock_within(&self.stdin, CLOSE_GRACE) {
+            stdin.take();
+        }
+        child::shut_down(&mut lock(&self.child), CLOSE_GRACE);
+        let me = std::thread::current().id();
+        let threads = std::mem::take(&mut *lock(&self.threads));
+        for thread in threads {
+            // A host callback running on one of our threads may close the client: never join
+            // the current thread.
+            if thread.thread().id() != me {
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// The reader thread: every stdout line becomes a frame for the engine.
+struct Reader {
+    inbound: Arc<dyn Inbound>,
+    child: Arc<Mutex<Child>>,
+    tail: Arc<StderrTail>,
+    closing: Arc<AtomicBool>,
+    max_line_bytes: usize,
+}
+
+impl Reader {
+    fn run(self, stdout: impl Read) {
+        let mut stdout = BufReader::with_capacity(64 * 1024, stdout);
+        let mut line = Vec::new();
+        let ended = loop {
+            match lines::read_line(&mut stdout, &mut line, self.max_line_bytes) {
+                Ok(Line::Complete) => self.frame(&line),
+                Ok(Line::TooLong) => self.inbound.bad_frame(
+                    Error::protocol(format!(
+                        "the server sent a line longer than the limit of {} bytes",
+                        self.max_line_bytes
+                    )),
+                    // The long line may have been any pending call's answer.
+                    true,
+                ),
+                Ok(Line::Eof) => break None,
+                Err(e) => break Some(e),
+            }
+        };
+        if !self.closing.load(Ordering::Acquire) {
+            self.inbound.closed(self.describe_end(ended));
+        }
+    }
+
+    fn frame(&self, line: &[u8]) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        match serde_json::from_slice(line) {
+            Ok(frame) => self.inbound.message(jsonrpc::classify(frame)),
+            Err(e) => {
+                let text = String::from_utf8_lossy(&line[..line.len().min(120)]).into_owned();
+                let error = Error::protocol(format!(
+                    "skipped a stdout line that is not JSON ({e}): {text}"
+                ));
+                self.inbound.bad_frame(error, false);
+            }
+        }
+    }
+
+    /// Why stdout ended, with the exit status and the last stderr lines when there are any.
+    fn describe_end(&self, read_error: Option<std::io::Error>) -> Error {
+        let mut message = match read_error {
+            Some(e) => format!("cannot read from the server: {e}"),
+            None => "the server closed its stdout".to_owned(),
+        };
+        // The process usually exits right after closing stdout; give it a moment to say how.
+        if child::exited_within(&lock(&self.child), Duration::from_millis(100)) {
+            if let Ok(Some(status)) = lock(&self.child).try_wait() {
+                message = format!("the server exited ({status})");
+            }
+        }
+        let tail = self.tail.lines();
+        if !tail.is_empty() {
+            let last: Vec<&str> = tail
+                .iter()
+                .rev()
+                .take(5)
+                .rev()
+                .map(String::as_str)
+                .collect();
+            message.push_str("; its stderr ended with: ");
+            message.push_str(&last.join(" | "));
+        }
+        Error::transport(message)
+    }
+}
+
+/// The last lines of the server's stderr.
+#[derive(Default)]
+struct StderrTail(Mutex<VecDeque<String>>);
+
+impl StderrTail {
+    fn push(&self, line: String) {
+        let mut lines = lock(&self.0);
+        if lines.len() == STDERR_TAIL_LINES {
+            lines.pop_front();
+        }
+        lines.push_back(line);
+    }
+
+    fn lines(&self) -> Vec<String> {
+        lock(&self.0).iter().cloned().collect()
+    }
+}
+
+/// Reads stderr to its end so the server can never block on a full pipe.
+fn drain_stderr(stderr: impl Read, tail: &StderrTail, callback: Option<StderrCallback>) {
+    let mut reader = BufReader::new(stderr);
+    let mut buf = Vec::new();
+    loop {
+        match lines::read_line(&mut reader, &mut buf, STDERR_LINE_MAX) {
+            Ok(Line::Complete) => {
+                let line = String::from_utf8_lossy(&buf).into_owned();
+                if let Some(callback) = &callback {
+                    callback(&line);
+                }
+                tail.push(line);
+            }
+            Ok(Line::TooLong) => tail.push(format!("[a stderr line over {STDERR_LINE_MAX} bytes]")),
+            Ok(Line::Eof) | Err(_) => return,
+        }
+    }
+}
+
+fn spawn_thread(name: &str, body: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(body)
+        .map_err(|e| Error::transport(format!("cannot start a thread: {e}")))
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Takes a lock, giving up after `limit`.
+fn lock_within<T>(mutex: &Mutex<T>, limit: Duration) -> Option<MutexGuard<'_, T>> {
+    let deadline = Instant::now() + limit;
+    loop {
+        match mutex.try_lock() {
+            Ok(guard) => return Some(guard),
+            Err(std::sync::TryLockError::Poisoned(e)) => return Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(2))
+            }
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        }
+    }
+}
