@@ -19,8 +19,8 @@ pub fn definitions() -> Vec<Value> {
     let tools = [
         (
             "echo",
-            "Returns its text",
-            json!({ "text": { "type": "string" } }),
+            "Returns its text, after delay_ms if given (cancellable)",
+            json!({ "text": { "type": "string" }, "delay_ms": { "type": "integer" } }),
         ),
         (
             "add",
@@ -72,6 +72,9 @@ pub fn call(server: &Server, request: &Request) -> Reply {
     let args = &request.params["arguments"];
     match name {
         "echo" => {
+            if let Some(ms) = args["delay_ms"].as_u64() {
+                slow(server, request, ms)?;
+            }
             let text = match args["text"].as_str() {
                 Some(text) => text.to_owned(),
                 None => args.to_string(),

@@ -1,0 +1,94 @@
+//! Shared helpers for the integration tests: start our test server, read its log.
+#![allow(dead_code)]
+
+use mcpc::{Client, ClientOptions, StdioConfig};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+pub const SERVER: &str = env!("CARGO_BIN_EXE_mcpc-test-server");
+
+/// A fresh log file path for one test.
+pub fn log_path(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcpc-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.log"));
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+pub fn config(args: &[&str]) -> StdioConfig {
+    let mut argv = vec![SERVER.to_owned()];
+    argv.extend(args.iter().map(|s| s.to_string()));
+    StdioConfig::new(argv)
+}
+
+/// A connected client for the test server run with `args`.
+pub fn connect(args: &[&str]) -> Client {
+    connect_with(config(args), ClientOptions::default())
+}
+
+pub fn connect_with(config: StdioConfig, options: ClientOptions) -> Client {
+    let client = Client::stdio(config, options);
+    client.connect().expect("connect to the test server");
+    client
+}
+
+/// A connected client whose server logs every line it reads to `log`.
+pub fn connect_logged(log: &PathBuf, extra: &[&str]) -> Client {
+    let mut args = vec!["--log", log.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    connect(&args)
+}
+
+/// The lines the server has read so far, parsed.
+pub fn read_log(log: &PathBuf) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or(Value::String(l.to_owned())))
+        .collect()
+}
+
+/// Waits (up to 5 s) until `done` holds for the log, and returns the log then.
+pub fn wait_for_log(log: &PathBuf, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let lines = read_log(log);
+        if done(&lines) || Instant::now() > deadline {
+            return lines;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+pub fn is_method(line: &Value, method: &str) -> bool {
+    line.get("method").and_then(Value::as_str) == Some(method)
+}
+
+/// The `notifications/cancelled` lines of a log.
+pub fn cancels(lines: &[Value]) -> Vec<&Value> {
+    lines
+        .iter()
+        .filter(|l| is_method(l, "notifications/cancelled"))
+        .collect()
+}
+
+/// The position of the request with this id in the log.
+pub fn request_index(lines: &[Value], id: i64) -> Option<usize> {
+    lines
+        .iter()
+        .position(|l| l.get("method").is_some() && l.get("id").and_then(Value::as_i64) == Some(id))
+}
+
+/// The text of the first content item of a tool result.
+pub fn text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+/// Whether a process with this pid still exists (zombies count as gone for us: they are reaped
+/// by close, and kill(pid, 0) fails once they are).
+pub fn process_exists(pid: u32) -> bool {
+    unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
+}
