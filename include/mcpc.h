@@ -278,6 +278,71 @@ mcp_result *mcp_client_request(mcp_client *client,
                                const char *params_json,
                                const mcp_request_options *options);
 
+// One page of `tools/list`. `cursor` is NULL for the first page; the result's `nextCursor`
+// gives the next.
+//
+// # Safety
+// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+mcp_result *mcp_client_list_tools(mcp_client *client,
+                                  const char *cursor,
+                                  const mcp_request_options *options);
+
+// One page of `resources/list`. `cursor` is NULL for the first page; the result's `nextCursor`
+// gives the next.
+//
+// # Safety
+// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+mcp_result *mcp_client_list_resources(mcp_client *client,
+                                      const char *cursor,
+                                      const mcp_request_options *options);
+
+// One page of `resources/templates/list`. `cursor` is NULL for the first page; the result's `nextCursor`
+// gives the next.
+//
+// # Safety
+// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+mcp_result *mcp_client_list_resource_templates(mcp_client *client,
+                                               const char *cursor,
+                                               const mcp_request_options *options);
+
+// One page of `prompts/list`. `cursor` is NULL for the first page; the result's `nextCursor`
+// gives the next.
+//
+// # Safety
+// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+mcp_result *mcp_client_list_prompts(mcp_client *client,
+                                    const char *cursor,
+                                    const mcp_request_options *options);
+
+// Every tool, over all pages: `{"tools": [...]}`. One token cancels the walk; a repeated
+// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
+//
+// # Safety
+// `client` is NULL or live; `options` is NULL or live.
+mcp_result *mcp_client_tools(mcp_client *client, const mcp_request_options *options);
+
+// Every resource, over all pages: `{"resources": [...]}`. One token cancels the walk; a repeated
+// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
+//
+// # Safety
+// `client` is NULL or live; `options` is NULL or live.
+mcp_result *mcp_client_resources(mcp_client *client, const mcp_request_options *options);
+
+// Every resource template, over all pages: `{"resourceTemplates": [...]}`. One token cancels the walk; a repeated
+// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
+//
+// # Safety
+// `client` is NULL or live; `options` is NULL or live.
+mcp_result *mcp_client_resource_templates(mcp_client *client,
+                                          const mcp_request_options *options);
+
+// Every prompt, over all pages: `{"prompts": [...]}`. One token cancels the walk; a repeated
+// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
+//
+// # Safety
+// `client` is NULL or live; `options` is NULL or live.
+mcp_result *mcp_client_prompts(mcp_client *client, const mcp_request_options *options);
+
 // Default client options: client info {"name":"mcpc","version":<library version>}, no
 // capabilities, no request timeout, a 30 s connect timeout, lines up to 4 MiB, 1000 pages,
 // stderr kept as a tail. Free with `mcp_client_options_free`.

@@ -381,7 +381,7 @@ fn eight_threads_random_cancels_every_call_has_exactly_one_right_outcome() {
                     let payload = format!("t{t}-c{i}");
                     let token = CancellationToken::new();
                     let delay_ms = next() % 4;
-                    let cancel_in = (next() % 3000) as u64;
+                    let cancel_in = next() % 3000;
                     let canceller = (next() % 2 == 0).then(|| {
                         let token = token.clone();
                         thread::spawn(move || {

@@ -358,57 +358,129 @@ pub unsafe extern "C" fn mcp_client_request(
     })
 }
 
-/// Generates the one-page list functions.
-macro_rules! list_page {
-    ($(#[$doc:meta])* $name:ident, $method:ident) => {
-        $(#[$doc])*
-        /// `cursor` is NULL for the first page; the result's `nextCursor` gives the next.
-        ///
-        /// # Safety
-        /// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            client: *mut mcp_client,
-            cursor: *const c_char,
-            options: *const mcp_request_options,
-        ) -> *mut mcp_result {
-            with_request(client, options, |c, o| c.$method(optional_str(cursor, "cursor")?, o))
-        }
-    };
+// cbindgen does not expand macros, so each list function is written out.
+
+/// One page of `tools/list`. `cursor` is NULL for the first page; the result's `nextCursor`
+/// gives the next.
+///
+/// # Safety
+/// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_list_tools(
+    client: *mut mcp_client,
+    cursor: *const c_char,
+    options: *const mcp_request_options,
+) -> *mut mcp_result {
+    with_request(client, options, |c, o| {
+        c.list_tools(optional_str(cursor, "cursor")?, o)
+    })
 }
 
-/// Generates the all-pages functions; the result is `{"<key>": [every item]}`.
-macro_rules! all_pages {
-    ($(#[$doc:meta])* $name:ident, $method:ident, $key:literal) => {
-        $(#[$doc])*
-        /// Walks every page with the same options (one token cancels the walk); stops at a
-        /// repeated cursor; fails with MCP_STATUS_PAGINATION_LIMIT past the client's max pages.
-        ///
-        /// # Safety
-        /// `client` is NULL or live; `options` is NULL or live.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(client: *mut mcp_client, options: *const mcp_request_options) -> *mut mcp_result {
-            with_request(client, options, |c, o| Ok(json!({ $key: c.$method(o)? })))
-        }
-    };
+/// One page of `resources/list`. `cursor` is NULL for the first page; the result's `nextCursor`
+/// gives the next.
+///
+/// # Safety
+/// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_list_resources(
+    client: *mut mcp_client,
+    cursor: *const c_char,
+    options: *const mcp_request_options,
+) -> *mut mcp_result {
+    with_request(client, options, |c, o| {
+        c.list_resources(optional_str(cursor, "cursor")?, o)
+    })
 }
 
-list_page!(/// One page of `tools/list`.
-    mcp_client_list_tools, list_tools);
-list_page!(/// One page of `resources/list`.
-    mcp_client_list_resources, list_resources);
-list_page!(/// One page of `resources/templates/list`.
-    mcp_client_list_resource_templates, list_resource_templates);
-list_page!(/// One page of `prompts/list`.
-    mcp_client_list_prompts, list_prompts);
-all_pages!(/// Every tool: `{"tools": [...]}`.
-    mcp_client_tools, tools, "tools");
-all_pages!(/// Every resource: `{"resources": [...]}`.
-    mcp_client_resources, resources, "resources");
-all_pages!(/// Every resource template: `{"resourceTemplates": [...]}`.
-    mcp_client_resource_templates, resource_templates, "resourceTemplates");
-all_pages!(/// Every prompt: `{"prompts": [...]}`.
-    mcp_client_prompts, prompts, "prompts");
+/// One page of `resources/templates/list`. `cursor` is NULL for the first page; the result's `nextCursor`
+/// gives the next.
+///
+/// # Safety
+/// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_list_resource_templates(
+    client: *mut mcp_client,
+    cursor: *const c_char,
+    options: *const mcp_request_options,
+) -> *mut mcp_result {
+    with_request(client, options, |c, o| {
+        c.list_resource_templates(optional_str(cursor, "cursor")?, o)
+    })
+}
+
+/// One page of `prompts/list`. `cursor` is NULL for the first page; the result's `nextCursor`
+/// gives the next.
+///
+/// # Safety
+/// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_list_prompts(
+    client: *mut mcp_client,
+    cursor: *const c_char,
+    options: *const mcp_request_options,
+) -> *mut mcp_result {
+    with_request(client, options, |c, o| {
+        c.list_prompts(optional_str(cursor, "cursor")?, o)
+    })
+}
+
+/// Every tool, over all pages: `{"tools": [...]}`. One token cancels the walk; a repeated
+/// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
+///
+/// # Safety
+/// `client` is NULL or live; `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_tools(
+    client: *mut mcp_client,
+    options: *const mcp_request_options,
+) -> *mut mcp_result {
+    with_request(client, options, |c, o| Ok(json!({ "tools": c.tools(o)? })))
+}
+
+/// Every resource, over all pages: `{"resources": [...]}`. One token cancels the walk; a repeated
+/// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
+///
+/// # Safety
+/// `client` is NULL or live; `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_resources(
+    client: *mut mcp_client,
+    options: *const mcp_request_options,
+) -> *mut mcp_result {
+    with_request(client, options, |c, o| {
+        Ok(json!({ "resources": c.resources(o)? }))
+    })
+}
+
+/// Every resource template, over all pages: `{"resourceTemplates": [...]}`. One token cancels the walk; a repeated
+/// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
+///
+/// # Safety
+/// `client` is NULL or live; `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_resource_templates(
+    client: *mut mcp_client,
+    options: *const mcp_request_options,
+) -> *mut mcp_result {
+    with_request(client, options, |c, o| {
+        Ok(json!({ "resourceTemplates": c.resource_templates(o)? }))
+    })
+}
+
+/// Every prompt, over all pages: `{"prompts": [...]}`. One token cancels the walk; a repeated
+/// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
+///
+/// # Safety
+/// `client` is NULL or live; `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_prompts(
+    client: *mut mcp_client,
+    options: *const mcp_request_options,
+) -> *mut mcp_result {
+    with_request(client, options, |c, o| {
+        Ok(json!({ "prompts": c.prompts(o)? }))
+    })
+}
 
 unsafe fn with_client(
     client: *const mcp_client,

@@ -137,7 +137,7 @@ impl HostTransport {
 /// Calls the Rust closure behind `sent_ctx`.
 unsafe extern "C" fn on_sent_trampoline(sent_ctx: *mut c_void) {
     if let Some(on_sent) = sent_ctx.cast::<&mut dyn FnMut()>().as_mut() {
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| on_sent()));
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(on_sent));
     }
 }
 

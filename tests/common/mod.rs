@@ -3,7 +3,7 @@
 
 use mcpc::{Client, ClientOptions, StdioConfig};
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub const SERVER: &str = env!("CARGO_BIN_EXE_mcpc-test-server");
@@ -35,14 +35,14 @@ pub fn connect_with(config: StdioConfig, options: ClientOptions) -> Client {
 }
 
 /// A connected client whose server logs every line it reads to `log`.
-pub fn connect_logged(log: &PathBuf, extra: &[&str]) -> Client {
+pub fn connect_logged(log: &Path, extra: &[&str]) -> Client {
     let mut args = vec!["--log", log.to_str().unwrap()];
     args.extend_from_slice(extra);
     connect(&args)
 }
 
 /// The lines the server has read so far, parsed.
-pub fn read_log(log: &PathBuf) -> Vec<Value> {
+pub fn read_log(log: &Path) -> Vec<Value> {
     std::fs::read_to_string(log)
         .unwrap_or_default()
         .lines()
@@ -52,7 +52,7 @@ pub fn read_log(log: &PathBuf) -> Vec<Value> {
 }
 
 /// Waits (up to 5 s) until `done` holds for the log, and returns the log then.
-pub fn wait_for_log(log: &PathBuf, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+pub fn wait_for_log(log: &Path, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let lines = read_log(log);

@@ -1,0 +1,287 @@
+//! The C API under bad input: NULL pointers, invalid UTF-8, malformed JSON. Each gets a clear
+//! status and message, never a crash. Called through the exported functions themselves.
+
+mod common;
+
+use mcpc::ffi::*;
+use mcpc::Status;
+use std::ffi::{c_char, CStr, CString};
+use std::ptr::{null, null_mut};
+
+const BAD_UTF8: &[u8] = b"\xff\xfe\0";
+
+fn bad_utf8() -> *const c_char {
+    BAD_UTF8.as_ptr().cast()
+}
+
+/// Takes a result: its status and message; frees it.
+unsafe fn take(result: *mut mcp_result) -> (Status, String) {
+    assert!(!result.is_null(), "request functions never return NULL");
+    let status = mcp_result_status(result);
+    let message = CStr::from_ptr(mcp_result_message(result))
+        .to_string_lossy()
+        .into_owned();
+    mcp_result_free(result);
+    (status, message)
+}
+
+unsafe fn connected_client() -> *mut mcp_client {
+    let server = CString::new(common::SERVER).unwrap();
+    let argv = [server.as_ptr(), null()];
+    let client = mcp_client_new_stdio(argv.as_ptr(), null());
+    assert_eq!(take(mcp_client_connect(client)).0, Status::Ok);
+    client
+}
+
+#[test]
+fn null_client_gives_invalid_argument_everywhere() {
+    unsafe {
+        let c: *mut mcp_client = null_mut();
+        let name = c"x".as_ptr();
+        let results = [
+            mcp_client_connect(c),
+            mcp_client_ping(c, null()),
+            mcp_client_discover(c, null()),
+            mcp_client_list_tools(c, null(), null()),
+            mcp_client_tools(c, null()),
+            mcp_client_list_resources(c, null(), null()),
+            mcp_client_resources(c, null()),
+            mcp_client_list_resource_templates(c, null(), null()),
+            mcp_client_resource_templates(c, null()),
+            mcp_client_list_prompts(c, null(), null()),
+            mcp_client_prompts(c, null()),
+            mcp_client_call_tool(c, name, null(), null()),
+            mcp_client_read_resource(c, name, null()),
+            mcp_client_get_prompt(c, name, null(), null()),
+            mcp_client_complete(c, c"{}".as_ptr(), c"{}".as_ptr(), null(), null()),
+            mcp_client_request(c, name, null(), null()),
+        ];
+        for result in results {
+            let (status, message) = take(result);
+            assert_eq!(status, Status::InvalidArgument);
+            assert_eq!(message, "client must not be NULL");
+        }
+        mcp_client_close(c);
+        mcp_client_free(c);
+        assert!(mcp_client_server_info(c).is_null());
+        assert!(mcp_client_protocol_version(c).is_null());
+        assert!(mcp_client_server_capabilities(c).is_null());
+        assert!(mcp_client_instructions(c).is_null());
+    }
+}
+
+#[test]
+fn null_results_tokens_and_options_are_harmless() {
+    unsafe {
+        assert_eq!(mcp_result_status(null()), Status::InvalidArgument);
+        assert!(mcp_result_json(null()).is_null());
+        assert!(!mcp_result_message(null()).is_null());
+        assert_eq!(mcp_result_error_code(null()), 0);
+        assert!(mcp_result_error_data(null()).is_null());
+        assert_eq!(mcp_result_request_id(null()), 0);
+        assert!(mcp_result_cancel_reason(null()).is_null());
+        mcp_result_free(null_mut());
+
+        assert!(!mcp_cancellation_cancel(null_mut(), null()));
+        assert!(!mcp_cancellation_is_cancelled(null()));
+        assert!(mcp_cancellation_reason(null()).is_null());
+        mcp_cancellation_free(null_mut());
+
+        assert_eq!(
+            mcp_client_options_set_timeout_ms(null_mut(), 5),
+            Status::InvalidArgument
+        );
+        assert_eq!(
+            mcp_client_options_set_client_info(null_mut(), null(), null()),
+            Status::InvalidArgument
+        );
+        assert_eq!(
+            mcp_request_options_set_timeout_ms(null_mut(), 5),
+            Status::InvalidArgument
+        );
+        assert_eq!(
+            mcp_request_options_set_cancellation(null_mut(), null()),
+            Status::InvalidArgument
+        );
+        mcp_client_options_free(null_mut());
+        mcp_request_options_free(null_mut());
+    }
+}
+
+#[test]
+fn bad_strings_and_json_in_requests() {
+    unsafe {
+        let client = connected_client();
+        let cases: Vec<(*mut mcp_result, &str)> = vec![
+            (
+                mcp_client_call_tool(client, null(), null(), null()),
+                "tool name must not be NULL",
+            ),
+            (
+                mcp_client_call_tool(client, bad_utf8(), null(), null()),
+                "tool name is not valid UTF-8",
+            ),
+            (
+                mcp_client_call_tool(client, c"echo".as_ptr(), c"{not json".as_ptr(), null()),
+                "tool arguments is not valid JSON",
+            ),
+            (
+                mcp_client_call_tool(client, c"echo".as_ptr(), c"[1,2]".as_ptr(), null()),
+                "tool arguments must be a JSON object",
+            ),
+            (
+                mcp_client_call_tool(client, c"echo".as_ptr(), bad_utf8(), null()),
+                "tool arguments is not valid UTF-8",
+            ),
+            (
+                mcp_client_read_resource(client, null(), null()),
+                "resource uri must not be NULL",
+            ),
+            (
+                mcp_client_get_prompt(client, c"greet".as_ptr(), c"7".as_ptr(), null()),
+                "prompt arguments must be a JSON object",
+            ),
+            (
+                mcp_client_complete(client, null(), c"{}".as_ptr(), null(), null()),
+                "completion ref must not be NULL",
+            ),
+            (
+                mcp_client_list_tools(client, bad_utf8(), null()),
+                "cursor is not valid UTF-8",
+            ),
+            (
+                mcp_client_request(client, null(), null(), null()),
+                "method must not be NULL",
+            ),
+            (
+                mcp_client_request(client, c"ping".as_ptr(), c"\"s\"".as_ptr(), null()),
+                "params must be a JSON object",
+            ),
+        ];
+        for (result, expected) in cases {
+            let (status, message) = take(result);
+            assert_eq!(status, Status::InvalidArgument, "{message}");
+            assert!(
+                message.starts_with(expected),
+                "`{message}` should start with `{expected}`"
+            );
+        }
+        // The client is unharmed.
+        assert_eq!(take(mcp_client_ping(client, null())).0, Status::Ok);
+        mcp_client_free(client);
+    }
+}
+
+#[test]
+fn bad_options_are_reported_by_the_call_that_uses_them() {
+    unsafe {
+        let options = mcp_client_options_new();
+        assert_eq!(
+            mcp_client_options_set_capabilities(options, c"[]".as_ptr()),
+            Status::InvalidArgument
+        );
+        assert_eq!(
+            mcp_client_options_set_stderr(options, 99),
+            Status::InvalidArgument
+        );
+        let server = CString::new(common::SERVER).unwrap();
+        let argv = [server.as_ptr(), null()];
+        let client = mcp_client_new_stdio(argv.as_ptr(), options);
+        mcp_client_options_free(options);
+        let (status, message) = take(mcp_client_connect(client));
+        assert_eq!(status, Status::InvalidArgument);
+        assert_eq!(message, "capabilities must be a JSON object");
+        mcp_client_free(client);
+
+        let client = connected_client();
+        let request = mcp_request_options_new();
+        assert_eq!(
+            mcp_request_options_set_meta(request, c"{oops".as_ptr()),
+            Status::InvalidArgument
+        );
+        let (status, message) = take(mcp_client_ping(client, request));
+        assert_eq!(status, Status::InvalidArgument);
+        assert!(message.starts_with("meta is not valid JSON"), "{message}");
+        mcp_request_options_free(request);
+        mcp_client_free(client);
+    }
+}
+
+#[test]
+fn bad_argv_is_reported_by_connect() {
+    unsafe {
+        let client = mcp_client_new_stdio(null(), null());
+        assert!(!client.is_null());
+        assert_eq!(
+            take(mcp_client_connect(client)),
+            (Status::InvalidArgument, "argv must not be NULL".into())
+        );
+        assert_eq!(
+            take(mcp_client_ping(client, null())).0,
+            Status::InvalidArgument
+        );
+        mcp_client_free(client);
+
+        let argv = [bad_utf8(), null()];
+        let client = mcp_client_new_stdio(argv.as_ptr(), null());
+        assert_eq!(
+            take(mcp_client_connect(client)),
+            (Status::InvalidArgument, "argv[0] is not valid UTF-8".into())
+        );
+        mcp_client_free(client);
+
+        let argv: [*const c_char; 1] = [null()];
+        let client = mcp_client_new_stdio(argv.as_ptr(), null());
+        assert_eq!(take(mcp_client_connect(client)).0, Status::InvalidArgument);
+        mcp_client_free(client);
+
+        let client = mcp_client_new_custom(null(), null_mut(), null());
+        assert_eq!(take(mcp_client_connect(client)).0, Status::InvalidArgument);
+        mcp_client_free(client);
+    }
+}
+
+#[test]
+fn use_after_close_is_closed_and_token_reason_survives() {
+    unsafe {
+        let client = connected_client();
+        mcp_client_close(client);
+        let (status, _) = take(mcp_client_ping(client, null()));
+        assert_eq!(status, Status::Closed);
+        mcp_client_close(client);
+        mcp_client_free(client);
+
+        let token = mcp_cancellation_new();
+        assert!(mcp_cancellation_reason(token).is_null());
+        assert!(
+            mcp_cancellation_cancel(token, bad_utf8()),
+            "invalid UTF-8 in a reason is replaced, not refused"
+        );
+        assert!(!mcp_cancellation_cancel(token, c"second".as_ptr()));
+        let reason = CStr::from_ptr(mcp_cancellation_reason(token))
+            .to_string_lossy()
+            .into_owned();
+        assert_eq!(reason, "\u{FFFD}\u{FFFD}");
+        mcp_cancellation_free(token);
+    }
+}
+
+#[test]
+fn status_names_and_version() {
+    unsafe {
+        assert_eq!(
+            CStr::from_ptr(mcp_status_name(Status::Cancelled as i32))
+                .to_str()
+                .unwrap(),
+            "CANCELLED"
+        );
+        assert_eq!(
+            CStr::from_ptr(mcp_status_name(1000)).to_str().unwrap(),
+            "UNKNOWN"
+        );
+        assert_eq!(
+            CStr::from_ptr(mcp_version()).to_str().unwrap(),
+            env!("CARGO_PKG_VERSION")
+        );
+    }
+}
