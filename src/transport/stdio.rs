@@ -16,7 +16,7 @@ use std::io::{BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -110,6 +110,9 @@ impl StdioTransport {
         let closing = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::new();
 
+        if stderr.is_none() {
+            tail.finish();
+        }
         if let Some(stderr) = stderr {
             let (tail, callback) = (
                 tail.clone(),
@@ -264,7 +267,7 @@ impl Reader {
                 message = format!("the server exited ({status})");
             }
         }
-        let tail = self.tail.lines();
+        let tail = self.tail.final_lines(Duration::from_millis(100));
         if !tail.is_empty() {
             let last: Vec<&str> = tail
                 .iter()
@@ -282,19 +285,44 @@ impl Reader {
 
 /// The last lines of the server's stderr.
 #[derive(Default)]
-struct StderrTail(Mutex<VecDeque<String>>);
+struct StderrTail {
+    state: Mutex<TailState>,
+    ended: Condvar,
+}
+
+#[derive(Default)]
+struct TailState {
+    lines: VecDeque<String>,
+    /// stderr reached its end (or is not ours to read).
+    done: bool,
+}
 
 impl StderrTail {
     fn push(&self, line: String) {
-        let mut lines = lock(&self.0);
-        if lines.len() == STDERR_TAIL_LINES {
-            lines.pop_front();
+        let mut state = lock(&self.state);
+        if state.lines.len() == STDERR_TAIL_LINES {
+            state.lines.pop_front();
         }
-        lines.push_back(line);
+        state.lines.push_back(line);
     }
 
     fn lines(&self) -> Vec<String> {
-        lock(&self.0).iter().cloned().collect()
+        lock(&self.state).lines.iter().cloned().collect()
+    }
+
+    fn finish(&self) {
+        lock(&self.state).done = true;
+        self.ended.notify_all();
+    }
+
+    /// The lines once stderr has ended, waiting at most `limit` for its last lines.
+    fn final_lines(&self, limit: Duration) -> Vec<String> {
+        let state = lock(&self.state);
+        let (state, _) = self
+            .ended
+            .wait_timeout_while(state, limit, |s| !s.done)
+            .unwrap_or_else(|e| e.into_inner());
+        state.lines.iter().cloned().collect()
     }
 }
 
@@ -312,9 +340,10 @@ fn drain_stderr(stderr: impl Read, tail: &StderrTail, callback: Option<StderrCal
                 tail.push(line);
             }
             Ok(Line::TooLong) => tail.push(format!("[a stderr line over {STDERR_LINE_MAX} bytes]")),
-            Ok(Line::Eof) | Err(_) => return,
+            Ok(Line::Eof) | Err(_) => break,
         }
     }
+    tail.finish();
 }
 
 fn spawn_thread(name: &str, body: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>> {
