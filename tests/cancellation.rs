@@ -427,6 +427,7 @@ fn eight_threads_random_cancels_every_call_has_exactly_one_right_outcome() {
         cancelled += c;
     }
     assert_eq!(ok + cancelled, 1600);
+    eprintln!("ok={ok} cancelled={cancelled} stats={:?}", client.stats());
     assert!(
         ok > 100 && cancelled > 10,
         "both outcomes happen: ok={ok} cancelled={cancelled}"

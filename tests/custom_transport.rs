@@ -89,6 +89,7 @@ impl BlockingTransport for Fake {
         match self.mode {
             Mode::DelayedOnSent(ms) => {
                 self.sleep(ms);
+                self.record(format!("sent {id}"));
                 on_sent();
                 self.sleep(300);
             }
@@ -173,8 +174,15 @@ fn the_cancel_waits_for_the_send_boundary_with_no_timer() {
         "the caller is woken at once: {waited:?}"
     );
     let id = err.request_id.unwrap();
-    let events = wait_events(&fake, 2);
-    assert_eq!(events, [format!("request {id}"), format!("cancel {id}")]);
+    let events = wait_events(&fake, 3);
+    assert_eq!(
+        events,
+        [
+            format!("request {id}"),
+            format!("sent {id}"),
+            format!("cancel {id}")
+        ]
+    );
     assert_eq!(
         client.stats().unmatched_responses,
         0,

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs every test: Rust unit and integration tests (the header freshness check among them),
+# clippy, rustfmt, then the C examples under ctest, plain and with ASan/UBSan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-deps.sh
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "== cargo clippy -D warnings"
+cargo clippy --all-targets -- -D warnings
+
+echo "== cargo test"
+cargo test
+
+echo "== C examples under ctest (plain and sanitized)"
+cmake -S examples-c -B build/examples -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build/examples -j2
+ctest --test-dir build/examples --output-on-failure
