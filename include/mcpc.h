@@ -50,7 +50,19 @@ typedef enum {
   MCP_STATUS_NOT_CONNECTED = 9,
   // A bug inside the library (a caught panic). Please report it.
   MCP_STATUS_INTERNAL_ERROR = 10,
+  // The server needs input (SEP-2322 `input_required`) that no handler gave. The result JSON
+  // is the server's interim result (`inputRequests`, `requestState`); answer it and call
+  // again with the input responses and request state in the request options.
+  MCP_STATUS_INPUT_REQUIRED = 11,
 } mcp_status;
+
+// How serious a log message is. The numbers are part of the C ABI.
+typedef enum {
+  MCP_LOG_LEVEL_DEBUG = 0,
+  MCP_LOG_LEVEL_INFO = 1,
+  MCP_LOG_LEVEL_WARNING = 2,
+  MCP_LOG_LEVEL_ERROR = 3,
+} mcp_log_level;
 
 // What happens to a stdio server's stderr.
 typedef enum {
@@ -62,6 +74,16 @@ typedef enum {
   MCP_STDERR_MODE_DISCARD = 2,
 } mcp_stderr_mode;
 
+// Which protocol era to speak. The numbers are part of the C ABI.
+typedef enum {
+  // Probe with `server/discover`; fall back to the `initialize` handshake.
+  MCP_CONNECT_MODE_AUTO = 0,
+  // The `initialize` handshake only (2025-11-25 and older).
+  MCP_CONNECT_MODE_LEGACY = 1,
+  // `server/discover` and per-request `_meta` only (2026-07-28).
+  MCP_CONNECT_MODE_MODERN = 2,
+} mcp_connect_mode;
+
 // A cancellation token. One token may serve many calls on many threads at once. A call holds
 // its own reference, so freeing the token while a call uses it is safe.
 typedef struct mcp_cancellation mcp_cancellation;
@@ -71,6 +93,9 @@ typedef struct mcp_client mcp_client;
 
 // Options for a client. Copied when the client is created, so one may serve many clients.
 typedef struct mcp_client_options mcp_client_options;
+
+// Where a request handler puts its answer.
+typedef struct mcp_handler_reply mcp_handler_reply;
 
 // Options for one request: cancellation token, timeout, progress token, `_meta`.
 typedef struct mcp_request_options mcp_request_options;
@@ -111,6 +136,20 @@ typedef struct {
 // Receives each line a stdio server writes to stderr, without its newline, on the client's
 // stderr thread. `line` is valid during the call only.
 typedef void (*mcp_stderr_callback)(void *userdata, const char *line);
+
+// Answers a request the server makes of the client (`elicitation/create`,
+// `sampling/createMessage`, `roots/list`): receives the method and params (JSON), and sets the
+// result with `mcp_handler_reply_set_result` (returning true) or an error with
+// `mcp_handler_reply_set_error` (returning false). Called on the thread of the call that met
+// the request; it may make calls on the client itself. `params_json` is valid during the call.
+typedef bool (*mcp_request_handler)(void *userdata,
+                                    const char *method,
+                                    const char *params_json,
+                                    mcp_handler_reply *reply);
+
+// Receives the library's own log messages (dropped tools, skipped frames, era fallback), with
+// an `mcp_log_level`, on whichever library thread noticed. `message` is valid during the call.
+typedef void (*mcp_log_callback)(void *userdata, mcp_log_level level, const char *message);
 
 #ifdef __cplusplus
 extern "C" {
@@ -167,10 +206,11 @@ mcp_client *mcp_client_new_custom(const mcp_transport_vtable *vtable,
                                   void *userdata,
                                   const mcp_client_options *options);
 
-// Starts the server and performs the `initialize` handshake (offering 2025-11-25; older
-// versions the server counters with are accepted). The result is the server's `initialize`
-// result. Calling it again while connected returns the same result. Never cancelled on the
-// wire; bounded by the connect timeout.
+// Starts the server and learns its protocol era. In the default auto mode it probes with
+// `server/discover` (2026-07-28) and falls back to the `initialize` handshake (offering
+// 2025-11-25; older versions the server counters with are accepted). The result is the
+// discover or `initialize` result. Calling it again while connected returns the same result.
+// Never cancelled on the wire; bounded by the connect (and discover) timeouts.
 //
 // # Safety
 // `client` is NULL or a live client.
@@ -192,7 +232,8 @@ void mcp_client_close(mcp_client *client);
 // `client` is NULL or a client not yet freed.
 void mcp_client_free(mcp_client *client);
 
-// The server's `initialize` result as JSON, or NULL before connect. Owned by the client.
+// The server's `initialize` result (modern era: its `server/discover` result) as JSON, or
+// NULL before connect. Owned by the client.
 //
 // # Safety
 // `client` is NULL or a live client.
@@ -217,7 +258,21 @@ const char *mcp_client_server_capabilities(const mcp_client *client);
 // `client` is NULL or a live client.
 const char *mcp_client_instructions(const mcp_client *client);
 
-// `ping`; the result is `{}`.
+// Whether the connection speaks the modern (2026-07-28) era. False before connect.
+//
+// # Safety
+// `client` is NULL or a live client.
+bool mcp_client_is_modern(const mcp_client *client);
+
+// The server's implementation info (`{"name":...,"version":...}`) as JSON, in either era, or
+// NULL. Owned by the client.
+//
+// # Safety
+// `client` is NULL or a live client.
+const char *mcp_client_server_implementation(const mcp_client *client);
+
+// `ping` (handshake era; a modern server answers MCP_STATUS_SERVER_ERROR -32601). The result
+// is `{}`.
 //
 // # Safety
 // `client` is NULL or live; `options` is NULL or live.
@@ -460,13 +515,88 @@ mcp_status mcp_request_options_set_progress_token(mcp_request_options *options, 
 // `options` is NULL or live; `json` is NULL or NUL-terminated.
 mcp_status mcp_request_options_set_meta(mcp_request_options *options, const char *json);
 
+// Which protocol era to speak: an `mcp_connect_mode` value (default MCP_CONNECT_MODE_AUTO).
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_mode(mcp_client_options *options, int mode);
+
+// Pins a protocol version (NULL: none). A handshake version ("2025-11-25" and older) means the
+// `initialize` handshake offering it; a modern one ("2026-07-28") is never downgraded.
+//
+// # Safety
+// `options` is NULL or live; `version` is NULL or NUL-terminated.
+mcp_status mcp_client_options_set_protocol_version(mcp_client_options *options,
+                                                   const char *version);
+
+// How long the auto mode's `server/discover` probe waits (default 5000); must be positive.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_discover_timeout_ms(mcp_client_options *options, uint64_t ms);
+
+// The most `input_required` rounds one call may take (default 10).
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_input_required_max_rounds(mcp_client_options *options,
+                                                            uint32_t rounds);
+
+// Gives a handler's result (a JSON object, copied). Returns false if it is not one.
+//
+// # Safety
+// `reply` is the pointer passed to the handler, during that call; `json` is NULL or
+// NUL-terminated.
+bool mcp_handler_reply_set_result(mcp_handler_reply *reply, const char *json);
+
+// Gives a handler's error: a JSON-RPC code and message (copied; NULL message: "handler failed").
+//
+// # Safety
+// `reply` is the pointer passed to the handler, during that call; `message` is NULL or
+// NUL-terminated.
+void mcp_handler_reply_set_error(mcp_handler_reply *reply, int64_t code, const char *message);
+
+// Registers the handler for one method the server may ask for (NULL handler: remove it).
+//
+// # Safety
+// `options` is NULL or live; `method` is NULL or NUL-terminated; `handler` is safe to call
+// from any thread with `userdata` for as long as a client made from these options is alive.
+mcp_status mcp_client_options_set_request_handler(mcp_client_options *options,
+                                                  const char *method,
+                                                  mcp_request_handler handler,
+                                                  void *userdata);
+
+// Sets the log callback (NULL: none).
+//
+// # Safety
+// `options` is NULL or live; `callback` is safe to call from any thread with `userdata` for as
+// long as a client made from these options is alive.
+mcp_status mcp_client_options_set_log_callback(mcp_client_options *options,
+                                               mcp_log_callback callback,
+                                               void *userdata);
+
+// Continues an `input_required` result by hand: the answers as a JSON object keyed like its
+// `inputRequests` (sent as `inputResponses`; NULL: none).
+//
+// # Safety
+// `options` is NULL or live; `json` is NULL or NUL-terminated.
+mcp_status mcp_request_options_set_input_responses(mcp_request_options *options, const char *json);
+
+// Continues an `input_required` result by hand: its `requestState`, sent back unchanged (NULL:
+// none).
+//
+// # Safety
+// `options` is NULL or live; `state` is NULL or NUL-terminated.
+mcp_status mcp_request_options_set_request_state(mcp_request_options *options, const char *state);
+
 // The status. NULL gives MCP_STATUS_INVALID_ARGUMENT.
 //
 // # Safety
 // `result` is NULL or a live result.
 mcp_status mcp_result_status(const mcp_result *result);
 
-// The result as JSON text when the status is OK, else NULL. Owned by the result.
+// The result as JSON text when the status is OK (and the server's interim result for
+// MCP_STATUS_INPUT_REQUIRED), else NULL. Owned by the result.
 //
 // # Safety
 // `result` is NULL or a live result.

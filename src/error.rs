@@ -31,6 +31,10 @@ pub enum mcp_status {
     NotConnected = 9,
     /// A bug inside the library (a caught panic). Please report it.
     InternalError = 10,
+    /// The server needs input (SEP-2322 `input_required`) that no handler gave. The result JSON
+    /// is the server's interim result (`inputRequests`, `requestState`); answer it and call
+    /// again with the input responses and request state in the request options.
+    InputRequired = 11,
 }
 
 /// The Rust name for the status codes.
@@ -51,6 +55,7 @@ impl Status {
             Status::PaginationLimit => "PAGINATION_LIMIT",
             Status::NotConnected => "NOT_CONNECTED",
             Status::InternalError => "INTERNAL_ERROR",
+            Status::InputRequired => "INPUT_REQUIRED",
         }
     }
 }

@@ -9,12 +9,14 @@ pub mod client;
 pub mod engine;
 pub mod error;
 pub mod ffi;
+pub mod handlers;
 pub mod protocol;
 pub mod transport;
 
 pub use cancellation::CancellationToken;
-pub use client::{Client, ClientOptions, RequestOptions};
+pub use client::{Client, ClientOptions, ConnectMode, RequestOptions};
 pub use error::{Error, Result, Status};
+pub use handlers::{HandlerError, LogLevel};
 pub use transport::stdio::{StderrMode, StdioConfig};
 
 /// The library version, also returned by `mcp_version()`.

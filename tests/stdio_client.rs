@@ -28,18 +28,20 @@ fn handshake_sends_initialize_then_initialized_and_exposes_the_server() {
         client.instructions().as_deref(),
         Some("Test server for mcpc.")
     );
-    let lines = wait_for_log(&log, |l| l.len() >= 2);
-    assert!(is_method(&lines[0], "initialize"));
-    assert_eq!(lines[0]["params"]["protocolVersion"], "2025-11-25");
-    assert_eq!(lines[0]["params"]["clientInfo"]["name"], "mcpc");
+    // Auto mode probes first; this server refuses the probe, so the handshake follows.
+    let lines = wait_for_log(&log, |l| l.len() >= 3);
+    assert!(is_method(&lines[0], "server/discover"));
+    assert!(is_method(&lines[1], "initialize"));
+    assert_eq!(lines[1]["params"]["protocolVersion"], "2025-11-25");
+    assert_eq!(lines[1]["params"]["clientInfo"]["name"], "mcpc");
     assert_eq!(
-        lines[1],
+        lines[2],
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
     );
     // connect again: same answer, no I/O
     assert_eq!(client.connect().unwrap(), client.server_info().unwrap());
     std::thread::sleep(Duration::from_millis(50));
-    assert_eq!(read_log(&log).len(), 2);
+    assert_eq!(read_log(&log).len(), 3);
 }
 
 #[test]

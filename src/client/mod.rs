@@ -3,27 +3,47 @@
 //! Every method blocks the calling thread until its outcome and may be called from many threads
 //! at once; a [`CancellationToken`] in the [`RequestOptions`] wakes it from any other thread.
 
+mod connect;
+mod mrtr;
 mod requests;
 
 use crate::cancellation::CancellationToken;
 use crate::engine::router::{NotificationHandler, RouterStats};
-use crate::engine::{CallOptions, Connection};
+use crate::engine::Connection;
 use crate::error::{Error, Result, Status};
-use crate::protocol::{methods, versions};
+use crate::handlers::{InputHandler, LogHandler, LogLevel};
+use crate::protocol::envelope::{self, Envelope};
 use crate::transport::custom::{BlockingTransport, CustomTransport};
 use crate::transport::stdio::{StdioConfig, StdioTransport};
 use crate::transport::{Inbound, Transport};
+pub use connect::ConnectMode;
 use serde_json::{json, Map, Value};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 /// Options for a client, fixed when it is created.
 #[derive(Clone)]
 pub struct ClientOptions {
-    /// Sent as `clientInfo` in `initialize`: `{"name": ..., "version": ...}`.
+    /// Sent as `clientInfo` (in `initialize`, or in every modern request's `_meta`).
     pub client_info: Value,
-    /// Sent as `capabilities` in `initialize`.
+    /// Sent as the client's capabilities, in the same places.
     pub capabilities: Value,
+    /// Which protocol era to speak; `Auto` probes with `server/discover` and falls back to the
+    /// `initialize` handshake.
+    pub mode: ConnectMode,
+    /// Pins a protocol version: a handshake version means the legacy handshake with that offer;
+    /// a modern version is never downgraded.
+    pub protocol_version: Option<String>,
+    /// How long the auto mode's `server/discover` probe waits before deciding the server is
+    /// of the handshake era.
+    pub discover_timeout: Duration,
+    /// How many `input_required` rounds one call may take (SEP-2322).
+    pub input_required_max_rounds: u32,
+    /// Handlers for the server's input requests, by method.
+    pub input_handlers: HashMap<String, InputHandler>,
+    /// Receives the library's own log messages.
+    pub on_log: Option<LogHandler>,
     /// The timeout for every request that does not set its own. `None`: no timeout.
     pub timeout: Option<Duration>,
     /// How long `connect` waits for the server's `initialize` answer.
@@ -39,6 +59,12 @@ impl Default for ClientOptions {
         ClientOptions {
             client_info: json!({ "name": "mcpc", "version": crate::VERSION }),
             capabilities: json!({}),
+            mode: ConnectMode::Auto,
+            protocol_version: None,
+            discover_timeout: Duration::from_secs(5),
+            input_required_max_rounds: 10,
+            input_handlers: HashMap::new(),
+            on_log: None,
             timeout: None,
             connect_timeout: Duration::from_secs(30),
             max_pages: 1000,
@@ -58,6 +84,11 @@ pub struct RequestOptions {
     pub progress_token: Option<Value>,
     /// Extra `params._meta` entries.
     pub meta: Option<Map<String, Value>>,
+    /// To continue an `input_required` result by hand: the answers, keyed as in its
+    /// `inputRequests` (sent as `inputResponses`).
+    pub input_responses: Option<Value>,
+    /// To continue an `input_required` result by hand: its `requestState`, echoed unchanged.
+    pub request_state: Option<String>,
 }
 
 impl RequestOptions {
@@ -100,12 +131,22 @@ struct State {
     closed: bool,
 }
 
+/// What connecting learned.
+struct Negotiated {
+    server_info: Value,
+    protocol_version: String,
+    envelope: Option<Envelope>,
+}
+
 /// A connected server.
 struct Session {
     connection: Arc<Connection>,
     stdio: Option<Arc<StdioTransport>>,
+    /// The `initialize` result, or the `server/discover` result in the modern era.
     server_info: Value,
     protocol_version: String,
+    /// Set in the modern era: what every request carries in `_meta`.
+    envelope: Option<Envelope>,
 }
 
 impl Client {
@@ -143,9 +184,10 @@ impl Client {
         }
     }
 
-    /// Starts the server (stdio) and performs the `initialize` handshake, offering protocol
-    /// 2025-11-25. Returns the server's `initialize` result. Connecting again while connected
-    /// returns the same result without I/O. `initialize` is never cancelled on the wire.
+    /// Starts the server (stdio) and learns its era: in auto mode (the default) it probes with
+    /// `server/discover` and falls back to the `initialize` handshake (offering 2025-11-25).
+    /// Returns the discover or `initialize` result. Connecting again while connected returns
+    /// the same result without I/O. Neither `initialize` nor the probe is cancelled on the wire.
     pub fn connect(&self) -> Result<Value> {
         let _one_at_a_time = lock(&self.connecting);
         {
@@ -158,16 +200,17 @@ impl Client {
             }
         }
         let mut stdio = None;
-        let connection = Arc::new(Connection::open(
+        let callbacks = (
             self.options.on_notification.clone(),
-            |inbound| {
-                let opened = (self.open_transport)(inbound)?;
-                stdio = opened.stdio;
-                Ok(opened.transport)
-            },
-        )?);
+            self.options.on_log.clone(),
+        );
+        let connection = Arc::new(Connection::open(callbacks, |inbound| {
+            let opened = (self.open_transport)(inbound)?;
+            stdio = opened.stdio;
+            Ok(opened.transport)
+        })?);
         self.lock().handshaking = Some(connection.clone());
-        let handshake = self.handshake(&connection);
+        let handshake = self.negotiate(&connection);
         let mut state = self.lock();
         state.handshaking = None;
         let outcome = match handshake {
@@ -175,12 +218,14 @@ impl Client {
             other => other,
         };
         match outcome {
-            Ok((server_info, protocol_version)) => {
+            Ok(negotiated) => {
+                let server_info = negotiated.server_info.clone();
                 state.session = Some(Arc::new(Session {
                     connection,
                     stdio,
-                    server_info: server_info.clone(),
-                    protocol_version,
+                    server_info: negotiated.server_info,
+                    protocol_version: negotiated.protocol_version,
+                    envelope: negotiated.envelope,
                 }));
                 Ok(server_info)
             }
@@ -190,42 +235,6 @@ impl Client {
                 Err(error)
             }
         }
-    }
-
-    fn handshake(&self, connection: &Connection) -> Result<(Value, String)> {
-        let params = json!({
-            "protocolVersion": versions::LATEST_HANDSHAKE,
-            "capabilities": self.options.capabilities,
-            "clientInfo": self.options.client_info,
-        });
-        let opts = CallOptions {
-            timeout: Some(self.options.connect_timeout),
-            cancel_on_wire: false,
-            ..CallOptions::default()
-        };
-        let result = connection
-            .call(methods::INITIALIZE, Some(&params), opts)
-            .map_err(|e| e.context("initialize failed"))?;
-        if !result.is_object() {
-            return Err(Error::protocol(
-                "initialize failed: the result is not an object",
-            ));
-        }
-        let version = match result.get("protocolVersion") {
-            Some(Value::String(v)) if versions::is_handshake_version(v) => v.clone(),
-            other => {
-                return Err(Error::protocol(format!(
-                    "initialize failed: the server chose protocol version {}, which this client \
-                     does not support (it supports {})",
-                    other.map_or("(none)".to_owned(), Value::to_string),
-                    versions::HANDSHAKE_VERSIONS.join(", ")
-                )))
-            }
-        };
-        connection
-            .notify(methods::INITIALIZED, None)
-            .map_err(|e| e.context("notifications/initialized failed"))?;
-        Ok((result, version))
     }
 
     /// Ends the session: every pending call returns CLOSED at once; then the server's stdin is
@@ -246,7 +255,7 @@ impl Client {
         }
     }
 
-    /// The server's `initialize` result, once connected.
+    /// The server's `initialize` result (or `server/discover` result, modern), once connected.
     pub fn server_info(&self) -> Option<Value> {
         self.session_ref().map(|s| s.server_info.clone())
     }
@@ -268,6 +277,17 @@ impl Client {
                 .as_str()
                 .map(str::to_owned)
         })
+    }
+
+    /// Whether the connection speaks the modern (2026-07-28) era.
+    pub fn is_modern(&self) -> bool {
+        self.session_ref().is_some_and(|s| s.envelope.is_some())
+    }
+
+    /// The server's implementation info (`name`, `version`...), in either era.
+    pub fn server_implementation(&self) -> Option<Value> {
+        self.session_ref()
+            .and_then(|s| envelope::server_info(&s.server_info).cloned())
     }
 
     pub fn is_connected(&self) -> bool {
@@ -304,6 +324,12 @@ impl Client {
             .session
             .clone()
             .ok_or_else(|| Error::new(Status::NotConnected, "not connected: call connect first"))
+    }
+
+    fn log(&self, level: LogLevel, message: &str) {
+        if let Some(log) = &self.options.on_log {
+            log(level, message);
+        }
     }
 
     fn session_ref(&self) -> Option<Arc<Session>> {

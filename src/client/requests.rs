@@ -1,16 +1,41 @@
 //! One method per MCP request, and the all-pages walks.
 
+use super::connect::{supported_versions, UNSUPPORTED_VERSION};
+use super::mrtr::{input_required, is_input_required};
 use super::{Client, RequestOptions};
 use crate::engine::CallOptions;
 use crate::error::{Error, Result, Status};
+use crate::handlers::LogLevel;
+use crate::protocol::mcp_header;
 use crate::protocol::methods;
+use crate::protocol::versions;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use std::time::Duration;
 
 impl Client {
     /// Sends any request and returns its `result`. The other request methods are built on it.
+    /// An `input_required` result ends with INPUT_REQUIRED here; `call_tool`, `get_prompt` and
+    /// `read_resource` answer it through the input handlers.
     pub fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        opts: &RequestOptions,
+    ) -> Result<Value> {
+        let result = self.request_raw(method, params, opts)?;
+        if is_input_required(&result) {
+            return Err(input_required(
+                result,
+                format!("{method}: the server needs input (input_required)"),
+            ));
+        }
+        Ok(result)
+    }
+
+    /// Sends a request in the connection's era and checks the result's kind, leaving
+    /// `input_required` results to the caller.
+    pub(super) fn request_raw(
         &self,
         method: &str,
         params: Option<Value>,
@@ -32,7 +57,38 @@ impl Client {
             timeout,
             cancel_on_wire: true,
         };
-        session.connection.call(method, params.as_ref(), call)
+        let result = match &session.envelope {
+            None => session.connection.call(method, params.as_ref(), call),
+            Some(envelope) => {
+                match session
+                    .connection
+                    .call(method, Some(&envelope.stamp(params.clone())), call)
+                {
+                    // The server wants another version: retry once with one we share.
+                    Err(e) if e.code == Some(UNSUPPORTED_VERSION) => {
+                        let supported =
+                            supported_versions(e.data.as_ref().and_then(|d| d.get("supported")));
+                        match versions::mutual_modern(supported.iter().map(String::as_str)) {
+                            Some(version) => {
+                                let retry = self.envelope(version).stamp(params);
+                                session.connection.call(method, Some(&retry), call)
+                            }
+                            None => Err(e),
+                        }
+                    }
+                    other => other,
+                }
+            }
+        }?;
+        match result.get("resultType") {
+            None => Ok(result),
+            Some(Value::String(kind)) if kind == "complete" || kind == "input_required" => {
+                Ok(result)
+            }
+            Some(other) => Err(Error::protocol(format!(
+                "{method}: unknown resultType {other}"
+            ))),
+        }
     }
 
     pub fn ping(&self, opts: &RequestOptions) -> Result<Value> {
@@ -60,11 +116,11 @@ impl Client {
             }
             params["arguments"] = arguments;
         }
-        self.request(methods::TOOLS_CALL, Some(params), opts)
+        self.request_with_input(methods::TOOLS_CALL, params, opts)
     }
 
     pub fn read_resource(&self, uri: &str, opts: &RequestOptions) -> Result<Value> {
-        self.request(methods::RESOURCES_READ, Some(json!({ "uri": uri })), opts)
+        self.request_with_input(methods::RESOURCES_READ, json!({ "uri": uri }), opts)
     }
 
     /// `prompts/get`. `arguments`, when given, must be a JSON object of strings.
@@ -81,7 +137,7 @@ impl Client {
             }
             params["arguments"] = arguments;
         }
-        self.request(methods::PROMPTS_GET, Some(params), opts)
+        self.request_with_input(methods::PROMPTS_GET, params, opts)
     }
 
     /// `completion/complete`. `reference` is e.g. `{"type":"ref/prompt","name":"greet"}` and
@@ -107,7 +163,11 @@ impl Client {
 
     /// One page of `tools/list`; its `nextCursor` says where the next page starts.
     pub fn list_tools(&self, cursor: Option<&str>, opts: &RequestOptions) -> Result<Value> {
-        self.list_page(methods::TOOLS_LIST, cursor, opts)
+        let mut page = self.list_page(methods::TOOLS_LIST, cursor, opts)?;
+        if let Some(Value::Array(tools)) = page.get_mut("tools") {
+            self.drop_invalid_tools(tools);
+        }
+        Ok(page)
     }
 
     pub fn list_resources(&self, cursor: Option<&str>, opts: &RequestOptions) -> Result<Value> {
@@ -128,7 +188,28 @@ impl Client {
 
     /// Every tool, over all pages.
     pub fn tools(&self, opts: &RequestOptions) -> Result<Vec<Value>> {
-        self.all_pages(methods::TOOLS_LIST, "tools", opts)
+        let mut tools = self.all_pages(methods::TOOLS_LIST, "tools", opts)?;
+        self.drop_invalid_tools(&mut tools);
+        Ok(tools)
+    }
+
+    /// Modern connections drop tools whose `x-mcp-header` annotations are invalid (SEP-2243)
+    /// and log why; the other tools stay usable.
+    fn drop_invalid_tools(&self, tools: &mut Vec<Value>) {
+        if !self.is_modern() {
+            return;
+        }
+        tools.retain(|tool| match mcp_header::check_tool(tool) {
+            Ok(()) => true,
+            Err(why) => {
+                let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");
+                self.log(
+                    LogLevel::Warning,
+                    &format!("dropping tool {name:?} from tools/list: {why}"),
+                );
+                false
+            }
+        });
     }
 
     pub fn resources(&self, opts: &RequestOptions) -> Result<Vec<Value>> {

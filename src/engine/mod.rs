@@ -8,6 +8,7 @@ pub mod router;
 
 use crate::cancellation::CancellationToken;
 use crate::error::{Error, Result, Status};
+use crate::handlers::LogHandler;
 use crate::protocol::jsonrpc;
 use crate::transport::{Inbound, OutgoingRequest, SendBoundary, Transport};
 use call::{Call, Outcome};
@@ -41,11 +42,11 @@ impl Connection {
     /// Builds the router, lets `make_transport` connect to the server with it, and starts the
     /// dispatcher thread.
     pub fn open(
-        notifications: Option<NotificationHandler>,
+        (notifications, log): (Option<NotificationHandler>, Option<LogHandler>),
         make_transport: impl FnOnce(Arc<dyn Inbound>) -> Result<Arc<dyn Transport>>,
     ) -> Result<Connection> {
         let (outbound_tx, outbound_rx) = crossbeam_channel::unbounded();
-        let router = Arc::new(Router::new(outbound_tx, notifications));
+        let router = Arc::new(Router::new(outbound_tx, notifications, log));
         let transport = make_transport(router.clone())?;
         let (stop_tx, stop_rx) = crossbeam_channel::bounded(1);
         let dispatcher = {

@@ -3,6 +3,7 @@
 
 use super::call::{Call, Outbound, Outcome};
 use crate::error::Error;
+use crate::handlers::{LogHandler, LogLevel};
 use crate::protocol::jsonrpc::{self, Incoming};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -16,6 +17,7 @@ pub struct Router {
     table: Mutex<Table>,
     outbound: Outbound,
     notifications: Option<NotificationHandler>,
+    log: Option<LogHandler>,
     counters: Counters,
 }
 
@@ -46,11 +48,16 @@ pub struct RouterStats {
 }
 
 impl Router {
-    pub fn new(outbound: Outbound, notifications: Option<NotificationHandler>) -> Self {
+    pub fn new(
+        outbound: Outbound,
+        notifications: Option<NotificationHandler>,
+        log: Option<LogHandler>,
+    ) -> Self {
         Router {
             table: Mutex::default(),
             outbound,
             notifications,
+            log,
             counters: Counters::default(),
         }
     }
@@ -147,6 +154,9 @@ impl crate::transport::Inbound for Router {
 
     fn bad_frame(&self, error: Error, fatal_for_pending: bool) {
         self.counters.bad_frames.fetch_add(1, Ordering::Relaxed);
+        if let Some(log) = &self.log {
+            log(LogLevel::Warning, &error.message);
+        }
         self.lock().last_bad_frame = Some(error.message.clone());
         if fatal_for_pending {
             self.fail_all(error, false);

@@ -148,10 +148,11 @@ pub unsafe extern "C" fn mcp_client_new_custom(
     mcp_client::new(made)
 }
 
-/// Starts the server and performs the `initialize` handshake (offering 2025-11-25; older
-/// versions the server counters with are accepted). The result is the server's `initialize`
-/// result. Calling it again while connected returns the same result. Never cancelled on the
-/// wire; bounded by the connect timeout.
+/// Starts the server and learns its protocol era. In the default auto mode it probes with
+/// `server/discover` (2026-07-28) and falls back to the `initialize` handshake (offering
+/// 2025-11-25; older versions the server counters with are accepted). The result is the
+/// discover or `initialize` result. Calling it again while connected returns the same result.
+/// Never cancelled on the wire; bounded by the connect (and discover) timeouts.
 ///
 /// # Safety
 /// `client` is NULL or a live client.
@@ -196,7 +197,8 @@ pub unsafe extern "C" fn mcp_client_free(client: *mut mcp_client) {
     )
 }
 
-/// The server's `initialize` result as JSON, or NULL before connect. Owned by the client.
+/// The server's `initialize` result (modern era: its `server/discover` result) as JSON, or
+/// NULL before connect. Owned by the client.
 ///
 /// # Safety
 /// `client` is NULL or a live client.
@@ -239,7 +241,38 @@ pub unsafe extern "C" fn mcp_client_instructions(client: *const mcp_client) -> *
     getter(client, "instructions", |c| c.instructions())
 }
 
-/// `ping`; the result is `{}`.
+/// Whether the connection speaks the modern (2026-07-28) era. False before connect.
+///
+/// # Safety
+/// `client` is NULL or a live client.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_is_modern(client: *const mcp_client) -> bool {
+    guard(
+        || false,
+        || {
+            client
+                .as_ref()
+                .is_some_and(|c| c.get().is_ok_and(Client::is_modern))
+        },
+    )
+}
+
+/// The server's implementation info (`{"name":...,"version":...}`) as JSON, in either era, or
+/// NULL. Owned by the client.
+///
+/// # Safety
+/// `client` is NULL or a live client.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_server_implementation(
+    client: *const mcp_client,
+) -> *const c_char {
+    getter(client, "implementation", |c| {
+        c.server_implementation().map(|v| v.to_string())
+    })
+}
+
+/// `ping` (handshake era; a modern server answers MCP_STATUS_SERVER_ERROR -32601). The result
+/// is `{}`.
 ///
 /// # Safety
 /// `client` is NULL or live; `options` is NULL or live.

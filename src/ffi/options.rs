@@ -7,10 +7,14 @@
 
 use super::cancellation::mcp_cancellation;
 use super::{guard, optional_json, optional_str, required_str};
-use crate::client::{ClientOptions, RequestOptions};
+use crate::client::{ClientOptions, ConnectMode, RequestOptions};
 use crate::error::{mcp_status, Error, Result, Status};
+use crate::handlers::{mcp_log_level, HandlerError, LogLevel};
+use crate::protocol::jsonrpc::INTERNAL_ERROR;
+use crate::protocol::versions;
 use crate::transport::stdio::{StderrMode, DEFAULT_MAX_LINE_BYTES};
 use serde_json::json;
+use serde_json::Value;
 use std::ffi::{c_char, c_int, c_void};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -405,6 +409,263 @@ pub unsafe extern "C" fn mcp_request_options_set_meta(
             Some(serde_json::Value::Object(map)) => Some(map),
             _ => None,
         };
+        Ok(())
+    })
+}
+
+/// Which protocol era to speak: an `mcp_connect_mode` value (default MCP_CONNECT_MODE_AUTO).
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_mode(
+    options: *mut mcp_client_options,
+    mode: c_int,
+) -> mcp_status {
+    set(options, |o| {
+        o.client.mode = match mode {
+            0 => ConnectMode::Auto,
+            1 => ConnectMode::Legacy,
+            2 => ConnectMode::Modern,
+            _ => return Err(Error::invalid(format!("unknown connect mode {mode}"))),
+        };
+        Ok(())
+    })
+}
+
+/// Pins a protocol version (NULL: none). A handshake version ("2025-11-25" and older) means the
+/// `initialize` handshake offering it; a modern one ("2026-07-28") is never downgraded.
+///
+/// # Safety
+/// `options` is NULL or live; `version` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_protocol_version(
+    options: *mut mcp_client_options,
+    version: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        let version = optional_str(version, "protocol version")?;
+        if let Some(v) = version {
+            if !versions::is_handshake_version(v) && !versions::is_modern_version(v) {
+                return Err(Error::invalid(format!(
+                    "unsupported protocol version {v:?}"
+                )));
+            }
+        }
+        o.client.protocol_version = version.map(str::to_owned);
+        Ok(())
+    })
+}
+
+/// How long the auto mode's `server/discover` probe waits (default 5000); must be positive.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_discover_timeout_ms(
+    options: *mut mcp_client_options,
+    ms: u64,
+) -> mcp_status {
+    set(options, |o| {
+        if ms == 0 {
+            return Err(Error::invalid("discover timeout must be positive"));
+        }
+        o.client.discover_timeout = Duration::from_millis(ms);
+        Ok(())
+    })
+}
+
+/// The most `input_required` rounds one call may take (default 10).
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_input_required_max_rounds(
+    options: *mut mcp_client_options,
+    rounds: u32,
+) -> mcp_status {
+    set(options, |o| {
+        o.client.input_required_max_rounds = rounds;
+        Ok(())
+    })
+}
+
+/// Where a request handler puts its answer.
+pub struct mcp_handler_reply {
+    result: Option<Value>,
+    error: Option<HandlerError>,
+}
+
+/// Answers a request the server makes of the client (`elicitation/create`,
+/// `sampling/createMessage`, `roots/list`): receives the method and params (JSON), and sets the
+/// result with `mcp_handler_reply_set_result` (returning true) or an error with
+/// `mcp_handler_reply_set_error` (returning false). Called on the thread of the call that met
+/// the request; it may make calls on the client itself. `params_json` is valid during the call.
+pub type mcp_request_handler = Option<
+    unsafe extern "C" fn(
+        userdata: *mut c_void,
+        method: *const c_char,
+        params_json: *const c_char,
+        reply: *mut mcp_handler_reply,
+    ) -> bool,
+>;
+
+/// Gives a handler's result (a JSON object, copied). Returns false if it is not one.
+///
+/// # Safety
+/// `reply` is the pointer passed to the handler, during that call; `json` is NULL or
+/// NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_handler_reply_set_result(
+    reply: *mut mcp_handler_reply,
+    json: *const c_char,
+) -> bool {
+    guard(
+        || false,
+        || match (reply.as_mut(), optional_json(json, "handler result", true)) {
+            (Some(reply), Ok(Some(result))) => {
+                reply.result = Some(result);
+                true
+            }
+            _ => false,
+        },
+    )
+}
+
+/// Gives a handler's error: a JSON-RPC code and message (copied; NULL message: "handler failed").
+///
+/// # Safety
+/// `reply` is the pointer passed to the handler, during that call; `message` is NULL or
+/// NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_handler_reply_set_error(
+    reply: *mut mcp_handler_reply,
+    code: i64,
+    message: *const c_char,
+) {
+    guard(
+        || (),
+        || {
+            if let Some(reply) = reply.as_mut() {
+                let message = (!message.is_null()).then(|| {
+                    std::ffi::CStr::from_ptr(message)
+                        .to_string_lossy()
+                        .into_owned()
+                });
+                reply.error = Some(HandlerError {
+                    code,
+                    message: message.unwrap_or_else(|| "handler failed".to_owned()),
+                });
+            }
+        },
+    )
+}
+
+/// Registers the handler for one method the server may ask for (NULL handler: remove it).
+///
+/// # Safety
+/// `options` is NULL or live; `method` is NULL or NUL-terminated; `handler` is safe to call
+/// from any thread with `userdata` for as long as a client made from these options is alive.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_request_handler(
+    options: *mut mcp_client_options,
+    method: *const c_char,
+    handler: mcp_request_handler,
+    userdata: *mut c_void,
+) -> mcp_status {
+    set(options, |o| {
+        let method = required_str(method, "method")?.to_owned();
+        let Some(handler) = handler else {
+            o.client.input_handlers.remove(&method);
+            return Ok(());
+        };
+        let userdata = UserData(userdata);
+        let call =
+            move |method: &str, params: &Value| -> std::result::Result<Value, HandlerError> {
+                let userdata = userdata;
+                let method = super::to_cstring(method);
+                let params = super::to_cstring(params.to_string());
+                let mut reply = mcp_handler_reply {
+                    result: None,
+                    error: None,
+                };
+                let ok = handler(userdata.0, method.as_ptr(), params.as_ptr(), &mut reply);
+                match (ok, reply.result, reply.error) {
+                    (true, Some(result), _) => Ok(result),
+                    (_, _, Some(error)) => Err(error),
+                    (true, None, None) => Err(HandlerError {
+                        code: INTERNAL_ERROR,
+                        message: "the handler set no result".into(),
+                    }),
+                    (false, _, None) => Err(HandlerError {
+                        code: INTERNAL_ERROR,
+                        message: "handler failed".into(),
+                    }),
+                }
+            };
+        o.client.input_handlers.insert(method, Arc::new(call));
+        Ok(())
+    })
+}
+
+/// Receives the library's own log messages (dropped tools, skipped frames, era fallback), with
+/// an `mcp_log_level`, on whichever library thread noticed. `message` is valid during the call.
+pub type mcp_log_callback = Option<
+    unsafe extern "C" fn(userdata: *mut c_void, level: mcp_log_level, message: *const c_char),
+>;
+
+/// Sets the log callback (NULL: none).
+///
+/// # Safety
+/// `options` is NULL or live; `callback` is safe to call from any thread with `userdata` for as
+/// long as a client made from these options is alive.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_log_callback(
+    options: *mut mcp_client_options,
+    callback: mcp_log_callback,
+    userdata: *mut c_void,
+) -> mcp_status {
+    set(options, |o| {
+        let userdata = UserData(userdata);
+        o.client.on_log = callback.map(|callback| -> crate::handlers::LogHandler {
+            Arc::new(move |level: LogLevel, message: &str| {
+                let userdata = userdata;
+                let message = super::to_cstring(message);
+                callback(userdata.0, level, message.as_ptr());
+            })
+        });
+        Ok(())
+    })
+}
+
+/// Continues an `input_required` result by hand: the answers as a JSON object keyed like its
+/// `inputRequests` (sent as `inputResponses`; NULL: none).
+///
+/// # Safety
+/// `options` is NULL or live; `json` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_options_set_input_responses(
+    options: *mut mcp_request_options,
+    json: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        o.request.input_responses = optional_json(json, "input responses", true)?;
+        Ok(())
+    })
+}
+
+/// Continues an `input_required` result by hand: its `requestState`, sent back unchanged (NULL:
+/// none).
+///
+/// # Safety
+/// `options` is NULL or live; `state` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_options_set_request_state(
+    options: *mut mcp_request_options,
+    state: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        o.request.request_state = optional_str(state, "request state")?.map(str::to_owned);
         Ok(())
     })
 }

@@ -31,9 +31,14 @@ impl mcp_result {
     }
 
     fn error(error: Error) -> Self {
+        // An interim result travels as the result JSON, so the host can answer it.
+        let json = match (error.status, &error.data) {
+            (Status::InputRequired, Some(interim)) => Some(to_cstring(interim.to_string())),
+            _ => None,
+        };
         mcp_result {
             status: error.status,
-            json: None,
+            json,
             message: to_cstring(error.message),
             error_code: error.code.unwrap_or(0),
             error_data: error.data.map(|d| to_cstring(d.to_string())),
@@ -77,7 +82,8 @@ pub unsafe extern "C" fn mcp_result_status(result: *const mcp_result) -> mcp_sta
     )
 }
 
-/// The result as JSON text when the status is OK, else NULL. Owned by the result.
+/// The result as JSON text when the status is OK (and the server's interim result for
+/// MCP_STATUS_INPUT_REQUIRED), else NULL. Owned by the result.
 ///
 /// # Safety
 /// `result` is NULL or a live result.
@@ -173,7 +179,7 @@ pub unsafe extern "C" fn mcp_result_free(result: *mut mcp_result) {
 /// Takes an int so that any value from C is safe to pass.
 #[no_mangle]
 pub extern "C" fn mcp_status_name(status: c_int) -> *const c_char {
-    const NAMES: [&std::ffi::CStr; 11] = [
+    const NAMES: [&std::ffi::CStr; 12] = [
         c"OK",
         c"SERVER_ERROR",
         c"CANCELLED",
@@ -185,6 +191,7 @@ pub extern "C" fn mcp_status_name(status: c_int) -> *const c_char {
         c"PAGINATION_LIMIT",
         c"NOT_CONNECTED",
         c"INTERNAL_ERROR",
+        c"INPUT_REQUIRED",
     ];
     usize::try_from(status)
         .ok()
@@ -217,6 +224,7 @@ mod tests {
             Status::PaginationLimit,
             Status::NotConnected,
             Status::InternalError,
+            Status::InputRequired,
         ] {
             let name = unsafe { CStr::from_ptr(mcp_status_name(status as c_int)) };
             assert_eq!(name.to_str().unwrap(), status.name());
