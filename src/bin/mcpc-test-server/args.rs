@@ -11,7 +11,15 @@ usage: mcpc-test-server [FLAGS]
   --repeat-cursor         every list page returns nextCursor \"same\"
   --endless-pages         every list page returns a new nextCursor, forever
   --notify-before-init    send notifications before answering initialize
-  --modern                also answer server/discover (protocol 2026-07-28)
+  --modern                also speak 2026-07-28: answer server/discover, check the
+                          _meta envelope of requests that carry one, stamp results
+  --modern-only           --modern, and refuse initialize and envelope-less requests
+  --supported-versions L  comma-separated versions the modern era accepts and
+                          announces (default 2026-07-28)
+  --discover MODE         how --modern answers server/discover: ok (default),
+                          malformed, not-object, silent or error
+  --reject-first N        with --modern, refuse the first N modern requests as
+                          an unsupported version, whatever they offered
   --ignore-stdin-eof      keep running after stdin closes
   --ignore-sigterm        ignore SIGTERM
   --stderr-lines N        write N lines to stderr at startup
@@ -26,6 +34,11 @@ pub struct Args {
     pub endless_pages: bool,
     pub notify_before_init: bool,
     pub modern: bool,
+    pub modern_only: bool,
+    /// `None` means the one version we speak, 2026-07-28.
+    pub supported_versions: Option<Vec<String>>,
+    pub discover: DiscoverMode,
+    pub reject_first: usize,
     pub ignore_stdin_eof: bool,
     pub ignore_sigterm: bool,
     pub stderr_lines: usize,
@@ -55,6 +68,18 @@ impl Args {
                 "--endless-pages" => args.endless_pages = true,
                 "--notify-before-init" => args.notify_before_init = true,
                 "--modern" => args.modern = true,
+                "--modern-only" => {
+                    args.modern = true;
+                    args.modern_only = true;
+                }
+                "--supported-versions" => {
+                    // An empty list is allowed: a server that accepts no version at all.
+                    let list = value()?;
+                    let versions = list.split(',').map(str::trim).filter(|v| !v.is_empty());
+                    args.supported_versions = Some(versions.map(str::to_owned).collect());
+                }
+                "--discover" => args.discover = DiscoverMode::parse(&value()?)?,
+                "--reject-first" => args.reject_first = parse_number(&flag, value()?)?,
                 "--ignore-stdin-eof" => args.ignore_stdin_eof = true,
                 "--ignore-sigterm" => args.ignore_sigterm = true,
                 "--stderr-lines" => args.stderr_lines = parse_number(&flag, value()?)?,
@@ -64,6 +89,35 @@ impl Args {
             }
         }
         Ok(Some(args))
+    }
+}
+
+/// How `server/discover` is answered under `--modern`: well, or in one of the
+/// broken ways a client's discovery has to survive.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub enum DiscoverMode {
+    #[default]
+    Ok,
+    /// The result `{}`.
+    Malformed,
+    /// The result `"x"`.
+    NotObject,
+    /// No answer at all.
+    Silent,
+    /// A -32603 error.
+    Error,
+}
+
+impl DiscoverMode {
+    fn parse(mode: &str) -> Result<Self, String> {
+        Ok(match mode {
+            "ok" => DiscoverMode::Ok,
+            "malformed" => DiscoverMode::Malformed,
+            "not-object" => DiscoverMode::NotObject,
+            "silent" => DiscoverMode::Silent,
+            "error" => DiscoverMode::Error,
+            _ => return Err(format!("unknown --discover mode {mode:?}")),
+        })
     }
 }
 

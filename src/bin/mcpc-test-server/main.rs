@@ -1,7 +1,7 @@
 //! `mcpc-test-server`: a small MCP server on stdio, used by mcpc's tests.
 //!
 //! It speaks JSON-RPC 2.0 as newline-delimited compact JSON on stdin/stdout
-//! (MCP 2025-11-25, plus an opt-in 2026-07-28 `server/discover`). The main
+//! (MCP 2025-11-25, plus the 2026-07-28 era behind `--modern`). The main
 //! thread reads, logs and routes every incoming line; each request then runs
 //! on its own thread, so slow requests, cancellation and server-to-client
 //! requests can all be exercised at once. Flags (see `args.rs`) switch on the
@@ -9,6 +9,8 @@
 
 mod args;
 mod methods;
+mod modern;
+mod rounds;
 mod tools;
 
 use std::collections::HashMap;
@@ -16,7 +18,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, Write};
 use std::path::Path;
 use std::process;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
@@ -153,6 +155,8 @@ pub struct Request {
     /// `Null` when the client sent no params.
     pub params: Value,
     cancelled: Arc<AtomicBool>,
+    /// Refused by `--reject-first`, whatever it says.
+    pub rejected: bool,
 }
 
 impl Request {
@@ -176,16 +180,19 @@ pub struct Server {
     /// keyed by the id's JSON text.
     awaiting_reply: Mutex<HashMap<String, Sender<Value>>>,
     next_outgoing_id: AtomicU64,
+    /// How many more modern requests `--reject-first` refuses.
+    pub rejections_left: AtomicUsize,
 }
 
 impl Server {
     fn new(args: Args) -> Self {
         Server {
-            args,
             stdout: Mutex::new(io::stdout()),
             in_flight: Mutex::default(),
             awaiting_reply: Mutex::default(),
             next_outgoing_id: AtomicU64::new(1),
+            rejections_left: AtomicUsize::new(args.reject_first),
+            args,
         }
     }
 
@@ -226,11 +233,13 @@ impl Server {
             .lock()
             .unwrap()
             .insert(key, cancelled.clone());
+        let rejected = modern::take_rejection(self, &params);
         let request = Request {
             id,
             method,
             params,
             cancelled,
+            rejected,
         };
         let server = Arc::clone(self);
         thread::spawn(move || server.run_request(request));

@@ -1,20 +1,30 @@
 //! The MCP methods other than `tools/call`: the handshake, the paginated
-//! lists, resources, prompts and completion.
+//! lists, resources, prompts and completion. The modern era's additions are
+//! in `modern.rs`.
 
 use serde_json::{json, Value};
 
 use crate::args::Args;
-use crate::{tools, Reply, Request, RpcError, Server};
+use crate::rounds::{self, Confirmation};
+use crate::{modern, tools, Reply, Request, RpcError, Server};
 
 /// Answers one request from the client (on the request's own thread).
 pub fn handle(server: &Server, request: &Request) -> Reply {
+    if server.args.modern {
+        return modern::handle(server, request);
+    }
+    dispatch(server, request)
+}
+
+/// Routes a request by its method, the same way in both eras.
+pub fn dispatch(server: &Server, request: &Request) -> Reply {
     let params = &request.params;
     let list = |key, items| list_page(&server.args, key, items, params);
     match request.method.as_str() {
         "initialize" => Ok(initialize(server, params)),
-        "server/discover" if server.args.modern => Ok(discover()),
+        "server/discover" if server.args.modern => modern::discover(server, request),
         "ping" => Ok(json!({})),
-        "tools/list" => list("tools", tools::definitions()),
+        "tools/list" => list("tools", tools::definitions(&server.args)),
         "tools/call" => tools::call(server, request),
         "resources/list" => list("resources", resources()),
         "resources/templates/list" => list("resourceTemplates", resource_templates()),
@@ -29,11 +39,9 @@ pub fn handle(server: &Server, request: &Request) -> Reply {
 /// Protocol versions whose offer we accept as they are.
 const KNOWN_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 const LATEST_VERSION: &str = "2025-11-25";
-/// Only `server/discover` (behind `--modern`) speaks this one.
-const MODERN_VERSION: &str = "2026-07-28";
-const INSTRUCTIONS: &str = "Test server for mcpc.";
+pub const INSTRUCTIONS: &str = "Test server for mcpc.";
 
-fn capabilities() -> Value {
+pub fn capabilities() -> Value {
     json!({
         "tools": { "listChanged": true },
         "resources": {},
@@ -43,7 +51,7 @@ fn capabilities() -> Value {
     })
 }
 
-fn server_info() -> Value {
+pub fn server_info() -> Value {
     json!({ "name": "mcpc-test-server", "version": "0.1.0" })
 }
 
@@ -64,15 +72,6 @@ fn initialize(server: &Server, params: &Value) -> Value {
     };
     json!({
         "protocolVersion": version,
-        "capabilities": capabilities(),
-        "serverInfo": server_info(),
-        "instructions": INSTRUCTIONS,
-    })
-}
-
-fn discover() -> Value {
-    json!({
-        "supportedVersions": [MODERN_VERSION],
         "capabilities": capabilities(),
         "serverInfo": server_info(),
         "instructions": INSTRUCTIONS,
@@ -128,6 +127,15 @@ fn read_resource(params: &Value) -> Reply {
         return Err(RpcError::invalid_params("Missing uri"));
     };
     let text = match uri {
+        // Unlisted, like the prompt `confirm_prompt`: the lists stay as tests count them.
+        "test://confirm" => {
+            return Ok(match rounds::confirmation(params, "Proceed?")? {
+                Confirmation::Ask(interim) => interim,
+                Confirmation::Answered(_) => {
+                    json!({ "contents": [{ "uri": uri, "text": "confirmed" }] })
+                }
+            })
+        }
         "test://hello" => "Hello, world".to_owned(),
         // Listed, so it must be readable too: 100 000 bytes.
         "test://big" => "x".repeat(100_000),
@@ -152,10 +160,14 @@ fn prompts() -> Vec<Value> {
 }
 
 fn get_prompt(params: &Value) -> Reply {
-    let name = params["name"].as_str().unwrap_or_default();
-    if name != "greet" {
-        return Err(RpcError::invalid_params(format!("Unknown prompt: {name}")));
+    match params["name"].as_str().unwrap_or_default() {
+        "greet" => greet(params),
+        "confirm_prompt" => confirm_prompt(params),
+        name => Err(RpcError::invalid_params(format!("Unknown prompt: {name}"))),
     }
+}
+
+fn greet(params: &Value) -> Reply {
     let Some(who) = params["arguments"]["name"].as_str() else {
         return Err(RpcError::invalid_params("Missing required argument: name"));
     };
@@ -166,6 +178,19 @@ fn get_prompt(params: &Value) -> Reply {
             "content": { "type": "text", "text": format!("Hello, {who}!") },
         }],
     }))
+}
+
+/// Asks the client to confirm first, like the tool `confirm`.
+fn confirm_prompt(params: &Value) -> Reply {
+    let question = params["arguments"]["question"]
+        .as_str()
+        .unwrap_or("Proceed?");
+    Ok(match rounds::confirmation(params, question)? {
+        Confirmation::Ask(interim) => interim,
+        Confirmation::Answered(_) => json!({
+            "messages": [{ "role": "user", "content": { "type": "text", "text": "confirmed" } }],
+        }),
+    })
 }
 
 /// Completes any argument of any reference from one fixed word list.

@@ -1,13 +1,15 @@
 //! The tools, each exercising one thing a client must handle: results,
 //! slowness and cancellation, progress, crashes, garbage on stdout, huge
-//! messages and server-to-client requests.
+//! messages, server-to-client requests, multi round-trip requests and (in the
+//! modern era) `x-mcp-header` annotations.
 
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::{Reply, Request, RpcError, Server};
+use crate::args::Args;
+use crate::{rounds, Reply, Request, RpcError, Server};
 
 /// How often the waiting tools look at their cancel flag.
 const POLL: Duration = Duration::from_millis(5);
@@ -15,8 +17,8 @@ const POLL: Duration = Duration::from_millis(5);
 const PROGRESS_EVERY_MS: u64 = 50;
 const ASK_CLIENT_TIMEOUT: Duration = Duration::from_secs(5);
 
-pub fn definitions() -> Vec<Value> {
-    let tools = [
+pub fn definitions(args: &Args) -> Vec<Value> {
+    let mut tools = vec![
         (
             "echo",
             "Returns its text, after delay_ms if given (cancellable)",
@@ -54,7 +56,41 @@ pub fn definitions() -> Vec<Value> {
             "Reports progress in steps, then answers",
             json!({ "steps": { "type": "integer" } }),
         ),
+        (
+            "confirm",
+            "Asks the client to confirm, as a multi round-trip request",
+            json!({ "question": { "type": "string" } }),
+        ),
+        (
+            "two_rounds",
+            "Needs two rounds of client input before answering",
+            json!({}),
+        ),
+        (
+            "state_only",
+            "Sheds load: legs rounds carrying only a requestState",
+            json!({ "legs": { "type": "integer" } }),
+        ),
+        ("always_input", "Asks for client input forever", json!({})),
     ];
+    if args.modern {
+        tools.extend([
+            (
+                "header_ok",
+                "Echoes its arguments, both declared as headers",
+                json!({
+                    "region": { "type": "string", "x-mcp-header": "Region" },
+                    "count": { "type": "integer", "x-mcp-header": "Count" },
+                }),
+            ),
+            (
+                // Invalid on purpose: a number may not be declared as a header.
+                "header_bad",
+                "Echoes its arguments; declares a number header",
+                json!({ "ratio": { "type": "number", "x-mcp-header": "Ratio" } }),
+            ),
+        ]);
+    }
     tools
         .into_iter()
         .map(|(name, description, properties)| {
@@ -84,12 +120,7 @@ pub fn call(server: &Server, request: &Request) -> Reply {
         "add" => add(args),
         "slow" => slow(server, request, required_number(args, "ms")?),
         "progress" => progress(server, request, args["steps"].as_u64().unwrap_or(3)),
-        "never" => {
-            while !request.is_cancelled() {
-                thread::sleep(POLL);
-            }
-            Err(RpcError::cancelled())
-        }
+        "never" => never(request),
         "crash" => server.crash(args["partial"].as_bool().unwrap_or(false)),
         "noise" => {
             server.write_raw(b"this is not json\n");
@@ -102,11 +133,24 @@ pub fn call(server: &Server, request: &Request) -> Reply {
             Ok(text_result("x".repeat(bytes)))
         }
         "ask_client" => ask_client(server, args),
+        "confirm" => rounds::confirm(args, &request.params),
+        "two_rounds" => rounds::two_rounds(&request.params),
+        "state_only" => rounds::state_only(args, &request.params),
+        "always_input" => rounds::always_input(),
+        "header_ok" | "header_bad" if server.args.modern => Ok(text_result(args.to_string())),
         _ => Err(RpcError::invalid_params(format!("Unknown tool: {name}"))),
     }
 }
 
-fn text_result(text: impl Into<String>) -> Value {
+/// Waits, without answering, until the request is cancelled.
+pub fn never(request: &Request) -> Reply {
+    while !request.is_cancelled() {
+        thread::sleep(POLL);
+    }
+    Err(RpcError::cancelled())
+}
+
+pub fn text_result(text: impl Into<String>) -> Value {
     json!({ "content": [{ "type": "text", "text": text.into() }] })
 }
 
