@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Runs every test: Rust unit and integration tests (the header freshness check among them),
-# clippy, rustfmt, then the C examples under ctest, plain and with ASan/UBSan.
+# Runs every test: Rust unit and integration tests (the header freshness check and the interop
+# tests against real MCP servers among them), clippy, rustfmt, then the C examples under ctest,
+# plain and with ASan/UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
+bash scripts/install-peers.sh
+# The interop tests fail, rather than skip, when a peer server is missing.
+export MCPC_REQUIRE_PEERS=1
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

@@ -92,3 +92,47 @@ pub fn text(result: &Value) -> &str {
 pub fn process_exists(pid: u32) -> bool {
     unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
 }
+
+/// Where scripts/install-peers.sh put the real MCP servers, or None (the test then skips,
+/// unless MCPC_REQUIRE_PEERS is set, as scripts/test.sh does: then a missing peer fails).
+pub fn peers_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("MCPC_PEERS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache/peers"));
+    let ready = dir.join("venv/bin/python").exists()
+        && dir
+            .join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+            .exists();
+    if ready {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("MCPC_REQUIRE_PEERS").is_none(),
+        "the peer servers are not installed in {}: run scripts/install-peers.sh",
+        dir.display()
+    );
+    eprintln!("skipped: peer servers not installed (run scripts/install-peers.sh)");
+    None
+}
+
+/// argv for the Python `mcp` 2.3.0 server of tests/peers.
+pub fn python_server(peers: &Path) -> Vec<String> {
+    vec![
+        peers.join("venv/bin/python").to_string_lossy().into_owned(),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/peers/python_server.py")
+            .to_string_lossy()
+            .into_owned(),
+    ]
+}
+
+/// argv for @modelcontextprotocol/server-everything over stdio.
+pub fn everything_server(peers: &Path) -> Vec<String> {
+    let script =
+        peers.join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    vec![
+        "node".into(),
+        script.to_string_lossy().into_owned(),
+        "stdio".into(),
+    ]
+}

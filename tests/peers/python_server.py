@@ -1,0 +1,52 @@
+"""An MCP server built on the Python `mcp` 2.3.0 SDK, for mcpc's interop tests.
+
+It speaks both protocol eras on stdio. Its `slow` tool reports on stderr when it is cancelled,
+so a test can see that our cancel reached a server nobody here wrote.
+"""
+
+import sys
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+
+server = MCPServer(name="python-peer", version="2.3.0")
+
+
+def note(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+@server.tool()
+async def slow(ctx: Context, seconds: float = 10.0) -> str:
+    """Sleeps, reporting progress ten times; says on stderr when it is cancelled."""
+    note(f"slow started request={ctx.request_id}")
+    try:
+        for step in range(10):
+            await ctx.report_progress(step + 1, 10)
+            await anyio.sleep(seconds / 10)
+    except anyio.get_cancelled_exc_class():
+        note(f"slow cancelled request={ctx.request_id}")
+        raise
+    return f"slept {seconds}s"
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Adds two integers."""
+    return a + b
+
+
+@server.resource("peer://greeting")
+def greeting() -> str:
+    """A fixed text resource."""
+    return "hello from python"
+
+
+@server.prompt()
+def greet(name: str) -> str:
+    """Greets someone by name."""
+    return f"Hello, {name}!"
+
+
+if __name__ == "__main__":
+    server.run()
