@@ -8,6 +8,7 @@
 
 use crate::error::Error;
 use crate::protocol::jsonrpc;
+pub use crate::transport::WireCancel;
 use crossbeam_channel::Sender;
 use serde_json::Value;
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -26,13 +27,22 @@ pub enum Outcome {
     },
 }
 
-/// Where cancel notices go: the connection's outbound queue, drained by its dispatcher thread.
-pub type Outbound = Sender<String>;
+/// What the dispatcher thread does for the engine, in queue order.
+#[derive(Debug, PartialEq)]
+pub enum Outgoing {
+    /// Write a frame: a cancel notice, or an answer to a server request.
+    Frame(String),
+    /// Tell the transport that call `id` ended without its response, so it can drop what it
+    /// holds for it (an HTTP exchange). Queued after the call's cancel notice, if any.
+    Abandon(i64),
+}
+
+/// The connection's outbound queue, drained by its dispatcher thread.
+pub type Outbound = Sender<Outgoing>;
 
 pub struct Call {
     pub id: i64,
-    /// False for `initialize` and the discovery probe: they are never cancelled on the wire.
-    cancel_on_wire: bool,
+    wire: WireCancel,
     outbound: Outbound,
     state: Mutex<State>,
     finished: Condvar,
@@ -58,10 +68,10 @@ enum Notice {
 }
 
 impl Call {
-    pub fn new(id: i64, cancel_on_wire: bool, outbound: Outbound) -> Self {
+    pub fn new(id: i64, wire: WireCancel, outbound: Outbound) -> Self {
         Call {
             id,
-            cancel_on_wire,
+            wire,
             outbound,
             state: Mutex::new(State::default()),
             finished: Condvar::new(),
@@ -91,11 +101,14 @@ impl Call {
             timed_out,
         });
         self.finished.notify_all();
-        if self.cancel_on_wire {
-            state.notice = Notice::WaitingForSend(reason.map(str::to_owned));
-            if state.sent {
-                self.queue_notice(&mut state);
+        match self.wire {
+            WireCancel::Notify => {
+                state.notice = Notice::WaitingForSend(reason.map(str::to_owned));
+                if state.sent {
+                    self.queue_notice(&mut state);
+                }
             }
+            WireCancel::Silent | WireCancel::Abort => self.queue(Outgoing::Abandon(self.id)),
         }
         true
     }
@@ -144,10 +157,15 @@ impl Call {
     fn queue_notice(&self, state: &mut State) {
         if let Notice::WaitingForSend(reason) = std::mem::take(&mut state.notice) {
             let frame = jsonrpc::encode_cancelled(self.id, reason.as_deref());
-            // A closed queue means the connection is gone; there is nobody left to tell.
-            let _ = self.outbound.send(frame);
+            self.queue(Outgoing::Frame(frame));
+            self.queue(Outgoing::Abandon(self.id));
             state.notice = Notice::Queued;
         }
+    }
+
+    fn queue(&self, outgoing: Outgoing) {
+        // A closed queue means the connection is gone; there is nobody left to tell.
+        let _ = self.outbound.send(outgoing);
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -162,14 +180,21 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    fn call(cancel_on_wire: bool) -> (Arc<Call>, Receiver<String>) {
+    fn call(wire: WireCancel) -> (Arc<Call>, Receiver<Outgoing>) {
         let (tx, rx) = unbounded();
-        (Arc::new(Call::new(5, cancel_on_wire, tx)), rx)
+        (Arc::new(Call::new(5, wire, tx)), rx)
+    }
+
+    fn notice(rx: &Receiver<Outgoing>) -> String {
+        match rx.try_recv() {
+            Ok(Outgoing::Frame(frame)) => frame,
+            other => panic!("expected a notice, got {other:?}"),
+        }
     }
 
     #[test]
     fn first_outcome_wins() {
-        let (c, rx) = call(true);
+        let (c, rx) = call(WireCancel::Notify);
         assert!(c.finish(Outcome::Response(Value::Null)));
         assert!(!c.cancel(Some("late"), false));
         assert!(!c.finish(Outcome::Failed(Error::transport("x"))));
@@ -180,41 +205,65 @@ mod tests {
 
     #[test]
     fn cancel_before_boundary_waits_for_it() {
-        let (c, rx) = call(true);
+        let (c, rx) = call(WireCancel::Notify);
         assert!(c.cancel(Some("r"), false));
         assert!(
             rx.try_recv().is_err(),
             "notice must wait for the send boundary"
         );
         c.mark_sent();
-        let frame = rx.try_recv().unwrap();
+        let frame = notice(&rx);
         assert!(frame.contains(r#""requestId":5"#) && frame.contains(r#""reason":"r""#));
+        assert_eq!(
+            rx.try_recv(),
+            Ok(Outgoing::Abandon(5)),
+            "the exchange is dropped after the notice"
+        );
         c.mark_sent();
         assert!(rx.try_recv().is_err(), "at most one notice");
     }
 
     #[test]
     fn cancel_after_boundary_queues_at_once_and_only_once() {
-        let (c, rx) = call(true);
+        let (c, rx) = call(WireCancel::Notify);
         c.mark_sent();
         assert!(c.cancel(None, false));
         assert!(!c.cancel(Some("again"), false));
-        let frame = rx.try_recv().unwrap();
+        let frame = notice(&rx);
         assert!(!frame.contains("reason"));
+        assert_eq!(rx.try_recv(), Ok(Outgoing::Abandon(5)));
         assert!(rx.try_recv().is_err());
     }
 
     #[test]
     fn calls_never_cancelled_on_wire_send_no_notice() {
-        let (c, rx) = call(false);
+        let (c, rx) = call(WireCancel::Silent);
         c.mark_sent();
         assert!(c.cancel(Some("t"), true));
+        assert_eq!(
+            rx.try_recv(),
+            Ok(Outgoing::Abandon(5)),
+            "only the exchange is dropped"
+        );
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn abort_style_drops_the_exchange_at_once_without_a_notice() {
+        let (c, rx) = call(WireCancel::Abort);
+        assert!(c.cancel(Some("r"), false));
+        assert_eq!(
+            rx.try_recv(),
+            Ok(Outgoing::Abandon(5)),
+            "no need to wait for the boundary"
+        );
+        c.mark_sent();
         assert!(rx.try_recv().is_err());
     }
 
     #[test]
     fn wait_times_out_then_late_outcomes_are_dropped() {
-        let (c, _rx) = call(true);
+        let (c, _rx) = call(WireCancel::Notify);
         let start = Instant::now();
         assert!(c.wait(Some(start + Duration::from_millis(20))).is_none());
         assert!(start.elapsed() >= Duration::from_millis(20));
@@ -234,7 +283,7 @@ mod tests {
 
     #[test]
     fn cancel_from_another_thread_wakes_the_waiter() {
-        let (c, _rx) = call(true);
+        let (c, _rx) = call(WireCancel::Notify);
         let c2 = c.clone();
         let t = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(30));

@@ -11,7 +11,7 @@ use crate::error::{Error, Result, Status};
 use crate::handlers::LogHandler;
 use crate::protocol::jsonrpc;
 use crate::transport::{Inbound, OutgoingRequest, SendBoundary, Transport};
-use call::{Call, Outcome};
+use call::{Call, Outcome, Outgoing, WireCancel};
 use crossbeam_channel::{select, Receiver, Sender};
 use router::{NotificationHandler, Router, RouterStats};
 use serde_json::Value;
@@ -75,7 +75,11 @@ impl Connection {
             }
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let call = Arc::new(Call::new(id, opts.cancel_on_wire, self.router.outbound()));
+        let wire = match opts.cancel_on_wire {
+            true => self.transport.wire_cancel(),
+            false => WireCancel::Silent,
+        };
+        let call = Arc::new(Call::new(id, wire, self.router.outbound()));
         self.router.register(call.clone())?;
         let hook = opts.cancellation.and_then(|token| {
             let call = call.clone();
@@ -168,13 +172,15 @@ impl Drop for Connection {
     }
 }
 
-/// The dispatcher thread: writes queued frames (cancel notices, answers) in order.
-fn dispatch(frames: Receiver<String>, stop: Receiver<()>, transport: Arc<dyn Transport>) {
+/// The dispatcher thread: writes queued frames (cancel notices, answers) and drops abandoned
+/// exchanges, in order.
+fn dispatch(queue: Receiver<Outgoing>, stop: Receiver<()>, transport: Arc<dyn Transport>) {
     loop {
         select! {
-            recv(frames) -> frame => match frame {
+            recv(queue) -> outgoing => match outgoing {
                 // A failed write means the connection is going away; the reader reports that.
-                Ok(frame) => { let _ = transport.send_notification(&frame); }
+                Ok(Outgoing::Frame(frame)) => { let _ = transport.send_notification(&frame); }
+                Ok(Outgoing::Abandon(id)) => transport.abandon(id),
                 Err(_) => return,
             },
             recv(stop) -> _ => return,

@@ -1,7 +1,7 @@
 //! The in-flight table: routes each response to the call waiting for it, by id, and answers
 //! what the server asks of us. One router per connection; transports feed it through `Inbound`.
 
-use super::call::{Call, Outbound, Outcome};
+use super::call::{Call, Outbound, Outcome, Outgoing};
 use crate::error::Error;
 use crate::handlers::{LogHandler, LogLevel};
 use crate::protocol::jsonrpc::{self, Incoming};
@@ -128,7 +128,7 @@ impl Router {
             let message = format!("Method not found: {method}");
             jsonrpc::encode_error_response(&id, jsonrpc::METHOD_NOT_FOUND, &message)
         };
-        let _ = self.outbound.send(frame);
+        let _ = self.outbound.send(Outgoing::Frame(frame));
     }
 
     fn lock(&self) -> MutexGuard<'_, Table> {

@@ -10,6 +10,17 @@ pub mod stdio;
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::Incoming;
 
+/// How the server learns that a call was cancelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireCancel {
+    /// It does not: `initialize` and the discovery probe are never cancelled on the wire.
+    Silent,
+    /// `notifications/cancelled`, once the request is on the wire (stdio, legacy HTTP, custom).
+    Notify,
+    /// Abort the request's exchange; the server sees its stream close (modern HTTP).
+    Abort,
+}
+
 /// Where a transport delivers what comes from the server. Implemented by the engine.
 pub trait Inbound: Send + Sync {
     /// A well-formed JSON-RPC message.
@@ -67,6 +78,14 @@ pub trait Transport: Send + Sync {
     fn send_request(&self, request: OutgoingRequest) -> Result<()>;
     /// Sends a notification or an answer to a server request (a frame with no reply expected).
     fn send_notification(&self, frame: &str) -> Result<()>;
+    /// How the server learns of a cancel on this transport (default: `notifications/cancelled`).
+    fn wire_cancel(&self) -> WireCancel {
+        WireCancel::Notify
+    }
+    /// Call `id` ended without its response (cancel, timeout): drop what the transport holds
+    /// for it, such as its HTTP exchange. Called on the dispatcher thread, after any cancel
+    /// notice for the call was written.
+    fn abandon(&self, _id: i64) {}
     /// Ends the connection and releases its resources; after it returns, no thread of the
     /// transport is left running and no more frames arrive.
     fn close(&self);
