@@ -142,6 +142,11 @@ impl Connection {
             .send_notification(&jsonrpc::encode_notification(method, params))
     }
 
+    /// Tells the transport which era and version the connection settled on.
+    pub fn negotiated(&self, protocol_version: &str, modern: bool) {
+        self.transport.negotiated(protocol_version, modern);
+    }
+
     pub fn stats(&self) -> RouterStats {
         self.router.stats()
     }

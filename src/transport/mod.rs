@@ -86,6 +86,9 @@ pub trait Transport: Send + Sync {
     /// for it, such as its HTTP exchange. Called on the dispatcher thread, after any cancel
     /// notice for the call was written.
     fn abandon(&self, _id: i64) {}
+    /// The connection's era is settled: `protocol_version` was negotiated (legacy) or adopted
+    /// (modern). HTTP sends it as `MCP-Protocol-Version` from now on.
+    fn negotiated(&self, _protocol_version: &str, _modern: bool) {}
     /// Ends the connection and releases its resources; after it returns, no thread of the
     /// transport is left running and no more frames arrive.
     fn close(&self);
