@@ -149,6 +149,7 @@ impl Client {
                 None => return Err(NotModern(no_mutual_version(&supported))),
             }
         };
+        connection.negotiated(&version, true);
         Ok(Negotiated {
             server_info: result,
             envelope: Some(self.envelope(&version)),
@@ -187,6 +188,7 @@ impl Client {
                 )))
             }
         };
+        connection.negotiated(&version, false);
         connection
             .notify(methods::INITIALIZED, None)
             .map_err(|e| e.context("notifications/initialized failed"))?;

@@ -220,7 +220,6 @@ impl Client {
         match outcome {
             Ok(negotiated) => {
                 let server_info = negotiated.server_info.clone();
-                connection.negotiated(&negotiated.protocol_version, negotiated.envelope.is_some());
                 state.session = Some(Arc::new(Session {
                     connection,
                     stdio,
