@@ -1,0 +1,384 @@
+/*
+ * mcp-call: call one method of an MCP server from the command line, like curl for MCP.
+ *
+ *   mcp-call [options] --stdio PROGRAM [ARG...]
+ *
+ * The server is started as PROGRAM with its ARGs (everything after PROGRAM belongs to it),
+ * mcp-call performs the handshake, makes one call, prints the outcome and closes the session.
+ * Run `mcp-call --help` for the options and exit codes.
+ */
+#include "mcpc.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Exit codes: part of the tool's interface, so scripts can tell outcomes apart. */
+enum {
+    EXIT_OK = 0,
+    EXIT_SERVER_ERROR = 1, /* the server answered with a JSON-RPC error */
+    EXIT_USAGE = 2,        /* bad command line or invalid argument (e.g. malformed JSON) */
+    EXIT_CANCELLED = 3,
+    EXIT_TIMEOUT = 4,
+    EXIT_FAILED = 5, /* transport, connection, protocol or closed */
+};
+
+static const char USAGE[] =
+    "usage: mcp-call [options] --stdio PROGRAM [ARG...]\n"
+    "\n"
+    "Starts PROGRAM as an MCP server on stdio (everything after PROGRAM is its argv),\n"
+    "makes one call and prints the result JSON on stdout. Without an action it prints\n"
+    "the server's initialize result.\n"
+    "\n"
+    "actions (at most one):\n"
+    "  --call NAME [--args JSON]    call a tool (JSON: an object of arguments)\n"
+    "  --list-tools                 list every tool (all pages)\n"
+    "  --read URI                   read a resource\n"
+    "  --prompt NAME [--args JSON]  get a prompt (JSON: an object of strings)\n"
+    "  --ping                       ping the server\n"
+    "  --discover                   server/discover (newer servers only)\n"
+    "\n"
+    "call options:\n"
+    "  --timeout-ms N        give up after N ms (exit 4); the server is told to stop\n"
+    "  --cancel-after-ms N   cancel from another thread N ms after the call starts\n"
+    "  --reason TEXT         the reason sent with a cancel (default: none)\n"
+    "  --precancel           cancel before calling: nothing is sent (exit 3)\n"
+    "  --progress            send a progress token with the call (progress reports are\n"
+    "                        not printed yet: that arrives with a later library version)\n"
+    "  --help                show this help\n"
+    "\n"
+    "output: the result JSON on stdout; on a server error, the JSON-RPC error object\n"
+    "{\"code\":...,\"message\":...,\"data\":...} on stdout. Other failures print one line\n"
+    "on stderr: `cancelled: request N (reason: R)` for a cancel, else the status name\n"
+    "and message.\n"
+    "\n"
+    "exit codes: 0 ok, 1 JSON-RPC error from the server, 2 usage or invalid argument,\n"
+    "3 cancelled, 4 timeout, 5 transport, connection, protocol or closed error.\n";
+
+enum action { ACTION_NONE, ACTION_CALL, ACTION_LIST_TOOLS, ACTION_READ, ACTION_PROMPT,
+              ACTION_PING, ACTION_DISCOVER };
+
+struct command_line {
+    enum action action;
+    const char *target; /* tool name, prompt name or URI */
+    const char *args_json;
+    bool has_timeout;
+    uint64_t timeout_ms;
+    bool has_cancel_after;
+    uint64_t cancel_after_ms;
+    const char *reason;
+    bool precancel;
+    bool progress;
+    char **server_argv; /* NULL-terminated: it is the tail of main's argv */
+};
+
+static int usage_error(const char *what, const char *arg) {
+    fprintf(stderr, "mcp-call: %s%s%s\nTry `mcp-call --help`.\n", what, arg ? ": " : "",
+            arg ? arg : "");
+    return EXIT_USAGE;
+}
+
+static bool parse_ms(const char *text, uint64_t *out) {
+    if (text == NULL || *text < '0' || *text > '9') /* strtoull would accept "-1" and " 1" */
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long value = strtoull(text, &end, 10);
+    if (errno != 0 || *end != '\0')
+        return false;
+    *out = value;
+    return true;
+}
+
+static bool set_action(struct command_line *cl, enum action action, const char *target) {
+    if (cl->action != ACTION_NONE)
+        return false;
+    cl->action = action;
+    cl->target = target;
+    return true;
+}
+
+/* Returns -1 when the command line is good, else the exit code. */
+static int parse_command_line(int argc, char **argv, struct command_line *cl) {
+    memset(cl, 0, sizeof *cl);
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i];
+        /* Every option but the flags takes the next word as its value. */
+        bool is_flag = strcmp(opt, "--help") == 0 || strcmp(opt, "--list-tools") == 0 ||
+                       strcmp(opt, "--ping") == 0 || strcmp(opt, "--discover") == 0 ||
+                       strcmp(opt, "--precancel") == 0 || strcmp(opt, "--progress") == 0 ||
+                       strcmp(opt, "--stdio") == 0;
+        const char *value = NULL;
+        if (!is_flag) {
+            if (strncmp(opt, "--", 2) != 0)
+                return usage_error("unexpected argument (options come before --stdio)", opt);
+            if (i + 1 >= argc)
+                return usage_error("missing value for", opt);
+            value = argv[++i];
+        }
+        bool one_action = true;
+        if (strcmp(opt, "--help") == 0) {
+            fputs(USAGE, stdout);
+            return EXIT_OK;
+        } else if (strcmp(opt, "--stdio") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("--stdio needs a PROGRAM", NULL);
+            cl->server_argv = &argv[i + 1]; /* argv[argc] is NULL, so this is terminated */
+            break;
+        } else if (strcmp(opt, "--call") == 0) {
+            one_action = set_action(cl, ACTION_CALL, value);
+        } else if (strcmp(opt, "--list-tools") == 0) {
+            one_action = set_action(cl, ACTION_LIST_TOOLS, NULL);
+        } else if (strcmp(opt, "--read") == 0) {
+            one_action = set_action(cl, ACTION_READ, value);
+        } else if (strcmp(opt, "--prompt") == 0) {
+            one_action = set_action(cl, ACTION_PROMPT, value);
+        } else if (strcmp(opt, "--ping") == 0) {
+            one_action = set_action(cl, ACTION_PING, NULL);
+        } else if (strcmp(opt, "--discover") == 0) {
+            one_action = set_action(cl, ACTION_DISCOVER, NULL);
+        } else if (strcmp(opt, "--args") == 0) {
+            cl->args_json = value;
+        } else if (strcmp(opt, "--timeout-ms") == 0) {
+            if (!parse_ms(value, &cl->timeout_ms))
+                return usage_error("--timeout-ms needs a number of milliseconds", value);
+            cl->has_timeout = true;
+        } else if (strcmp(opt, "--cancel-after-ms") == 0) {
+            if (!parse_ms(value, &cl->cancel_after_ms))
+                return usage_error("--cancel-after-ms needs a number of milliseconds", value);
+            cl->has_cancel_after = true;
+        } else if (strcmp(opt, "--reason") == 0) {
+            cl->reason = value;
+        } else if (strcmp(opt, "--precancel") == 0) {
+            cl->precancel = true;
+        } else if (strcmp(opt, "--progress") == 0) {
+            cl->progress = true;
+        } else {
+            return usage_error("unknown option", opt);
+        }
+        if (!one_action)
+            return usage_error("only one action may be given; the second is", opt);
+    }
+
+    if (cl->server_argv == NULL)
+        return usage_error("--stdio PROGRAM is required", NULL);
+    if (cl->args_json != NULL && cl->action != ACTION_CALL && cl->action != ACTION_PROMPT)
+        return usage_error("--args goes with --call or --prompt", NULL);
+    bool call_options = cl->has_timeout || cl->has_cancel_after || cl->reason != NULL ||
+                        cl->precancel || cl->progress;
+    if (call_options && cl->action == ACTION_NONE)
+        return usage_error("call options need an action (--call, --ping, ...)", NULL);
+    return -1;
+}
+
+/* ---- The canceller thread (--cancel-after-ms) ------------------------------------------ */
+
+/* It sleeps until the deadline on a condition variable, so that a call that ends sooner can
+ * wake it and let it go without cancelling anything. */
+struct canceller {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool call_done;
+    struct timespec deadline; /* CLOCK_MONOTONIC */
+    mcp_cancellation *token;
+    const char *reason;
+};
+
+static void *canceller_main(void *arg) {
+    struct canceller *c = arg;
+    pthread_mutex_lock(&c->lock);
+    int rc = 0;
+    while (!c->call_done && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&c->wake, &c->lock, &c->deadline);
+    bool fire = !c->call_done;
+    pthread_mutex_unlock(&c->lock);
+    if (fire) /* safe from any thread, and never blocks on I/O */
+        mcp_cancellation_cancel(c->token, c->reason);
+    return NULL;
+}
+
+static bool canceller_start(struct canceller *c, pthread_t *thread, uint64_t after_ms,
+                            mcp_cancellation *token, const char *reason) {
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* immune to wall-clock jumps */
+    pthread_cond_init(&c->wake, &attr);
+    pthread_condattr_destroy(&attr);
+    pthread_mutex_init(&c->lock, NULL);
+    c->call_done = false;
+    c->token = token;
+    c->reason = reason;
+    clock_gettime(CLOCK_MONOTONIC, &c->deadline);
+    c->deadline.tv_sec += (time_t)(after_ms / 1000);
+    c->deadline.tv_nsec += (long)(after_ms % 1000) * 1000000L;
+    if (c->deadline.tv_nsec >= 1000000000L) {
+        c->deadline.tv_sec += 1;
+        c->deadline.tv_nsec -= 1000000000L;
+    }
+    return pthread_create(thread, NULL, canceller_main, c) == 0;
+}
+
+static void canceller_finish(struct canceller *c, pthread_t thread) {
+    pthread_mutex_lock(&c->lock);
+    c->call_done = true;
+    pthread_cond_signal(&c->wake);
+    pthread_mutex_unlock(&c->lock);
+    pthread_join(thread, NULL);
+    pthread_cond_destroy(&c->wake);
+    pthread_mutex_destroy(&c->lock);
+}
+
+/* ---- Output ---------------------------------------------------------------------------- */
+
+/* Writes `text` as a JSON string literal. */
+static void print_json_string(FILE *out, const char *text) {
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\r': fputs("\\r", out); break;
+        case '\t': fputs("\\t", out); break;
+        default:
+            if (*p < 0x20)
+                fprintf(out, "\\u%04x", *p);
+            else
+                fputc(*p, out);
+        }
+    }
+    fputc('"', out);
+}
+
+/* Prints the outcome of a call (or of connect) and returns the exit code for it. */
+static int report(const mcp_result *result) {
+    mcp_status status = mcp_result_status(result);
+    int64_t id = mcp_result_request_id(result);
+    switch (status) {
+    case MCP_STATUS_OK:
+        puts(mcp_result_json(result));
+        return EXIT_OK;
+    case MCP_STATUS_SERVER_ERROR: {
+        /* The JSON-RPC error object, rebuilt from its parts. */
+        const char *data = mcp_result_error_data(result);
+        printf("{\"code\":%" PRId64 ",\"message\":", mcp_result_error_code(result));
+        print_json_string(stdout, mcp_result_message(result));
+        if (data != NULL)
+            printf(",\"data\":%s", data);
+        puts("}");
+        return EXIT_SERVER_ERROR;
+    }
+    case MCP_STATUS_CANCELLED: {
+        const char *reason = mcp_result_cancel_reason(result);
+        if (id != 0)
+            fprintf(stderr, "cancelled: request %" PRId64, id);
+        else /* cancelled before it was sent: the server never heard of it */
+            fputs("cancelled: request not sent", stderr);
+        if (reason != NULL)
+            fprintf(stderr, " (reason: %s)\n", reason);
+        else
+            fputs(" (no reason)\n", stderr);
+        return EXIT_CANCELLED;
+    }
+    case MCP_STATUS_TIMEOUT:
+        fprintf(stderr, "TIMEOUT: %s (request %" PRId64 ")\n", mcp_result_message(result), id);
+        return EXIT_TIMEOUT;
+    case MCP_STATUS_INVALID_ARGUMENT:
+        fprintf(stderr, "INVALID_ARGUMENT: %s\n", mcp_result_message(result));
+        return EXIT_USAGE;
+    default:
+        fprintf(stderr, "%s: %s\n", mcp_status_name((int)status), mcp_result_message(result));
+        return EXIT_FAILED;
+    }
+}
+
+/* ---- main ------------------------------------------------------------------------------ */
+
+static mcp_result *run_action(mcp_client *client, const struct command_line *cl,
+                              const mcp_request_options *ropts) {
+    switch (cl->action) {
+    case ACTION_CALL: return mcp_client_call_tool(client, cl->target, cl->args_json, ropts);
+    case ACTION_LIST_TOOLS: return mcp_client_tools(client, ropts);
+    case ACTION_READ: return mcp_client_read_resource(client, cl->target, ropts);
+    case ACTION_PROMPT: return mcp_client_get_prompt(client, cl->target, cl->args_json, ropts);
+    case ACTION_PING: return mcp_client_ping(client, ropts);
+    case ACTION_DISCOVER: return mcp_client_discover(client, ropts);
+    case ACTION_NONE: break;
+    }
+    return NULL; /* not reached: main handles ACTION_NONE */
+}
+
+/* Applies the call options; returns the first status that is not OK. */
+static mcp_status set_request_options(mcp_request_options *ropts, const struct command_line *cl,
+                                      const mcp_cancellation *token) {
+    mcp_status s = mcp_request_options_set_cancellation(ropts, token);
+    if (s == MCP_STATUS_OK && cl->has_timeout)
+        s = mcp_request_options_set_timeout_ms(ropts, cl->timeout_ms);
+    if (s == MCP_STATUS_OK && cl->progress)
+        s = mcp_request_options_set_progress_token(ropts, "mcp-call");
+    return s;
+}
+
+int main(int argc, char **argv) {
+    struct command_line cl;
+    int code = parse_command_line(argc, argv, &cl);
+    if (code >= 0)
+        return code;
+
+    mcp_client_options *copts = mcp_client_options_new();
+    mcp_client_options_set_client_info(copts, "mcp-call", MCPC_VERSION);
+    mcp_client *client = mcp_client_new_stdio((const char *const *)cl.server_argv, copts);
+    mcp_client_options_free(copts); /* copied by the client */
+
+    /* Starting the server and the handshake: a failure here is exit 5 (or 2 for bad argv). */
+    mcp_result *result = mcp_client_connect(client);
+    if (mcp_result_status(result) != MCP_STATUS_OK || cl.action == ACTION_NONE) {
+        code = report(result); /* the initialize result, when no action was asked for */
+        mcp_result_free(result);
+        mcp_client_free(client);
+        return code;
+    }
+    mcp_result_free(result);
+
+    /* Every call gets a token, so that --precancel and --cancel-after-ms can use it. */
+    mcp_cancellation *token = mcp_cancellation_new();
+    mcp_request_options *ropts = mcp_request_options_new();
+    mcp_status s = set_request_options(ropts, &cl, token);
+    if (s != MCP_STATUS_OK) {
+        fprintf(stderr, "%s: cannot set the call options\n", mcp_status_name((int)s));
+        code = s == MCP_STATUS_INVALID_ARGUMENT ? EXIT_USAGE : EXIT_FAILED;
+    } else {
+        if (cl.precancel) /* the call then returns CANCELLED at once and sends nothing */
+            mcp_cancellation_cancel(token, cl.reason);
+
+        struct canceller canceller;
+        pthread_t thread;
+        bool cancelling = false;
+        if (cl.has_cancel_after) {
+            cancelling = canceller_start(&canceller, &thread, cl.cancel_after_ms, token,
+                                         cl.reason);
+            if (!cancelling)
+                fputs("mcp-call: cannot start the canceller thread\n", stderr);
+        }
+        if (!cl.has_cancel_after || cancelling) {
+            result = run_action(client, &cl, ropts);
+            if (cancelling)
+                canceller_finish(&canceller, thread);
+            code = report(result);
+            mcp_result_free(result);
+        } else {
+            code = EXIT_FAILED;
+        }
+    }
+
+    mcp_request_options_free(ropts);
+    mcp_cancellation_free(token);
+    mcp_client_free(client); /* closes the session: the server's stdin is closed */
+    return code;
+}

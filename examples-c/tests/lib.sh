@@ -1,0 +1,34 @@
+# Shared helpers for the mcp-call test scripts (POSIX sh). Sourced, not run.
+
+# A scratch directory for logs and captured output: ctest gives each test its own.
+scratch=${MCPC_TEST_SCRATCH:-${TMPDIR:-/tmp}/mcpc-examples}
+mkdir -p "$scratch" || exit 1
+
+failures=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+
+# Milliseconds on a monotonic-enough clock. GNU date knows %N; elsewhere fall back to
+# whole seconds (the bounds we check are generous enough for that).
+now_ms() {
+    ns=$(date +%s%N)
+    case $ns in
+        *N) echo $(( $(date +%s) * 1000 )) ;;
+        *) echo $(( ns / 1000000 )) ;;
+    esac
+}
+
+# A sanitizer exits with 1 by default, which could pass for an expected exit code; its report
+# on stderr cannot.
+check_no_sanitizer_report() {
+    if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$1"; then
+        fail "a sanitizer reported an error (see stderr above)"
+    fi
+}
+
+show() {
+    echo "--- $1"
+    cat "$2"
+}
