@@ -54,6 +54,9 @@ typedef enum {
   // is the server's interim result (`inputRequests`, `requestState`); answer it and call
   // again with the input responses and request state in the request options.
   MCP_STATUS_INPUT_REQUIRED = 11,
+  // The server no longer knows the HTTP session (a 404 to a request that carried its
+  // `Mcp-Session-Id`). The session is forgotten: connect a new client to start another.
+  MCP_STATUS_SESSION_EXPIRED = 12,
 } mcp_status;
 
 // How serious a log message is. The numbers are part of the C ABI.
@@ -398,6 +401,16 @@ mcp_result *mcp_client_resource_templates(mcp_client *client,
 // `client` is NULL or live; `options` is NULL or live.
 mcp_result *mcp_client_prompts(mcp_client *client, const mcp_request_options *options);
 
+// A client for a server reached by Streamable HTTP at `url` (e.g. "https://host/mcp"; https
+// is verified, plain http is for loopback and tests). `options` may be NULL and is copied; its
+// headers, HTTP timeouts and max line bytes (here: the largest JSON body or SSE event) apply.
+// Nothing is sent until `mcp_client_connect`. Never returns NULL: a bad URL or option is
+// reported by `mcp_client_connect` as MCP_STATUS_INVALID_ARGUMENT. Free with `mcp_client_free`.
+//
+// # Safety
+// `url` is NULL or NUL-terminated; `options` is NULL or live.
+mcp_client *mcp_client_new_http(const char *url, const mcp_client_options *options);
+
 // Default client options: client info {"name":"mcpc","version":<library version>}, no
 // capabilities, no request timeout, a 30 s connect timeout, lines up to 4 MiB, 1000 pages,
 // stderr kept as a tail. Free with `mcp_client_options_free`.
@@ -588,6 +601,33 @@ mcp_status mcp_request_options_set_input_responses(mcp_request_options *options,
 // # Safety
 // `options` is NULL or live; `state` is NULL or NUL-terminated.
 mcp_status mcp_request_options_set_request_state(mcp_request_options *options, const char *state);
+
+// Adds a header to every HTTP request of a client made by `mcp_client_new_http`, e.g.
+// ("Authorization", "Bearer ..."). Rejected (MCP_STATUS_INVALID_ARGUMENT): a name that is not
+// an HTTP token, a value with a control character (CR, LF, NUL...), and the headers the
+// transport sets itself (Accept, Content-Type, Mcp-Session-Id, MCP-Protocol-Version, Mcp-*...).
+// Never sent elsewhere: redirects are not followed.
+//
+// # Safety
+// `options` is NULL or live; `name` and `value` are NULL or NUL-terminated.
+mcp_status mcp_client_options_add_header(mcp_client_options *options,
+                                         const char *name,
+                                         const char *value);
+
+// How long opening an HTTP connection (TCP, then TLS) may take; must be positive (default
+// 10000). A refused connection fails at once whatever this says.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_http_connect_timeout_ms(mcp_client_options *options, uint64_t ms);
+
+// The longest silence while reading an HTTP response before the call fails with
+// MCP_STATUS_TRANSPORT_ERROR; 0 means none (the default: a slow tool may say nothing for
+// long; use request timeouts to bound calls).
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_http_idle_timeout_ms(mcp_client_options *options, uint64_t ms);
 
 // The status. NULL gives MCP_STATUS_INVALID_ARGUMENT.
 //

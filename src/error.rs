@@ -35,6 +35,9 @@ pub enum mcp_status {
     /// is the server's interim result (`inputRequests`, `requestState`); answer it and call
     /// again with the input responses and request state in the request options.
     InputRequired = 11,
+    /// The server no longer knows the HTTP session (a 404 to a request that carried its
+    /// `Mcp-Session-Id`). The session is forgotten: connect a new client to start another.
+    SessionExpired = 12,
 }
 
 /// The Rust name for the status codes.
@@ -56,6 +59,7 @@ impl Status {
             Status::NotConnected => "NOT_CONNECTED",
             Status::InternalError => "INTERNAL_ERROR",
             Status::InputRequired => "INPUT_REQUIRED",
+            Status::SessionExpired => "SESSION_EXPIRED",
         }
     }
 }

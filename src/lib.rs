@@ -17,6 +17,7 @@ pub use cancellation::CancellationToken;
 pub use client::{Client, ClientOptions, ConnectMode, RequestOptions};
 pub use error::{Error, Result, Status};
 pub use handlers::{HandlerError, LogLevel};
+pub use transport::http::HttpConfig;
 pub use transport::stdio::{StderrMode, StdioConfig};
 
 /// The library version, also returned by `mcp_version()`.

@@ -14,6 +14,7 @@ use crate::error::{Error, Result, Status};
 use crate::handlers::{InputHandler, LogHandler, LogLevel};
 use crate::protocol::envelope::{self, Envelope};
 use crate::transport::custom::{BlockingTransport, CustomTransport};
+use crate::transport::http::{HttpConfig, HttpTransport};
 use crate::transport::stdio::{StdioConfig, StdioTransport};
 use crate::transport::{Inbound, Transport};
 pub use connect::ConnectMode;
@@ -167,6 +168,17 @@ impl Client {
         Self::with_factory(options, move |inbound| {
             Ok(Opened {
                 transport: Arc::new(CustomTransport::new(transport.clone(), inbound)),
+                stdio: None,
+            })
+        })
+    }
+
+    /// A client for a server reached by Streamable HTTP. Nothing is sent until
+    /// [`Client::connect`], which also reports a bad URL or header.
+    pub fn http(config: HttpConfig, options: ClientOptions) -> Client {
+        Self::with_factory(options, move |inbound| {
+            Ok(Opened {
+                transport: Arc::new(HttpTransport::open(config.clone(), inbound)?),
                 stdio: None,
             })
         })

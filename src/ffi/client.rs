@@ -8,6 +8,7 @@ use super::result::{into_result, mcp_result};
 use super::{guard, optional_json, optional_str, required_str, to_cstring};
 use crate::client::{Client, ClientOptions, RequestOptions};
 use crate::error::{Error, Result};
+use crate::transport::http::HttpConfig;
 use crate::transport::stdio::StdioConfig;
 use serde_json::{json, Value};
 use std::ffi::{c_char, CString};
@@ -557,4 +558,41 @@ unsafe fn getter(
         },
         None => std::ptr::null(),
     })
+}
+
+/// A client for a server reached by Streamable HTTP at `url` (e.g. "https://host/mcp"; https
+/// is verified, plain http is for loopback and tests). `options` may be NULL and is copied; its
+/// headers, HTTP timeouts and max line bytes (here: the largest JSON body or SSE event) apply.
+/// Nothing is sent until `mcp_client_connect`. Never returns NULL: a bad URL or option is
+/// reported by `mcp_client_connect` as MCP_STATUS_INVALID_ARGUMENT. Free with `mcp_client_free`.
+///
+/// # Safety
+/// `url` is NULL or NUL-terminated; `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_new_http(
+    url: *const c_char,
+    options: *const mcp_client_options,
+) -> *mut mcp_client {
+    let made = guard(
+        || {
+            Err(Error::new(
+                crate::Status::InternalError,
+                "internal error creating the client",
+            ))
+        },
+        || {
+            let url = required_str(url, "url")?;
+            let (mut config, client_options) = match client_options(options)? {
+                Some(o) => {
+                    let mut config = o.http.clone();
+                    config.max_message_bytes = o.max_line_bytes;
+                    (config, o.client.clone())
+                }
+                None => (HttpConfig::new(""), ClientOptions::default()),
+            };
+            config.url = url.to_owned();
+            Ok(Client::http(config, client_options))
+        },
+    );
+    mcp_client::new(made)
 }

@@ -28,6 +28,8 @@ pub struct mcp_client_options {
     pub(crate) max_line_bytes: usize,
     pub(crate) stderr: StderrMode,
     pub(crate) error: Option<Error>,
+    /// For `mcp_client_new_http`: everything but the URL.
+    pub(crate) http: crate::transport::http::HttpConfig,
 }
 
 /// Options for one request: cancellation token, timeout, progress token, `_meta`.
@@ -110,6 +112,7 @@ pub extern "C" fn mcp_client_options_new() -> *mut mcp_client_options {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             stderr: StderrMode::Tail,
             error: None,
+            http: crate::transport::http::HttpConfig::new(""),
         }))
     })
 }
@@ -666,6 +669,63 @@ pub unsafe extern "C" fn mcp_request_options_set_request_state(
 ) -> mcp_status {
     set(options, |o| {
         o.request.request_state = optional_str(state, "request state")?.map(str::to_owned);
+        Ok(())
+    })
+}
+
+/// Adds a header to every HTTP request of a client made by `mcp_client_new_http`, e.g.
+/// ("Authorization", "Bearer ..."). Rejected (MCP_STATUS_INVALID_ARGUMENT): a name that is not
+/// an HTTP token, a value with a control character (CR, LF, NUL...), and the headers the
+/// transport sets itself (Accept, Content-Type, Mcp-Session-Id, MCP-Protocol-Version, Mcp-*...).
+/// Never sent elsewhere: redirects are not followed.
+///
+/// # Safety
+/// `options` is NULL or live; `name` and `value` are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_add_header(
+    options: *mut mcp_client_options,
+    name: *const c_char,
+    value: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        let name = required_str(name, "header name")?;
+        let value = required_str(value, "header value")?;
+        o.http.add_header(name, value)
+    })
+}
+
+/// How long opening an HTTP connection (TCP, then TLS) may take; must be positive (default
+/// 10000). A refused connection fails at once whatever this says.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_http_connect_timeout_ms(
+    options: *mut mcp_client_options,
+    ms: u64,
+) -> mcp_status {
+    set(options, |o| {
+        if ms == 0 {
+            return Err(Error::invalid("HTTP connect timeout must be positive"));
+        }
+        o.http.connect_timeout = Duration::from_millis(ms);
+        Ok(())
+    })
+}
+
+/// The longest silence while reading an HTTP response before the call fails with
+/// MCP_STATUS_TRANSPORT_ERROR; 0 means none (the default: a slow tool may say nothing for
+/// long; use request timeouts to bound calls).
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_http_idle_timeout_ms(
+    options: *mut mcp_client_options,
+    ms: u64,
+) -> mcp_status {
+    set(options, |o| {
+        o.http.idle_timeout = (ms > 0).then(|| Duration::from_millis(ms));
         Ok(())
     })
 }

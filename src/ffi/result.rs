@@ -179,7 +179,7 @@ pub unsafe extern "C" fn mcp_result_free(result: *mut mcp_result) {
 /// Takes an int so that any value from C is safe to pass.
 #[no_mangle]
 pub extern "C" fn mcp_status_name(status: c_int) -> *const c_char {
-    const NAMES: [&std::ffi::CStr; 12] = [
+    const NAMES: [&std::ffi::CStr; 13] = [
         c"OK",
         c"SERVER_ERROR",
         c"CANCELLED",
@@ -192,6 +192,7 @@ pub extern "C" fn mcp_status_name(status: c_int) -> *const c_char {
         c"NOT_CONNECTED",
         c"INTERNAL_ERROR",
         c"INPUT_REQUIRED",
+        c"SESSION_EXPIRED",
     ];
     usize::try_from(status)
         .ok()
@@ -225,6 +226,7 @@ mod tests {
             Status::NotConnected,
             Status::InternalError,
             Status::InputRequired,
+            Status::SessionExpired,
         ] {
             let name = unsafe { CStr::from_ptr(mcp_status_name(status as c_int)) };
             assert_eq!(name.to_str().unwrap(), status.name());

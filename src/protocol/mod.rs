@@ -1,6 +1,7 @@
 //! What goes on the wire: JSON-RPC 2.0 frames, MCP method names and protocol versions.
 
 pub mod envelope;
+pub mod header_value;
 pub mod jsonrpc;
 pub mod mcp_header;
 pub mod methods;

@@ -4,6 +4,7 @@
 
 mod child;
 pub mod custom;
+pub mod http;
 mod lines;
 pub mod stdio;
 

@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests: start our test server, read its log.
 #![allow(dead_code)]
 
+pub mod http_server;
+
 use mcpc::{Client, ClientOptions, StdioConfig};
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,8 @@
 """An MCP server built on the Python `mcp` 2.3.0 SDK, for mcpc's interop tests.
 
-It speaks both protocol eras on stdio. Its `slow` tool reports on stderr when it is cancelled,
-so a test can see that our cancel reached a server nobody here wrote.
+It speaks both protocol eras, on stdio or (`http PORT`) Streamable HTTP. Its `slow` tool reports
+on stderr when it is cancelled, so a test can see that our cancel reached a server nobody here
+wrote.
 """
 
 import sys
@@ -49,4 +50,8 @@ def greet(name: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    if sys.argv[1:2] == ["http"]:
+        # Streamable HTTP at http://127.0.0.1:PORT/mcp, both eras (chosen per request).
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()

@@ -23,7 +23,16 @@ usage: mcpc-test-server [FLAGS]
   --ignore-stdin-eof      keep running after stdin closes
   --ignore-sigterm        ignore SIGTERM
   --stderr-lines N        write N lines to stderr at startup
-  --stderr-every-request  write one stderr line per request";
+  --stderr-every-request  write one stderr line per request
+  --http PORT             serve Streamable HTTP at http://127.0.0.1:PORT/mcp instead of
+                          stdio (0: any free port); the first stdout line says where,
+                          and the server exits when stdin closes
+  --http-json             answer HTTP requests with JSON bodies, not SSE streams
+  --drop-streams MODE     close legacy tools/call streams before the answer: primed
+                          (after an event id, so a GET with Last-Event-ID resumes it),
+                          unprimed (no event id), or always (resumptions drop too)
+  --retry-ms N            the SSE retry delay announced when priming (default 200)
+  --expire-session-after N  a legacy session ends after serving N requests (then 404)";
 
 #[derive(Debug, Default)]
 pub struct Args {
@@ -43,12 +52,18 @@ pub struct Args {
     pub ignore_sigterm: bool,
     pub stderr_lines: usize,
     pub stderr_every_request: bool,
+    pub http: Option<u16>,
+    pub http_json: bool,
+    pub drop_streams: Option<DropStreams>,
+    pub retry_ms: u64,
+    pub expire_session_after: Option<usize>,
 }
 
 impl Args {
     /// Parses the flags (without the program name). `Ok(None)` means `--help`.
     pub fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
         let mut args = Args {
+            retry_ms: 200,
             // The flag, parsed below, overrides the environment.
             log: std::env::var_os("MCPC_TEST_LOG")
                 .filter(|path| !path.is_empty())
@@ -84,6 +99,19 @@ impl Args {
                 "--ignore-sigterm" => args.ignore_sigterm = true,
                 "--stderr-lines" => args.stderr_lines = parse_number(&flag, value()?)?,
                 "--stderr-every-request" => args.stderr_every_request = true,
+                "--http" => {
+                    let port = value()?;
+                    let port = port
+                        .parse()
+                        .map_err(|_| format!("--http needs a port, got {port:?}"))?;
+                    args.http = Some(port);
+                }
+                "--http-json" => args.http_json = true,
+                "--drop-streams" => args.drop_streams = Some(DropStreams::parse(&value()?)?),
+                "--retry-ms" => args.retry_ms = parse_number(&flag, value()?)? as u64,
+                "--expire-session-after" => {
+                    args.expire_session_after = Some(parse_number(&flag, value()?)?)
+                }
                 "-h" | "--help" => return Ok(None),
                 _ => return Err(format!("unknown flag {flag}")),
             }
@@ -117,6 +145,28 @@ impl DiscoverMode {
             "silent" => DiscoverMode::Silent,
             "error" => DiscoverMode::Error,
             _ => return Err(format!("unknown --discover mode {mode:?}")),
+        })
+    }
+}
+
+/// How `--drop-streams` closes streams early.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DropStreams {
+    /// After a priming event with an id: a GET with `Last-Event-ID` resumes the stream.
+    Primed,
+    /// Without any event id: there is nothing to resume.
+    Unprimed,
+    /// Primed, and every resumption is dropped the same way, bringing nothing new.
+    Always,
+}
+
+impl DropStreams {
+    fn parse(mode: &str) -> Result<Self, String> {
+        Ok(match mode {
+            "primed" => DropStreams::Primed,
+            "unprimed" => DropStreams::Unprimed,
+            "always" => DropStreams::Always,
+            _ => return Err(format!("unknown --drop-streams mode {mode:?}")),
         })
     }
 }

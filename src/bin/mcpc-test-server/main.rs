@@ -8,6 +8,8 @@
 //! misbehaviours a client has to survive.
 
 mod args;
+mod http;
+mod http_wire;
 mod methods;
 mod modern;
 mod rounds;
@@ -56,6 +58,9 @@ fn main() {
                 }
             }
         });
+    }
+    if let Some(port) = args.http {
+        http::serve(Arc::new(Server::new(args)), port);
     }
     let mut log = args.log.as_deref().map(open_log);
     let ignore_stdin_eof = args.ignore_stdin_eof;
@@ -329,6 +334,10 @@ impl Server {
     }
 
     pub fn send(&self, message: &Value) {
+        // Over HTTP, what a request's handler sends goes on that request's stream.
+        if http::send_on_current_stream(message) {
+            return;
+        }
         let mut line = message.to_string();
         line.push('\n');
         self.write_raw(line.as_bytes());

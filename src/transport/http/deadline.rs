@@ -1,0 +1,102 @@
+//! A watchdog that aborts exchanges still running past their deadline.
+//!
+//! After a response arrives, its worker keeps reading the stream to its end, so the connection
+//! can go back to the pool. A server should close the stream then; one that keeps it open would
+//! keep the worker blocked, so each such read gets a deadline, and one thread (started on first
+//! use, ended by `stop`) aborts the exchanges that pass theirs.
+
+use super::connector::Exchange;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+#[derive(Default)]
+pub struct Watchdog {
+    state: Arc<(Mutex<State>, Condvar)>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+#[derive(Default)]
+struct State {
+    deadlines: Vec<(Instant, Weak<Exchange>)>,
+    stopped: bool,
+}
+
+impl Watchdog {
+    /// Aborts `exchange` at `deadline` unless it has ended (been dropped) by then.
+    pub fn abort_at(&self, deadline: Instant, exchange: &Arc<Exchange>) {
+        let (state, changed) = &*self.state;
+        let mut guard = lock(state);
+        if guard.stopped {
+            return;
+        }
+        guard.deadlines.push((deadline, Arc::downgrade(exchange)));
+        changed.notify_all();
+        drop(guard);
+        self.start();
+    }
+
+    /// Ends the thread; exchanges still waiting are left to their owners.
+    pub fn stop(&self) {
+        let (state, changed) = &*self.state;
+        lock(state).stopped = true;
+        changed.notify_all();
+        if let Some(thread) = lock(&self.thread).take() {
+            let _ = thread.join();
+        }
+    }
+
+    fn start(&self) {
+        let mut thread = lock(&self.thread);
+        if thread.is_some() {
+            return;
+        }
+        let state = self.state.clone();
+        // Without the thread, streams that stay open keep their worker until close: not fatal.
+        *thread = std::thread::Builder::new()
+            .name("mcpc-http-watchdog".into())
+            .spawn(move || watch(&state))
+            .ok();
+    }
+}
+
+fn watch(state: &(Mutex<State>, Condvar)) {
+    let (state, changed) = state;
+    let mut guard = lock(state);
+    while !guard.stopped {
+        let now = Instant::now();
+        let mut overdue = Vec::new();
+        guard.deadlines.retain(|(deadline, exchange)| {
+            if exchange.strong_count() == 0 {
+                return false;
+            }
+            if *deadline <= now {
+                overdue.extend(exchange.upgrade());
+                return false;
+            }
+            true
+        });
+        let next = guard.deadlines.iter().map(|(deadline, _)| *deadline).min();
+        // Abort outside the lock; it takes the exchange's own lock.
+        drop(guard);
+        overdue.iter().for_each(|exchange| exchange.abort());
+        guard = lock(state);
+        if !overdue.is_empty() {
+            continue;
+        }
+        guard = match next {
+            Some(next) => {
+                let wait = next.saturating_duration_since(Instant::now());
+                changed
+                    .wait_timeout(guard, wait)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0
+            }
+            None => changed.wait(guard).unwrap_or_else(|e| e.into_inner()),
+        };
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -1,0 +1,475 @@
+//! One request's exchange, run on its worker thread: POST it, read the answer (one JSON body,
+//! or an SSE stream resumed by GET if it drops early), and hand every message to the engine.
+//! Also the exchanges that answer nothing: notification POSTs and the session DELETE.
+
+use super::connector::Exchange;
+use super::headers::{self, Headers, MessageInfo};
+use super::sse::{SseError, SseReader};
+use super::{Session, Shared, DRAIN_AFTER_RESPONSE, NOTIFY_TIMEOUT};
+use crate::error::{Error, Result, Status};
+use crate::protocol::jsonrpc::{self, Incoming};
+use crate::protocol::methods;
+use serde_json::Value;
+use std::io::{BufReader, Read};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use ureq::http::Response;
+use ureq::Body;
+
+/// SEP-1699: the delay before resuming when the server named none, and the least we wait.
+const DEFAULT_RETRY: Duration = Duration::from_millis(1000);
+const MIN_RETRY: Duration = Duration::from_millis(100);
+/// Resumptions in a row that bring nothing new before we give up.
+const MAX_RESUME_ATTEMPTS: u32 = 2;
+/// How much of an error body we read, looking for a JSON-RPC error.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// Runs a request's exchange. Failures go to the engine, unless the exchange was aborted: then
+/// the call is already over, and its worker just ends.
+pub(super) fn run(
+    shared: &Arc<Shared>,
+    exchange: &Arc<Exchange>,
+    id: i64,
+    frame: &str,
+    info: &MessageInfo,
+) {
+    let _entered = exchange.enter();
+    let mut reply = Reply {
+        shared,
+        exchange,
+        id,
+        info,
+        modern: false,
+        answered: false,
+    };
+    if let Err(error) = reply.run(frame) {
+        if !exchange.is_aborted() && !shared.closed.load(Ordering::Acquire) {
+            shared.inbound.request_failed(id, error);
+        }
+    }
+}
+
+/// Reading the answer to one request.
+struct Reply<'a> {
+    shared: &'a Shared,
+    exchange: &'a Arc<Exchange>,
+    id: i64,
+    info: &'a MessageInfo,
+    modern: bool,
+    /// The response for our id has been delivered.
+    answered: bool,
+}
+
+/// How an SSE stream ended.
+enum StreamEnd {
+    /// The server ended it.
+    Closed,
+    /// The connection broke (or the body was cut short).
+    Broke(std::io::Error),
+}
+
+/// What a stream told us about resuming it.
+#[derive(Default)]
+struct StreamState {
+    last_event_id: Option<String>,
+    retry: Option<Duration>,
+    events: u64,
+}
+
+impl Reply<'_> {
+    fn run(&mut self, frame: &str) -> Result<()> {
+        let session = self.shared.session();
+        self.modern = session.modern;
+        let mut headers = self.shared.base_headers(&session);
+        // The probe goes out before the era is known: its envelope names the version.
+        if let Some(version) = self.info.envelope_version() {
+            headers.retain(|(name, _)| name != headers::PROTOCOL_VERSION);
+            headers.push((headers::PROTOCOL_VERSION.into(), version.to_owned()));
+        }
+        {
+            let tools = self.shared.lock_tools();
+            headers.extend(headers::routing(self.info, self.modern.then_some(&*tools)));
+        }
+        let response =
+            post(self.shared, frame, &headers, None).map_err(|e| request_error(self.shared, e))?;
+        let status = response.status().as_u16();
+        if self.info.is(methods::INITIALIZE) && (200..300).contains(&status) {
+            if let Some(id) = header(&response, headers::SESSION_ID) {
+                self.shared.capture_session(id);
+            }
+        }
+        if !(200..300).contains(&status) {
+            return Err(status_error(self.shared, response, self.info, &session));
+        }
+        match content_type(&response).as_str() {
+            "application/json" => self.json(response.into_body()),
+            "text/event-stream" => self.stream(response.into_body()),
+            "" if status == 202 || status == 204 => Err(Error::protocol(format!(
+                "the server answered the {} request with HTTP {status} and no response",
+                self.method()
+            ))),
+            other => Err(unsupported_content_type(other)),
+        }
+    }
+
+    fn json(&mut self, body: Body) -> Result<()> {
+        let limit = self.shared.config.max_message_bytes;
+        let bytes = read_limited(body, limit)?.ok_or_else(|| {
+            Error::protocol(format!(
+                "the server's response body is over the limit of {limit} bytes"
+            ))
+        })?;
+        let value: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| Error::protocol(format!("the server's response body is not JSON: {e}")))?;
+        self.deliver(value);
+        self.require_answer()
+    }
+
+    fn stream(&mut self, body: Body) -> Result<()> {
+        let mut state = StreamState::default();
+        let ended = self.follow(body, &mut state)?;
+        if self.answered {
+            return Ok(());
+        }
+        if state.last_event_id.is_none() {
+            // Not primed: there is nothing to resume from.
+            let why = match ended {
+                StreamEnd::Closed => String::new(),
+                StreamEnd::Broke(e) => format!(" ({e})"),
+            };
+            return Err(Error::protocol(format!(
+                "the server closed the SSE stream without a response to the {} request{why}",
+                self.method()
+            )));
+        }
+        self.resume(state)
+    }
+
+    /// SEP-1699: the stream was primed and closed early, so the response is fetched by GET with
+    /// `Last-Event-ID`, after the delay the server asked for.
+    fn resume(&mut self, mut state: StreamState) -> Result<()> {
+        let budget = self.shared.config.resume_budget;
+        let mut give_up_at = Instant::now() + budget;
+        let mut fruitless = 0;
+        while !self.answered {
+            if fruitless == MAX_RESUME_ATTEMPTS {
+                return Err(Error::protocol(format!(
+                    "the server closed the SSE stream without a response to the {} request, \
+                     also after {MAX_RESUME_ATTEMPTS} reconnections",
+                    self.method()
+                )));
+            }
+            let delay = state.retry.unwrap_or(DEFAULT_RETRY).max(MIN_RETRY);
+            if Instant::now() + delay > give_up_at {
+                return Err(Error::protocol(format!(
+                    "the server closed the SSE stream of the {} request and asked for a \
+                     reconnection delay of {} ms, past the budget of {} ms",
+                    self.method(),
+                    delay.as_millis(),
+                    budget.as_millis()
+                )));
+            }
+            if !self.exchange.sleep(delay) {
+                return Err(Error::new(Status::Cancelled, "the exchange was aborted"));
+            }
+            fruitless += 1;
+            let last_id = state.last_event_id.clone().unwrap_or_default();
+            let response =
+                resume_get(self.shared, &last_id).map_err(|e| request_error(self.shared, e))?;
+            let session = self.shared.session();
+            if !(200..300).contains(&response.status().as_u16()) {
+                return Err(status_error(self.shared, response, self.info, &session));
+            }
+            match content_type(&response).as_str() {
+                "text/event-stream" => {}
+                other => return Err(unsupported_content_type(other)),
+            }
+            let before = state.events;
+            // However it ends, what counts is whether it brought anything.
+            let _ = self.follow(response.into_body(), &mut state)?;
+            if state.events > before {
+                fruitless = 0;
+                give_up_at = Instant::now() + budget;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads an SSE stream to its end, delivering each message. Once the response is in, the
+    /// rest is still read (so the connection can be reused), within a deadline. A stream that
+    /// breaks is not an error by itself: a primed one is resumed.
+    fn follow(&mut self, body: Body, state: &mut StreamState) -> Result<StreamEnd> {
+        let limit = self.shared.config.max_message_bytes;
+        let mut events = SseReader::new(BufReader::new(body.into_reader()), limit);
+        let mut draining = self.answered;
+        loop {
+            let event = match events.next_event() {
+                Ok(Some(event)) => event,
+                Ok(None) => return Ok(StreamEnd::Closed),
+                Err(SseError::Io(e)) => return Ok(StreamEnd::Broke(e)),
+                // After the response, nothing that follows matters.
+                Err(_) if self.answered => return Ok(StreamEnd::Closed),
+                Err(SseError::TooLarge(limit)) => {
+                    return Err(Error::protocol(format!(
+                        "the server sent an SSE event over the limit of {limit} bytes"
+                    )))
+                }
+            };
+            if let Some(id) = events.last_event_id().filter(|id| !id.is_empty()) {
+                state.last_event_id = Some(id.to_owned());
+            }
+            if let Some(retry) = events.retry() {
+                state.retry = Some(retry);
+            }
+            if event.data.trim().is_empty() {
+                continue; // a priming event
+            }
+            state.events += 1;
+            match serde_json::from_str(&event.data) {
+                Ok(value) => self.deliver(value),
+                Err(e) => self.shared.inbound.bad_frame(
+                    Error::protocol(format!("skipped an SSE event that is not JSON: {e}")),
+                    false,
+                ),
+            }
+            if self.answered && !draining {
+                draining = true;
+                let deadline = Instant::now() + DRAIN_AFTER_RESPONSE;
+                self.shared.watchdog.abort_at(deadline, self.exchange);
+            }
+        }
+    }
+
+    /// Hands messages to the engine (a batch is taken apart), noting our response.
+    fn deliver(&mut self, value: Value) {
+        match value {
+            Value::Array(batch) => batch.into_iter().for_each(|m| self.deliver_one(m)),
+            message => self.deliver_one(message),
+        }
+    }
+
+    fn deliver_one(&mut self, message: Value) {
+        let incoming = jsonrpc::classify(message);
+        if let Incoming::Response { id, frame } = &incoming {
+            if id.as_i64() == Some(self.id) {
+                self.answered = true;
+                if let (true, true, Some(result)) = (
+                    self.modern,
+                    self.info.is(methods::TOOLS_LIST),
+                    frame.get("result"),
+                ) {
+                    self.shared
+                        .lock_tools()
+                        .learn(self.info.params.as_ref(), result);
+                }
+            }
+        }
+        self.shared.inbound.message(incoming);
+    }
+
+    fn require_answer(&self) -> Result<()> {
+        match self.answered {
+            true => Ok(()),
+            false => Err(Error::protocol(format!(
+                "the server's answer to the {} request holds no response for id {}",
+                self.method(),
+                self.id
+            ))),
+        }
+    }
+
+    fn method(&self) -> &str {
+        self.info.method.as_deref().unwrap_or("(unknown)")
+    }
+}
+
+/// POSTs a notification, or an answer to a server request: the server acknowledges it (202).
+pub(super) fn notify(shared: &Shared, frame: &str) -> Result<()> {
+    let info = MessageInfo::parse(frame)?;
+    let session = shared.session();
+    let mut headers = shared.base_headers(&session);
+    headers.extend(headers::routing(&info, None));
+    let response = post(shared, frame, &headers, Some(NOTIFY_TIMEOUT))
+        .map_err(|e| request_error(shared, e))?;
+    if !(200..300).contains(&response.status().as_u16()) {
+        return Err(status_error(shared, response, &info, &session));
+    }
+    // Read what little there is, so the connection can be reused.
+    let _ = read_limited(response.into_body(), ERROR_BODY_LIMIT);
+    Ok(())
+}
+
+/// Ends the legacy session. 404 (already gone) and 405 (no DELETE here) count as success.
+pub(super) fn delete_session(shared: &Shared, id: &str, session: &Session) -> Result<()> {
+    let mut request = shared
+        .agent
+        .delete(&shared.config.url)
+        .config()
+        .timeout_global(Some(shared.config.close_timeout))
+        .build();
+    for (name, value) in shared.base_headers(session) {
+        request = request.header(name, value);
+    }
+    let response = request.call().map_err(|e| request_error(shared, e))?;
+    match response.status().as_u16() {
+        200..=299 | 404 | 405 => Ok(()),
+        status => Err(Error::transport(format!(
+            "DELETE of session {id} failed with HTTP {status}"
+        ))),
+    }
+}
+
+fn post(
+    shared: &Shared,
+    body: &str,
+    headers: &Headers,
+    timeout: Option<Duration>,
+) -> std::result::Result<Response<Body>, ureq::Error> {
+    let mut request = shared
+        .agent
+        .post(&shared.config.url)
+        .config()
+        .timeout_global(timeout)
+        .build()
+        .header("Accept", headers::ACCEPT_BOTH)
+        .header("Content-Type", "application/json");
+    for (name, value) in headers {
+        request = request.header(name, value);
+    }
+    request.send(body)
+}
+
+fn resume_get(
+    shared: &Shared,
+    last_event_id: &str,
+) -> std::result::Result<Response<Body>, ureq::Error> {
+    let mut request = shared
+        .agent
+        .get(&shared.config.url)
+        .header("Accept", headers::ACCEPT_SSE)
+        .header(headers::LAST_EVENT_ID, last_event_id);
+    for (name, value) in shared.base_headers(&shared.session()) {
+        request = request.header(name, value);
+    }
+    request.call()
+}
+
+/// Reads a body up to `limit` bytes; `None` if it is longer.
+fn read_limited(body: Body, limit: usize) -> Result<Option<Vec<u8>>> {
+    if body.content_length().is_some_and(|n| n > limit as u64) {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    body.into_reader()
+        .take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::transport(format!("cannot read the server's response: {e}")))?;
+    Ok((bytes.len() <= limit).then_some(bytes))
+}
+
+fn header<'r>(response: &'r Response<Body>, name: &str) -> Option<&'r str> {
+    response.headers().get(name)?.to_str().ok()
+}
+
+/// The media type, lower case, without parameters.
+fn content_type(response: &Response<Body>) -> String {
+    header(response, "content-type")
+        .unwrap_or_default()
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
+}
+
+fn unsupported_content_type(content_type: &str) -> Error {
+    Error::protocol(format!(
+        "unsupported Content-Type {content_type:?} in the server's answer: expected \
+         application/json or text/event-stream"
+    ))
+}
+
+/// A request that got no HTTP answer at all.
+fn request_error(shared: &Shared, error: ureq::Error) -> Error {
+    let url = &shared.config.url;
+    let why = match &error {
+        ureq::Error::Io(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            "connection refused".to_owned()
+        }
+        ureq::Error::Timeout(what) => format!("timed out ({what})"),
+        ureq::Error::HostNotFound => "host not found".to_owned(),
+        other => other.to_string(),
+    };
+    Error::transport(format!("cannot reach {url}: {why}"))
+}
+
+/// An HTTP error status. A JSON-RPC error in the body is the server's answer and is kept
+/// whole; a 404 to a request that carried a session means the session is gone.
+fn status_error(
+    shared: &Shared,
+    response: Response<Body>,
+    info: &MessageInfo,
+    session: &Session,
+) -> Error {
+    let status = response.status();
+    let code = status.as_u16();
+    let method = info.method.as_deref().unwrap_or("(answer)");
+    if (300..400).contains(&code) {
+        let location = header(&response, "location").unwrap_or("(none)").to_owned();
+        return Error::transport(format!(
+            "the server answered {method} with a redirect (HTTP {code}) to {location}; \
+             redirects are not followed"
+        ));
+    }
+    let body = read_limited(response.into_body(), ERROR_BODY_LIMIT)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let rpc_error = jsonrpc_error(&body);
+    let sent_session = session.id.as_deref().filter(|_| !session.modern);
+    if let (404, Some(id)) = (code, sent_session) {
+        shared.expire_session(id);
+        let mut error = Error::new(
+            Status::SessionExpired,
+            format!(
+                "the server no longer knows session {id} (HTTP 404 to {method}); connect \
+                 again to start a new session"
+            ),
+        );
+        if let Some(rpc) = rpc_error {
+            error.message = format!("{}: {}", error.message, rpc.message);
+            (error.code, error.data) = (rpc.code, rpc.data);
+        }
+        return error;
+    }
+    if let Some(rpc) = rpc_error {
+        return rpc;
+    }
+    let reason = status.canonical_reason().unwrap_or("");
+    let text = String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned();
+    let detail = match text.trim() {
+        "" => String::new(),
+        text => format!(": {text}"),
+    };
+    let message = format!("the server answered {method} with HTTP {code} {reason}{detail}");
+    // A server of the handshake era may refuse the probe without a JSON-RPC body: that is a
+    // verdict on the era, not a broken connection, so connecting falls back to `initialize`.
+    if info.is(methods::DISCOVER) && matches!(code, 400 | 404 | 405) {
+        return Error::protocol(message);
+    }
+    Error::transport(message)
+}
+
+/// The JSON-RPC error object in an error body, as a SERVER_ERROR.
+fn jsonrpc_error(body: &[u8]) -> Option<Error> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    let error = value.get("error")?;
+    let code = error.get("code")?.as_i64()?;
+    let message = error.get("message")?.as_str()?;
+    Some(Error::server(
+        code,
+        message.to_owned(),
+        error.get("data").cloned(),
+    ))
+}

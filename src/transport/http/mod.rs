@@ -1,0 +1,380 @@
+//! The Streamable HTTP transport, for both protocol eras.
+//!
+//! Every request is its own exchange: a worker thread POSTs it on a pooled connection, reads the
+//! answer (one JSON body or an SSE stream, see `exchange`), and hands every message it meets to
+//! the engine. The caller never waits on the socket, so a cancel wakes it at once; how the server
+//! learns of the cancel depends on the era:
+//! - legacy (2025-11-25 and older): the engine POSTs `notifications/cancelled` on another
+//!   connection once the request was written, then `abandon` drops the request's stream;
+//! - modern (2026-07-28): `abandon` shuts the request's socket down at once. The server sees its
+//!   stream close, which is the cancel signal of that revision; nothing else is sent.
+//!
+//! The legacy era also has a session: the `Mcp-Session-Id` of the `initialize` response is sent
+//! on every later request, a 404 to it ends the call with SESSION_EXPIRED, and close DELETEs it.
+
+mod connector;
+mod deadline;
+mod exchange;
+mod headers;
+pub mod sse;
+
+use super::{Inbound, OutgoingRequest, Transport, WireCancel};
+use crate::error::{Error, Result, Status};
+use connector::{Exchange, TrackingConnector};
+use deadline::Watchdog;
+use headers::{Headers, MessageInfo, ToolHeaders};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use ureq::http::Uri;
+
+/// The default limit for one JSON body or one SSE event from the server.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+
+/// How to reach the server.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// The MCP endpoint, e.g. `https://example.com/mcp`. https is verified against the bundled
+    /// web roots; plain http is for loopback and tests.
+    pub url: String,
+    /// Sent with every request, e.g. `("Authorization", "Bearer ...")`. Names must be HTTP
+    /// tokens and values free of control characters; the transport's own headers are refused.
+    pub headers: Vec<(String, String)>,
+    /// How long opening a connection (TCP, then TLS) may take.
+    pub connect_timeout: Duration,
+    /// The longest silence while reading a response; `None` (the default) waits as long as the
+    /// call does, since a slow tool may say nothing for a long time.
+    pub idle_timeout: Option<Duration>,
+    /// The largest JSON body or single SSE event accepted; a larger one fails the call.
+    pub max_message_bytes: usize,
+    /// How long a dropped SSE stream may take to resume (SEP-1699), delays included.
+    pub resume_budget: Duration,
+    /// How long close waits for the session DELETE and for the exchanges to end.
+    pub close_timeout: Duration,
+}
+
+impl HttpConfig {
+    pub fn new(url: impl Into<String>) -> Self {
+        HttpConfig {
+            url: url.into(),
+            headers: Vec::new(),
+            connect_timeout: Duration::from_secs(10),
+            idle_timeout: None,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            resume_budget: Duration::from_secs(60),
+            close_timeout: Duration::from_secs(2),
+        }
+    }
+
+    /// Adds a header sent with every request, after checking it: an HTTP token for a name, no
+    /// control characters (CR, LF, NUL...) in the value, and not one the transport sets itself.
+    pub fn add_header(&mut self, name: &str, value: &str) -> Result<()> {
+        let header = vec![(name.to_owned(), value.to_owned())];
+        headers::check_extra(&header)?;
+        self.headers.extend(header);
+        Ok(())
+    }
+}
+
+/// How long a notification POST (a cancel notice, an answer) may take.
+const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a stream may stay open after its response has arrived.
+const DRAIN_AFTER_RESPONSE: Duration = Duration::from_secs(2);
+/// Abandons of ids not seen yet are remembered, this many at most (see `abandon`).
+const EARLY_ABANDONS: usize = 256;
+
+pub struct HttpTransport {
+    shared: Arc<Shared>,
+}
+
+/// What the transport and its workers share.
+struct Shared {
+    config: HttpConfig,
+    agent: ureq::Agent,
+    inbound: Arc<dyn Inbound>,
+    session: Mutex<Session>,
+    tools: Mutex<ToolHeaders>,
+    exchanges: Mutex<Exchanges>,
+    workers: Workers,
+    watchdog: Watchdog,
+    closed: AtomicBool,
+}
+
+/// What the connection learned: the legacy session, the version, the era.
+#[derive(Debug, Default, Clone)]
+struct Session {
+    id: Option<String>,
+    protocol_version: Option<String>,
+    modern: bool,
+}
+
+#[derive(Default)]
+struct Exchanges {
+    running: HashMap<i64, Arc<Exchange>>,
+    /// Calls abandoned before their request reached us (a cancel racing the send).
+    abandoned_early: VecDeque<i64>,
+}
+
+/// Counts running workers, so close can wait for them.
+#[derive(Default)]
+struct Workers {
+    running: Mutex<usize>,
+    idle: Condvar,
+}
+
+impl HttpTransport {
+    /// Checks the configuration and builds the connection pool. Nothing is sent yet.
+    pub fn open(config: HttpConfig, inbound: Arc<dyn Inbound>) -> Result<HttpTransport> {
+        check_url(&config.url)?;
+        headers::check_extra(&config.headers)?;
+        if config.max_message_bytes == 0 {
+            return Err(Error::invalid("max_message_bytes must be positive"));
+        }
+        let agent_config = ureq::Agent::config_builder()
+            // Error statuses carry JSON-RPC errors we want to read.
+            .http_status_as_error(false)
+            // Never follow a redirect: it could carry the Authorization header elsewhere.
+            .max_redirects(0)
+            .timeout_connect(Some(config.connect_timeout))
+            .timeout_per_read(config.idle_timeout)
+            .max_idle_connections(32)
+            .max_idle_connections_per_host(16)
+            // Below the usual 5 s keep-alive of servers, so we rarely reuse a connection the
+            // server is closing.
+            .max_idle_age(Duration::from_secs(4))
+            .user_agent(format!("mcpc/{}", crate::VERSION))
+            .build();
+        let agent = ureq::Agent::with_parts(
+            agent_config,
+            TrackingConnector::default(),
+            ureq::unversioned::resolver::DefaultResolver::default(),
+        );
+        Ok(HttpTransport {
+            shared: Arc::new(Shared {
+                config,
+                agent,
+                inbound,
+                session: Mutex::default(),
+                tools: Mutex::default(),
+                exchanges: Mutex::default(),
+                workers: Workers::default(),
+                watchdog: Watchdog::default(),
+                closed: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// The legacy session id, once the server gave one.
+    pub fn session_id(&self) -> Option<String> {
+        self.shared.session().id
+    }
+}
+
+fn check_url(url: &str) -> Result<()> {
+    let uri: Uri = url
+        .parse()
+        .map_err(|e| Error::invalid(format!("invalid URL {url:?}: {e}")))?;
+    match uri.scheme_str() {
+        Some("http" | "https") => {}
+        _ => {
+            return Err(Error::invalid(format!(
+                "invalid URL {url:?}: the scheme must be http or https"
+            )))
+        }
+    }
+    if uri.host().is_none_or(str::is_empty) {
+        return Err(Error::invalid(format!("invalid URL {url:?}: no host")));
+    }
+    Ok(())
+}
+
+impl Transport for HttpTransport {
+    fn send_request(&self, request: OutgoingRequest) -> Result<()> {
+        let shared = &self.shared;
+        if shared.closed.load(Ordering::Acquire) {
+            return Err(Error::new(Status::Closed, "the transport is closed"));
+        }
+        let OutgoingRequest { id, frame, sent } = request;
+        let info = MessageInfo::parse(&frame)?;
+        let exchange = Exchange::new(Some(sent));
+        {
+            let mut exchanges = shared.lock_exchanges();
+            if let Some(at) = exchanges.abandoned_early.iter().position(|&i| i == id) {
+                // The call is already over: nothing is sent.
+                exchanges.abandoned_early.remove(at);
+                return Ok(());
+            }
+            exchanges.running.insert(id, exchange.clone());
+        }
+        let worker = {
+            let shared = shared.clone();
+            move || {
+                exchange::run(&shared, &exchange, id, &frame, &info);
+                shared.lock_exchanges().running.remove(&id);
+            }
+        };
+        Workers::spawn(shared, worker).inspect_err(|_| {
+            shared.lock_exchanges().running.remove(&id);
+        })
+    }
+
+    fn send_notification(&self, frame: &str) -> Result<()> {
+        if self.shared.closed.load(Ordering::Acquire) {
+            return Err(Error::new(Status::Closed, "the transport is closed"));
+        }
+        exchange::notify(&self.shared, frame)
+    }
+
+    fn wire_cancel(&self) -> WireCancel {
+        match self.shared.session().modern {
+            true => WireCancel::Abort,
+            false => WireCancel::Notify,
+        }
+    }
+
+    fn abandon(&self, id: i64) {
+        let mut exchanges = self.shared.lock_exchanges();
+        match exchanges.running.get(&id) {
+            Some(exchange) => exchange.abort(),
+            None => {
+                // Either the exchange is over (nothing to do), or its request has not reached
+                // `send_request` yet: remember the id so it is never sent.
+                if exchanges.abandoned_early.len() == EARLY_ABANDONS {
+                    exchanges.abandoned_early.pop_front();
+                }
+                exchanges.abandoned_early.push_back(id);
+            }
+        }
+    }
+
+    fn negotiated(&self, protocol_version: &str, modern: bool) {
+        let mut session = self.shared.lock_session();
+        session.protocol_version = Some(protocol_version.to_owned());
+        session.modern = modern;
+        if modern {
+            session.id = None;
+        }
+    }
+
+    fn close(&self) {
+        let shared = &self.shared;
+        if shared.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        // Every exchange still running ends now; its worker sees the abort and ends quietly.
+        let running: Vec<Arc<Exchange>> = shared
+            .lock_exchanges()
+            .running
+            .drain()
+            .map(|(_, exchange)| exchange)
+            .collect();
+        running.iter().for_each(|exchange| exchange.abort());
+        shared.watchdog.stop();
+        let session = shared.session();
+        if let (Some(id), false) = (&session.id, session.modern) {
+            // 404 and 405 (no session, or no DELETE) are fine, and so is any failure: the
+            // session is gone from our side whatever the server says.
+            let _ = exchange::delete_session(shared, id, &session);
+        }
+        // Connections still opening or idle in the pool.
+        shared.agent.clone().shutdown();
+        shared.workers.wait(shared.config.close_timeout);
+    }
+}
+
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl Shared {
+    fn session(&self) -> Session {
+        self.lock_session().clone()
+    }
+
+    /// Forgets the session the server no longer knows (unless it was replaced already).
+    fn expire_session(&self, id: &str) {
+        let mut session = self.lock_session();
+        if session.id.as_deref() == Some(id) {
+            session.id = None;
+        }
+    }
+
+    /// Keeps the session id of an `initialize` response; the first one stays.
+    fn capture_session(&self, id: &str) {
+        let mut session = self.lock_session();
+        if session.id.is_none() && !id.is_empty() {
+            session.id = Some(id.to_owned());
+        }
+    }
+
+    /// The headers every request carries: the host's, then the session's.
+    fn base_headers(&self, session: &Session) -> Headers {
+        let mut headers = self.config.headers.clone();
+        if let (Some(id), false) = (&session.id, session.modern) {
+            headers.push((headers::SESSION_ID.into(), id.clone()));
+        }
+        if let Some(version) = &session.protocol_version {
+            headers.push((headers::PROTOCOL_VERSION.into(), version.clone()));
+        }
+        headers
+    }
+
+    fn lock_session(&self) -> MutexGuard<'_, Session> {
+        lock(&self.session)
+    }
+
+    fn lock_exchanges(&self) -> MutexGuard<'_, Exchanges> {
+        lock(&self.exchanges)
+    }
+
+    fn lock_tools(&self) -> MutexGuard<'_, ToolHeaders> {
+        lock(&self.tools)
+    }
+}
+
+impl Workers {
+    /// Runs `body` on a new worker thread, counted until it ends.
+    fn spawn(shared: &Arc<Shared>, body: impl FnOnce() + Send + 'static) -> Result<()> {
+        *lock(&shared.workers.running) += 1;
+        let counted = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name("mcpc-http".into())
+            .spawn(move || {
+                body();
+                counted.workers.finish();
+            });
+        spawned.map(|_| ()).map_err(|e| {
+            shared.workers.finish();
+            Error::transport(format!("cannot start a thread: {e}"))
+        })
+    }
+
+    fn finish(&self) {
+        *lock(&self.running) -= 1;
+        self.idle.notify_all();
+    }
+
+    /// Waits until no worker runs, at most `limit`.
+    fn wait(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        let mut running = lock(&self.running);
+        while *running > 0 {
+            let now = Instant::now();
+            if now >= deadline {
+                return;
+            }
+            running = self
+                .idle
+                .wait_timeout(running, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}

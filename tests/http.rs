@@ -1,0 +1,840 @@
+//! The Streamable HTTP transport against our own test server in its HTTP mode (and, for the
+//! answers it never gives, small canned servers): sessions, both body kinds, resumption, header
+//! encoding, limits, both cancel paths, timeouts, connection reuse and failures.
+
+mod common;
+
+use common::http_server::*;
+use common::text;
+use mcpc::{
+    CancellationToken, Client, ClientOptions, ConnectMode, HttpConfig, RequestOptions, Status,
+};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn none() -> RequestOptions {
+    RequestOptions::default()
+}
+
+fn echo(client: &Client, text_in: &str) -> mcpc::Result<Value> {
+    client.call_tool("echo", Some(json!({ "text": text_in })), &none())
+}
+
+/// Starts `call` on another thread, cancels it after `after`, and returns its error and how
+/// long the caller took to return after the cancel.
+fn cancel_after(
+    client: &Arc<Client>,
+    call: impl FnOnce(&Client, &RequestOptions) -> mcpc::Result<Value> + Send + 'static,
+    after: Duration,
+) -> (mcpc::Error, Duration) {
+    let token = CancellationToken::new();
+    let caller = {
+        let (client, opts) = (client.clone(), RequestOptions::with_cancellation(&token));
+        std::thread::spawn(move || {
+            let result = call(&client, &opts);
+            (result, Instant::now())
+        })
+    };
+    std::thread::sleep(after);
+    let cancelled_at = Instant::now();
+    assert!(token.cancel(Some("test cancel")));
+    let (result, returned_at) = caller.join().unwrap();
+    (
+        result.unwrap_err(),
+        returned_at.saturating_duration_since(cancelled_at),
+    )
+}
+
+fn slow(ms: u64) -> impl FnOnce(&Client, &RequestOptions) -> mcpc::Result<Value> {
+    move |client, opts| client.call_tool("slow", Some(json!({ "ms": ms })), opts)
+}
+
+#[test]
+fn legacy_session_and_version_go_on_every_request_after_initialize() {
+    let server = HttpServer::start("http_legacy_session", &[]);
+    let client = server.connect(ConnectMode::Legacy);
+    assert_eq!(client.protocol_version().as_deref(), Some("2025-11-25"));
+    assert_eq!(text(&echo(&client, "hi").unwrap()), "hi");
+    client.close();
+
+    let requests = server.requests();
+    let initialize = posts_of(&requests, "initialize")[0];
+    assert_eq!(header(initialize, "mcp-session-id"), None);
+    assert_eq!(header(initialize, "mcp-protocol-version"), None);
+    assert_eq!(
+        header(initialize, "accept"),
+        Some("application/json, text/event-stream")
+    );
+    assert_eq!(header(initialize, "content-type"), Some("application/json"));
+    for method in ["notifications/initialized", "tools/call"] {
+        let post = posts_of(&requests, method)[0];
+        assert_eq!(
+            header(post, "mcp-session-id"),
+            Some("session-1"),
+            "{method}"
+        );
+        assert_eq!(
+            header(post, "mcp-protocol-version"),
+            Some("2025-11-25"),
+            "{method}"
+        );
+        assert_eq!(header(post, "mcp-method"), Some(method));
+    }
+    assert_eq!(
+        header(posts_of(&requests, "tools/call")[0], "mcp-name"),
+        Some("echo")
+    );
+    // close ends the session.
+    let delete = requests.last().unwrap();
+    assert_eq!(delete["method"], "DELETE");
+    assert_eq!(header(delete, "mcp-session-id"), Some("session-1"));
+    assert_eq!(header(delete, "mcp-protocol-version"), Some("2025-11-25"));
+}
+
+#[test]
+fn close_ends_pending_calls_and_the_session_in_bounded_time() {
+    let server = HttpServer::start("http_close", &[]);
+    let client = Arc::new(server.connect(ConnectMode::Legacy));
+    let caller = {
+        let client = client.clone();
+        std::thread::spawn(move || slow(10_000)(&client, &none()))
+    };
+    server.wait_for(|lines| !posts_of(&http_requests(lines), "tools/call").is_empty());
+    let start = Instant::now();
+    client.close();
+    let closing = start.elapsed();
+    assert_eq!(caller.join().unwrap().unwrap_err().status, Status::Closed);
+    assert!(closing < Duration::from_secs(2), "close took {closing:?}");
+    let lines =
+        server.wait_for(|lines| http_requests(lines).iter().any(|r| r["method"] == "DELETE"));
+    let delete = http_requests(&lines)
+        .into_iter()
+        .find(|r| r["method"] == "DELETE")
+        .expect("a DELETE");
+    assert_eq!(header(&delete, "mcp-session-id"), Some("session-1"));
+}
+
+#[test]
+fn an_expired_session_is_reported_and_a_new_client_starts_another() {
+    // The session serves notifications/initialized and one call, then it is gone.
+    let server = HttpServer::start("http_expiry", &["--expire-session-after", "2"]);
+    let client = server.connect(ConnectMode::Legacy);
+    echo(&client, "one").unwrap();
+    let expired = echo(&client, "two").unwrap_err();
+    assert_eq!(expired.status, Status::SessionExpired, "{expired}");
+    assert!(expired.message.contains("session-1"), "{expired}");
+    assert!(expired.request_id.is_some());
+    assert_eq!(
+        expired.code,
+        Some(-32600),
+        "the server's JSON-RPC error is kept"
+    );
+
+    // The session is forgotten: the next request carries none (the server refuses it).
+    let refused = echo(&client, "three").unwrap_err();
+    assert_eq!(
+        (refused.status, refused.code),
+        (Status::ServerError, Some(-32000))
+    );
+    let requests = server.requests();
+    let last = posts_of(&requests, "tools/call").pop().unwrap();
+    assert_eq!(header(last, "mcp-session-id"), None);
+    client.close();
+    assert!(
+        !server.requests().iter().any(|r| r["method"] == "DELETE"),
+        "no DELETE for a session that is gone"
+    );
+
+    let again = server.connect(ConnectMode::Legacy);
+    assert_eq!(text(&echo(&again, "back").unwrap()), "back");
+    let requests = server.requests();
+    let last = posts_of(&requests, "tools/call").pop().unwrap();
+    assert_eq!(header(last, "mcp-session-id"), Some("session-2"));
+}
+
+/// Every request method.
+fn exercise(server: &HttpServer, mode: ConnectMode) {
+    let options = ClientOptions {
+        mode,
+        ..ClientOptions::default()
+    };
+    let client = Client::http(server.config(), options);
+    client.connect().unwrap();
+    assert_eq!(client.is_modern(), mode == ConnectMode::Modern);
+
+    assert_eq!(text(&echo(&client, "hi").unwrap()), "hi");
+    let tools = client.tools(&none()).unwrap();
+    assert!(tools.len() > 5, "all pages: {tools:?}");
+    assert_eq!(client.resources(&none()).unwrap().len(), 2);
+    let read = client.read_resource("test://items/7", &none()).unwrap();
+    assert_eq!(read["contents"][0]["text"], "item 7");
+    let prompt = client
+        .get_prompt("greet", Some(json!({"name": "Ada"})), &none())
+        .unwrap();
+    assert_eq!(prompt["messages"][0]["content"]["text"], "Hello, Ada!");
+    let done = client
+        .complete(
+            json!({"type": "ref/prompt", "name": "greet"}),
+            json!({"name": "name", "value": "ga"}),
+            None,
+            &none(),
+        )
+        .unwrap();
+    assert_eq!(done["completion"]["values"], json!(["gamma", "gamut"]));
+    let error = client
+        .call_tool("add", Some(json!({"a": "x"})), &none())
+        .unwrap_err();
+    assert_eq!(
+        (error.status, error.code),
+        (Status::ServerError, Some(-32602))
+    );
+
+    let opts = RequestOptions {
+        progress_token: Some(json!("p1")),
+        ..none()
+    };
+    let result = client
+        .call_tool("progress", Some(json!({"steps": 3})), &opts)
+        .unwrap();
+    assert_eq!(text(&result), "done");
+}
+
+#[test]
+fn json_and_sse_answers_work_in_both_eras() {
+    for flags in [vec![], vec!["--http-json"]] {
+        let mut args = vec!["--modern", "--page-size", "2"];
+        args.extend(flags);
+        let server = HttpServer::start("http_bodies", &args);
+        exercise(&server, ConnectMode::Legacy);
+        exercise(&server, ConnectMode::Modern);
+    }
+}
+
+#[test]
+fn auto_mode_falls_back_to_initialize_when_the_server_refuses_discover() {
+    let server = HttpServer::start("http_auto_fallback", &[]);
+    let client = server.connect(ConnectMode::Auto);
+    assert!(!client.is_modern());
+    assert_eq!(text(&echo(&client, "hi").unwrap()), "hi");
+    let requests = server.requests();
+    let probe = posts_of(&requests, "server/discover")[0];
+    // The probe names its version in the header, as its envelope does.
+    assert_eq!(header(probe, "mcp-protocol-version"), Some("2026-07-28"));
+    assert_eq!(header(probe, "mcp-method"), Some("server/discover"));
+}
+
+#[test]
+fn modern_requests_carry_version_method_and_name_and_no_session() {
+    let server = HttpServer::start("http_modern_headers", &["--modern"]);
+    let client = server.connect(ConnectMode::Auto);
+    assert!(client.is_modern());
+    echo(&client, "hi").unwrap();
+    client.read_resource("test://hello", &none()).unwrap();
+    client.close();
+    let requests = server.requests();
+    for request in &requests {
+        assert_eq!(header(request, "mcp-session-id"), None, "{request}");
+        assert_ne!(request["method"], "DELETE", "no session to delete");
+        let method = request["body"]["method"].as_str().unwrap();
+        assert_eq!(header(request, "mcp-method"), Some(method));
+        assert_eq!(header(request, "mcp-protocol-version"), Some("2026-07-28"));
+    }
+    assert_eq!(
+        header(posts_of(&requests, "resources/read")[0], "mcp-name"),
+        Some("test://hello")
+    );
+}
+
+#[test]
+fn names_that_could_inject_headers_are_base64_wrapped() {
+    let server = HttpServer::start("http_injection", &["--modern"]);
+    for mode in [ConnectMode::Modern, ConnectMode::Legacy] {
+        let client = server.connect(mode);
+        // The server decodes Mcp-Name and compares it with the body (-32020 if they differ):
+        // getting "Unknown tool" back proves the header arrived intact and matching.
+        let evil = "echo\r\nX-Injected: 1";
+        let error = client
+            .call_tool(evil, Some(json!({})), &none())
+            .unwrap_err();
+        assert_eq!(
+            (error.status, error.code),
+            (Status::ServerError, Some(-32602)),
+            "{mode:?}: {error}"
+        );
+        assert!(error.message.contains("Unknown tool"), "{error}");
+        let uri = "test://items/caf\u{e9}\n";
+        let read = client.read_resource(uri, &none()).unwrap();
+        assert_eq!(read["contents"][0]["text"], "item caf\u{e9}\n");
+    }
+    let requests = server.requests();
+    for request in &requests {
+        let headers = request["headers"].as_object().unwrap();
+        assert!(!headers.contains_key("x-injected"), "{request}");
+    }
+    let calls = posts_of(&requests, "tools/call");
+    assert_eq!(calls.len(), 2);
+    for call in calls {
+        assert_eq!(
+            header(call, "mcp-name"),
+            Some("=?base64?ZWNobw0KWC1JbmplY3RlZDogMQ==?=")
+        );
+    }
+    let reads = posts_of(&requests, "resources/read");
+    assert_eq!(
+        header(reads[0], "mcp-name"),
+        Some("=?base64?dGVzdDovL2l0ZW1zL2NhZsOpCg==?=")
+    );
+}
+
+#[test]
+fn declared_parameters_are_mirrored_once_tools_list_declared_them() {
+    let server = HttpServer::start("http_params", &["--modern"]);
+    let client = server.connect(ConnectMode::Modern);
+    let args = json!({"region": "eu west\r\n", "count": 3});
+    // Before tools/list we know no declaration: the server finds the headers missing.
+    let error = client
+        .call_tool("header_ok", Some(args.clone()), &none())
+        .unwrap_err();
+    assert_eq!(error.code, Some(-32020), "{error}");
+
+    let tools = client.tools(&none()).unwrap();
+    assert!(!tools.iter().any(|t| t["name"] == "header_bad"), "dropped");
+    let result = client
+        .call_tool("header_ok", Some(args.clone()), &none())
+        .unwrap();
+    assert_eq!(serde_json::from_str::<Value>(text(&result)).unwrap(), args);
+    // Absent arguments mean absent headers.
+    client
+        .call_tool("header_ok", Some(json!({"count": 4})), &none())
+        .unwrap();
+
+    let requests = server.requests();
+    let calls = posts_of(&requests, "tools/call");
+    let mirrored = calls[1];
+    assert_eq!(
+        header(mirrored, "mcp-param-region"),
+        Some("=?base64?ZXUgd2VzdA0K?=")
+    );
+    assert_eq!(header(mirrored, "mcp-param-count"), Some("3"));
+    assert_eq!(header(calls[2], "mcp-param-region"), None);
+    assert_eq!(header(calls[2], "mcp-param-count"), Some("4"));
+}
+
+#[test]
+fn error_statuses_keep_the_servers_json_rpc_error() {
+    let server = HttpServer::start("http_errors", &["--modern"]);
+    let client = server.connect(ConnectMode::Modern);
+    // 404 with a -32601 body.
+    let error = client
+        .request("nonexistent/method", None, &none())
+        .unwrap_err();
+    assert_eq!(
+        (error.status, error.code),
+        (Status::ServerError, Some(-32601)),
+        "{error}"
+    );
+    assert!(error.request_id.is_some());
+}
+
+#[test]
+fn resumption_waits_the_servers_retry_delay_then_gets_the_answer() {
+    let server = HttpServer::start(
+        "http_resume",
+        &["--drop-streams", "primed", "--retry-ms", "300"],
+    );
+    let client = server.connect(ConnectMode::Legacy);
+    let opts = RequestOptions {
+        progress_token: Some(json!("r")),
+        ..none()
+    };
+    let result = client
+        .call_tool("progress", Some(json!({"steps": 2})), &opts)
+        .unwrap();
+    assert_eq!(text(&result), "done");
+    let lines = server.log();
+    let dropped = time_of(&lines, |l| l.get("stream_dropped").is_some()).unwrap();
+    let resumed = time_of(&lines, |l| l["http"]["method"] == "GET").unwrap();
+    let waited = resumed - dropped;
+    assert!((300..1300).contains(&waited), "resumed after {waited} ms");
+    let requests = http_requests(&lines);
+    let get = requests.iter().find(|r| r["method"] == "GET").unwrap();
+    assert_eq!(header(get, "last-event-id"), Some("s2-0"));
+    assert_eq!(header(get, "accept"), Some("text/event-stream"));
+    assert_eq!(header(get, "mcp-session-id"), Some("session-1"));
+    assert_eq!(requests.iter().filter(|r| r["method"] == "GET").count(), 1);
+}
+
+#[test]
+fn an_unprimed_stream_that_drops_fails_without_resuming() {
+    let server = HttpServer::start("http_unprimed", &["--drop-streams", "unprimed"]);
+    let client = server.connect(ConnectMode::Legacy);
+    let start = Instant::now();
+    let error = echo(&client, "x").unwrap_err();
+    assert_eq!(error.status, Status::ProtocolError, "{error}");
+    assert!(error.message.contains("without a response"), "{error}");
+    assert!(start.elapsed() < Duration::from_secs(1));
+    assert!(!server.requests().iter().any(|r| r["method"] == "GET"));
+}
+
+#[test]
+fn resumption_gives_up_after_two_attempts_that_bring_nothing() {
+    let server = HttpServer::start(
+        "http_resume_fails",
+        &["--drop-streams", "always", "--retry-ms", "100"],
+    );
+    let client = server.connect(ConnectMode::Legacy);
+    let error = echo(&client, "x").unwrap_err();
+    assert_eq!(error.status, Status::ProtocolError, "{error}");
+    assert!(error.message.contains("2 reconnections"), "{error}");
+    let gets = server
+        .requests()
+        .iter()
+        .filter(|r| r["method"] == "GET")
+        .count();
+    assert_eq!(gets, 2);
+    // The client is still usable: a call that does not stream works.
+    client.ping(&none()).unwrap();
+}
+
+#[test]
+fn size_limits_fail_the_call_in_both_body_kinds() {
+    for flags in [vec![], vec!["--http-json"]] {
+        let server = HttpServer::start("http_limits", &flags);
+        let mut config = server.config();
+        config.max_message_bytes = 4096;
+        let options = ClientOptions {
+            mode: ConnectMode::Legacy,
+            ..ClientOptions::default()
+        };
+        let client = Client::http(config, options);
+        client.connect().unwrap();
+        let small = client
+            .call_tool("oversized", Some(json!({"bytes": 1000})), &none())
+            .unwrap();
+        assert_eq!(text(&small).len(), 1000);
+        let error = client
+            .call_tool("oversized", Some(json!({"bytes": 100_000})), &none())
+            .unwrap_err();
+        assert_eq!(error.status, Status::ProtocolError, "{flags:?}: {error}");
+        assert!(error.message.contains("4096"), "{error}");
+        // The next call is fine.
+        assert_eq!(text(&echo(&client, "after").unwrap()), "after");
+    }
+}
+
+#[test]
+fn legacy_cancel_posts_the_notice_and_the_caller_returns_at_once() {
+    let server = HttpServer::start("http_cancel_legacy", &[]);
+    let client = Arc::new(server.connect(ConnectMode::Legacy));
+    let (error, took) = cancel_after(&client, slow(10_000), Duration::from_millis(300));
+    assert_eq!(error.status, Status::Cancelled);
+    assert!(
+        took < Duration::from_millis(100),
+        "returned {took:?} after the cancel"
+    );
+    let id = error.request_id.unwrap();
+
+    let lines = server.wait_for(|lines| {
+        lines
+            .iter()
+            .any(|l| l["handler_done"] == id && l["cancelled"] == true)
+    });
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["handler_done"] == id && l["cancelled"] == true),
+        "the slow tool did not stop"
+    );
+    let requests = http_requests(&lines);
+    let notices = posts_of(&requests, "notifications/cancelled");
+    assert_eq!(notices.len(), 1);
+    let notice = notices[0];
+    assert_eq!(notice["body"]["params"]["requestId"], id);
+    assert_eq!(notice["body"]["params"]["reason"], "test cancel");
+    assert_eq!(header(notice, "mcp-session-id"), Some("session-1"));
+    assert_eq!(
+        header(notice, "mcp-method"),
+        Some("notifications/cancelled")
+    );
+    // The notice came after its request, on another connection.
+    let call = posts_of(&requests, "tools/call")[0];
+    assert!(notice["at_ms"].as_u64() >= call["at_ms"].as_u64());
+    assert_ne!(notice["connection"], call["connection"]);
+    // The connection goes on working.
+    assert_eq!(text(&echo(&client, "next").unwrap()), "next");
+}
+
+#[test]
+fn modern_cancel_closes_the_stream_and_posts_nothing() {
+    for flags in [vec!["--modern"], vec!["--modern", "--http-json"]] {
+        let server = HttpServer::start("http_cancel_modern", &flags);
+        let client = Arc::new(server.connect(ConnectMode::Modern));
+        let (error, took) = cancel_after(&client, slow(10_000), Duration::from_millis(300));
+        let cancelled_at = Instant::now() - took;
+        assert_eq!(error.status, Status::Cancelled);
+        assert!(
+            took < Duration::from_millis(100),
+            "returned {took:?} after the cancel"
+        );
+        let id = error.request_id.unwrap();
+
+        let lines = server.wait_for(|lines| {
+            lines.iter().any(|l| l["closed_by_client"] == id)
+                && lines.iter().any(|l| l["handler_done"] == id)
+        });
+        let seen_after = cancelled_at.elapsed();
+        assert!(
+            lines.iter().any(|l| l["closed_by_client"] == id),
+            "{flags:?}: the server never saw the stream close"
+        );
+        assert!(seen_after < Duration::from_secs(1), "{seen_after:?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l["handler_done"] == id && l["cancelled"] == true),
+            "the slow tool did not stop"
+        );
+        let requests = http_requests(&lines);
+        assert!(posts_of(&requests, "notifications/cancelled").is_empty());
+
+        // The aborted connection never serves another request.
+        let aborted = posts_of(&requests, "tools/call")[0]["connection"].clone();
+        for n in 0..5 {
+            echo(&client, &n.to_string()).unwrap();
+        }
+        let requests = server.requests();
+        let calls = posts_of(&requests, "tools/call");
+        assert!(calls[1..].iter().all(|c| c["connection"] != aborted));
+    }
+}
+
+#[test]
+fn timeouts_reach_the_server_as_cancels_do() {
+    let server = HttpServer::start("http_timeouts", &["--modern"]);
+    for mode in [ConnectMode::Legacy, ConnectMode::Modern] {
+        let client = server.connect(mode);
+        let start = Instant::now();
+        let error = client
+            .call_tool(
+                "slow",
+                Some(json!({"ms": 10_000})),
+                &RequestOptions::with_timeout(Duration::from_millis(200)),
+            )
+            .unwrap_err();
+        assert_eq!(error.status, Status::Timeout, "{mode:?}");
+        assert!(start.elapsed() < Duration::from_millis(600));
+        let id = error.request_id.unwrap();
+        let lines = server.wait_for(|lines| lines.iter().any(|l| l["handler_done"] == id));
+        assert!(
+            lines
+                .iter()
+                .any(|l| l["handler_done"] == id && l["cancelled"] == true),
+            "{mode:?}: the server did not stop the tool"
+        );
+    }
+    let requests = server.requests();
+    let notices = posts_of(&requests, "notifications/cancelled");
+    assert_eq!(notices.len(), 1, "only the legacy era posts a notice");
+    assert_eq!(
+        notices[0]["body"]["params"]["reason"],
+        "timed out after 200 ms"
+    );
+}
+
+#[test]
+fn calls_reuse_connections_and_are_not_slower_than_the_first() {
+    for flags in [vec![], vec!["--modern", "--http-json"]] {
+        let server = HttpServer::start("http_reuse", &flags);
+        let mode = match flags.is_empty() {
+            true => ConnectMode::Legacy,
+            false => ConnectMode::Modern,
+        };
+        let client = Client::http(
+            server.config(),
+            ClientOptions {
+                mode,
+                ..ClientOptions::default()
+            },
+        );
+        let start = Instant::now();
+        client.connect().unwrap();
+        let first = start.elapsed();
+        let mut later = Vec::new();
+        for n in 0..30 {
+            let start = Instant::now();
+            echo(&client, &n.to_string()).unwrap();
+            later.push(start.elapsed());
+        }
+        later.sort();
+        let median = later[later.len() / 2];
+        let requests = server.requests();
+        let mut connections: Vec<u64> = posts_of(&requests, "tools/call")
+            .iter()
+            .map(|c| c["connection"].as_u64().unwrap())
+            .collect();
+        connections.sort();
+        connections.dedup();
+        // The next call may start before the last one's stream has quite ended, so a few
+        // connections take turns; what matters is that their number does not grow with calls.
+        assert!(
+            connections.len() <= 5,
+            "{flags:?}: 30 calls used {} connections",
+            connections.len()
+        );
+        assert!(
+            median <= first.max(Duration::from_millis(5)),
+            "median call {median:?}, connect {first:?}"
+        );
+    }
+}
+
+#[test]
+fn a_refused_connection_fails_fast() {
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let client = Client::http(
+        HttpConfig::new(format!("http://127.0.0.1:{port}/mcp")),
+        ClientOptions::default(),
+    );
+    let start = Instant::now();
+    let error = client.connect().unwrap_err();
+    assert_eq!(error.status, Status::TransportError, "{error}");
+    assert!(error.message.contains("refused"), "{error}");
+    assert!(start.elapsed() < Duration::from_secs(1));
+}
+
+#[test]
+fn bad_urls_and_headers_are_invalid_arguments() {
+    for url in ["ftp://127.0.0.1/mcp", "not a url", "http:///mcp", ""] {
+        let client = Client::http(HttpConfig::new(url), ClientOptions::default());
+        let error = client.connect().unwrap_err();
+        assert_eq!(error.status, Status::InvalidArgument, "{url:?}: {error}");
+    }
+    let mut config = HttpConfig::new("http://127.0.0.1:1/mcp");
+    assert!(config.add_header("X-Evil", "a\r\nInjected: 1").is_err());
+    assert!(config.add_header("Bad Name", "v").is_err());
+    assert!(config.add_header("Mcp-Session-Id", "forged").is_err());
+    config.headers.push(("X-Evil".into(), "a\nb".into()));
+    let error = Client::http(config, ClientOptions::default())
+        .connect()
+        .unwrap_err();
+    assert_eq!(error.status, Status::InvalidArgument);
+}
+
+#[test]
+fn extra_headers_go_on_every_request() {
+    let server = HttpServer::start("http_extra_headers", &[]);
+    let mut config = server.config();
+    config.add_header("Authorization", "Bearer secret").unwrap();
+    let client = Client::http(
+        config,
+        ClientOptions {
+            mode: ConnectMode::Legacy,
+            ..ClientOptions::default()
+        },
+    );
+    client.connect().unwrap();
+    echo(&client, "x").unwrap();
+    client.close();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "initialize, initialized, call, DELETE");
+    for request in &requests {
+        assert_eq!(header(request, "authorization"), Some("Bearer secret"));
+    }
+}
+
+#[test]
+fn server_requests_met_on_a_stream_are_answered() {
+    let server = HttpServer::start("http_server_request", &[]);
+    let client = server.connect(ConnectMode::Legacy);
+    let result = client
+        .call_tool("ask_client", Some(json!({"method": "x/unknown"})), &none())
+        .unwrap();
+    let answer: Value = serde_json::from_str(text(&result)).unwrap();
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    let requests = server.requests();
+    let reply = requests
+        .iter()
+        .find(|r| r["body"]["error"].is_object())
+        .expect("the answer was POSTed");
+    assert_eq!(header(reply, "mcp-session-id"), Some("session-1"));
+    assert_eq!(header(reply, "mcp-method"), None);
+}
+
+/// A server that answers each connection's first request with the next canned response, and
+/// records the requests it read.
+fn canned_server(responses: Vec<String>) -> (String, std::thread::JoinHandle<Vec<String>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        for response in responses {
+            let (stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut head = String::new();
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap();
+                }
+                head.push_str(&line);
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            seen.push(head + &String::from_utf8_lossy(&body));
+            (&stream).write_all(response.as_bytes()).unwrap();
+        }
+        seen
+    });
+    (url, handle)
+}
+
+fn canned(status: &str, headers: &str, body: &str) -> String {
+    format!(
+        "HTTP/1.1 {status}\r\nConnection: close\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// A legacy client connected to canned answers: `initialize`, then 202, then `then`.
+fn canned_client(then: String) -> (Client, std::thread::JoinHandle<Vec<String>>) {
+    let init = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"canned","version":"1"}}}"#;
+    let (url, handle) = canned_server(vec![
+        canned("200 OK", "Content-Type: application/json\r\n", init),
+        canned("202 Accepted", "", ""),
+        then,
+    ]);
+    let client = Client::http(
+        HttpConfig::new(url),
+        ClientOptions {
+            mode: ConnectMode::Legacy,
+            ..ClientOptions::default()
+        },
+    );
+    client.connect().unwrap();
+    (client, handle)
+}
+
+#[test]
+fn other_failures_name_the_status_content_type_or_redirect() {
+    let (client, server) = canned_client(canned("500 Internal Server Error", "", "boom"));
+    let error = client.ping(&none()).unwrap_err();
+    assert_eq!(error.status, Status::TransportError, "{error}");
+    assert!(
+        error.message.contains("HTTP 500") && error.message.contains("boom"),
+        "{error}"
+    );
+    server.join().unwrap();
+
+    let (client, server) = canned_client(canned(
+        "200 OK",
+        "Content-Type: text/html\r\n",
+        "<html></html>",
+    ));
+    let error = client.ping(&none()).unwrap_err();
+    assert_eq!(error.status, Status::ProtocolError, "{error}");
+    assert!(error.message.contains("text/html"), "{error}");
+    server.join().unwrap();
+
+    let (client, server) = canned_client(canned(
+        "307 Temporary Redirect",
+        "Location: http://elsewhere.invalid/mcp\r\n",
+        "",
+    ));
+    let error = client.ping(&none()).unwrap_err();
+    assert_eq!(error.status, Status::TransportError, "{error}");
+    assert!(
+        error.message.contains("http://elsewhere.invalid/mcp"),
+        "{error}"
+    );
+    // Three requests were read: nothing followed the redirect.
+    assert_eq!(server.join().unwrap().len(), 3);
+
+    let (client, server) = canned_client(canned(
+        "400 Bad Request",
+        "Content-Type: application/json\r\n",
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: nope","data":{"why":"test"}}}"#,
+    ));
+    let error = client.ping(&none()).unwrap_err();
+    assert_eq!(
+        (error.status, error.code, error.message.as_str()),
+        (Status::ServerError, Some(-32000), "Bad Request: nope")
+    );
+    assert_eq!(error.data, Some(json!({"why": "test"})));
+    server.join().unwrap();
+}
+
+#[test]
+fn the_c_api_makes_http_clients_and_checks_headers() {
+    use mcpc::ffi::*;
+    use std::ffi::CStr;
+    let server = HttpServer::start("http_c_api", &[]);
+    unsafe {
+        let options = mcp_client_options_new();
+        assert_eq!(
+            mcp_client_options_add_header(options, c"X-Evil".as_ptr(), c"a\r\nb: c".as_ptr()),
+            Status::InvalidArgument
+        );
+        let fresh = mcp_client_options_new();
+        assert_eq!(
+            mcp_client_options_add_header(fresh, c"X-Token".as_ptr(), c"t1".as_ptr()),
+            Status::Ok
+        );
+        assert_eq!(
+            mcp_client_options_set_http_connect_timeout_ms(fresh, 0),
+            Status::InvalidArgument
+        );
+        let fresh_ok = mcp_client_options_new();
+        mcp_client_options_add_header(fresh_ok, c"X-Token".as_ptr(), c"t1".as_ptr());
+        mcp_client_options_set_http_connect_timeout_ms(fresh_ok, 2000);
+        mcp_client_options_set_http_idle_timeout_ms(fresh_ok, 0);
+
+        let url = std::ffi::CString::new(server.url.clone()).unwrap();
+        let client = mcp_client_new_http(url.as_ptr(), fresh_ok);
+        let result = mcp_client_connect(client);
+        assert_eq!(
+            mcp_result_status(result),
+            Status::Ok,
+            "{:?}",
+            CStr::from_ptr(mcp_result_message(result))
+        );
+        mcp_result_free(result);
+        mcp_client_free(client);
+        assert!(server
+            .requests()
+            .iter()
+            .all(|r| header(r, "x-token") == Some("t1")));
+
+        // A rejected header poisons the options: connect reports it.
+        let client = mcp_client_new_http(url.as_ptr(), options);
+        let result = mcp_client_connect(client);
+        assert_eq!(mcp_result_status(result), Status::InvalidArgument);
+        mcp_result_free(result);
+        mcp_client_free(client);
+
+        let client = mcp_client_new_http(c"gopher://x".as_ptr(), std::ptr::null());
+        let result = mcp_client_connect(client);
+        assert_eq!(mcp_result_status(result), Status::InvalidArgument);
+        mcp_result_free(result);
+        mcp_client_free(client);
+        let client = mcp_client_new_http(std::ptr::null(), std::ptr::null());
+        let result = mcp_client_connect(client);
+        assert_eq!(mcp_result_status(result), Status::InvalidArgument);
+        mcp_result_free(result);
+        mcp_client_free(client);
+
+        mcp_client_options_free(options);
+        mcp_client_options_free(fresh);
+        mcp_client_options_free(fresh_ok);
+    }
+}

@@ -1,0 +1,315 @@
+//! Interop over Streamable HTTP with MCP servers nobody here wrote: Python `mcp` 2.3.0 (both
+//! eras; it observes cancels and says so on stderr) and `@modelcontextprotocol/server-everything`
+//! (handshake era only). Installed by scripts/install-peers.sh.
+
+mod common;
+
+use common::*;
+use mcpc::{
+    CancellationToken, Client, ClientOptions, ConnectMode, HttpConfig, RequestOptions, Status,
+};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn none() -> RequestOptions {
+    RequestOptions::default()
+}
+
+/// A peer server listening on a local port; its stderr lines are kept. Killed when dropped.
+struct Peer {
+    child: Child,
+    url: String,
+    stderr: Arc<Mutex<Vec<String>>>,
+}
+
+impl Peer {
+    fn start(mut command: Command, port: u16) -> Peer {
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the peer server");
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let pipe = child.stderr.take().unwrap();
+        {
+            let stderr = stderr.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                    stderr.lock().unwrap().push(line);
+                }
+            });
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "the peer never listened on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Peer {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            stderr,
+        }
+    }
+
+    fn python(peers: &Path) -> Peer {
+        let port = free_port();
+        let argv = python_server(peers);
+        let mut command = Command::new(&argv[0]);
+        command.args(&argv[1..]).args(["http", &port.to_string()]);
+        Peer::start(command, port)
+    }
+
+    fn everything(peers: &Path, port: u16) -> Peer {
+        let argv = everything_server(peers);
+        let mut command = Command::new(&argv[0]);
+        command
+            .arg(&argv[1])
+            .arg("streamableHttp")
+            .env("PORT", port.to_string());
+        Peer::start(command, port)
+    }
+
+    /// Waits up to `limit` for a stderr line containing `needle`.
+    fn said(&self, needle: &str, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        loop {
+            if self
+                .stderr
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|l| l.contains(needle))
+            {
+                return true;
+            }
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// A connected client.
+fn connect(url: &str, mode: ConnectMode) -> Client {
+    let options = ClientOptions {
+        mode,
+        ..ClientOptions::default()
+    };
+    let client = Client::http(HttpConfig::new(url), options);
+    client.connect().expect("connect to the peer over HTTP");
+    client
+}
+
+/// Cancels a call after `after`; returns its error and the instant of the cancel. The caller
+/// must be back at once.
+fn cancel_after(
+    client: &Arc<Client>,
+    tool: &'static str,
+    args: Value,
+    after: Duration,
+) -> (mcpc::Error, Instant) {
+    let token = CancellationToken::new();
+    let caller = {
+        let (client, opts) = (client.clone(), RequestOptions::with_cancellation(&token));
+        std::thread::spawn(move || {
+            let result = client.call_tool(tool, Some(args), &opts);
+            (result, Instant::now())
+        })
+    };
+    std::thread::sleep(after);
+    let cancelled_at = Instant::now();
+    assert!(token.cancel(Some("interop cancel")));
+    let (result, returned_at) = caller.join().unwrap();
+    let took = returned_at.saturating_duration_since(cancelled_at);
+    assert!(
+        took < Duration::from_millis(200),
+        "the caller took {took:?} to return"
+    );
+    (result.unwrap_err(), cancelled_at)
+}
+
+#[test]
+fn python_server_over_http_in_both_eras_observes_the_cancel() {
+    let Some(peers) = peers_dir() else { return };
+    let peer = Peer::python(&peers);
+    for (mode, version) in [
+        (ConnectMode::Auto, "2026-07-28"),
+        (ConnectMode::Legacy, "2025-11-25"),
+    ] {
+        let client = connect(&peer.url, mode);
+        assert_eq!(client.protocol_version().as_deref(), Some(version));
+        assert_eq!(client.is_modern(), version == "2026-07-28");
+
+        let sum = client
+            .call_tool("add", Some(json!({"a": 2, "b": 40})), &none())
+            .unwrap();
+        assert_eq!(sum["content"][0]["text"], "42", "{mode:?}: {sum}");
+        let tools = client.tools(&none()).unwrap();
+        assert!(tools.iter().any(|t| t["name"] == "slow"), "{tools:?}");
+        let read = client.read_resource("peer://greeting", &none()).unwrap();
+        assert_eq!(read["contents"][0]["text"], "hello from python");
+        let prompt = client
+            .get_prompt("greet", Some(json!({"name": "Ada"})), &none())
+            .unwrap();
+        assert!(prompt["messages"].to_string().contains("Ada"));
+
+        // A call whose answer streams progress.
+        let opts = RequestOptions {
+            progress_token: Some(json!(format!("p-{version}"))),
+            ..none()
+        };
+        client
+            .call_tool("slow", Some(json!({"seconds": 0.2})), &opts)
+            .unwrap();
+
+        let client = Arc::new(client);
+        let (error, cancelled_at) = cancel_after(
+            &client,
+            "slow",
+            json!({"seconds": 10}),
+            Duration::from_millis(700),
+        );
+        assert_eq!(error.status, Status::Cancelled);
+        let id = error.request_id.unwrap();
+        assert!(
+            peer.said(
+                &format!("slow cancelled request={id}"),
+                Duration::from_secs(1)
+            ),
+            "{mode:?}: the server did not see the cancel within a second: {:?}",
+            peer.stderr.lock().unwrap()
+        );
+        assert!(cancelled_at.elapsed() < Duration::from_secs(2));
+        // The connection goes on working.
+        let sum = client
+            .call_tool("add", Some(json!({"a": 1, "b": 1})), &none())
+            .unwrap();
+        assert_eq!(sum["content"][0]["text"], "2");
+        client.close();
+    }
+}
+
+#[test]
+fn server_everything_over_http_serves_every_method_and_its_session_errors_stay_whole() {
+    let Some(peers) = peers_dir() else { return };
+    let port = free_port();
+    let peer = Peer::everything(&peers, port);
+    let client = connect(&peer.url, ConnectMode::Auto);
+    assert!(!client.is_modern());
+    assert_eq!(client.protocol_version().as_deref(), Some("2025-11-25"));
+
+    client.ping(&none()).unwrap();
+    let tools = client.tools(&none()).unwrap();
+    assert!(tools.iter().any(|t| t["name"] == "echo"), "{tools:?}");
+    assert!(!client.list_tools(None, &none()).unwrap()["tools"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    let echo = client
+        .call_tool("echo", Some(json!({"message": "hi"})), &none())
+        .unwrap();
+    assert!(echo["content"][0]["text"].as_str().unwrap().contains("hi"));
+    let sum = client
+        .call_tool("get-sum", Some(json!({"a": 2, "b": 3})), &none())
+        .unwrap();
+    assert!(sum["content"][0]["text"].as_str().unwrap().contains('5'));
+
+    let resources = client.resources(&none()).unwrap();
+    let uri = resources[0]["uri"].as_str().unwrap();
+    assert_eq!(
+        client.read_resource(uri, &none()).unwrap()["contents"][0]["uri"],
+        uri
+    );
+    assert!(!client.list_resources(None, &none()).unwrap()["resources"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    assert!(!client.resource_templates(&none()).unwrap().is_empty());
+    assert!(
+        !client.list_resource_templates(None, &none()).unwrap()["resourceTemplates"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let prompts = client.prompts(&none()).unwrap();
+    assert!(prompts.iter().any(|p| p["name"] == "args-prompt"));
+    assert!(!client.list_prompts(None, &none()).unwrap()["prompts"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    let prompt = client
+        .get_prompt(
+            "args-prompt",
+            Some(json!({"city": "Paris", "state": "Texas"})),
+            &none(),
+        )
+        .unwrap();
+    assert!(prompt["messages"].to_string().contains("Paris"));
+    let done = client
+        .complete(
+            json!({"type": "ref/prompt", "name": "completable-prompt"}),
+            json!({"name": "department", "value": "E"}),
+            None,
+            &none(),
+        )
+        .unwrap();
+    assert_eq!(done["completion"]["values"][0], "Engineering");
+
+    // A call whose answer streams progress.
+    let opts = RequestOptions {
+        progress_token: Some(json!("everything-progress")),
+        ..none()
+    };
+    client
+        .call_tool(
+            "trigger-long-running-operation",
+            Some(json!({"duration": 0.3, "steps": 3})),
+            &opts,
+        )
+        .unwrap();
+
+    // A cancel: the caller is back at once, and the client goes on working.
+    let client = Arc::new(client);
+    let (error, _) = cancel_after(
+        &client,
+        "trigger-long-running-operation",
+        json!({"duration": 5, "steps": 5}),
+        Duration::from_millis(500),
+    );
+    assert_eq!(error.status, Status::Cancelled);
+    client.ping(&none()).unwrap();
+
+    // A server that forgot our session (restarted on the same port) answers 400 with a
+    // JSON-RPC error, which comes back whole.
+    drop(peer);
+    let _restarted = Peer::everything(&peers, port);
+    let error = client.ping(&none()).unwrap_err();
+    assert_eq!(
+        (error.status, error.code),
+        (Status::ServerError, Some(-32000)),
+        "{error}"
+    );
+    assert!(error.message.contains("session"), "{error}");
+}
