@@ -356,15 +356,18 @@ fn resumption_waits_the_servers_retry_delay_then_gets_the_answer() {
     assert_eq!(text(&result), "done");
     let lines = server.log();
     let dropped = time_of(&lines, |l| l.get("stream_dropped").is_some()).unwrap();
-    let resumed = time_of(&lines, |l| l["http"]["method"] == "GET").unwrap();
+    let resumed = time_of(&lines, |l| {
+        l["http"]["method"] == "GET" && l["http"]["headers"]["last-event-id"].is_string()
+    })
+    .unwrap();
     let waited = resumed - dropped;
     assert!((300..1300).contains(&waited), "resumed after {waited} ms");
     let requests = http_requests(&lines);
-    let get = requests.iter().find(|r| r["method"] == "GET").unwrap();
-    assert_eq!(header(get, "last-event-id"), Some("s2-0"));
-    assert_eq!(header(get, "accept"), Some("text/event-stream"));
-    assert_eq!(header(get, "mcp-session-id"), Some("session-1"));
-    assert_eq!(requests.iter().filter(|r| r["method"] == "GET").count(), 1);
+    let gets = resumptions(&requests);
+    assert_eq!(gets.len(), 1);
+    assert_eq!(header(gets[0], "last-event-id"), Some("s2-0"));
+    assert_eq!(header(gets[0], "accept"), Some("text/event-stream"));
+    assert_eq!(header(gets[0], "mcp-session-id"), Some("session-1"));
 }
 
 #[test]
@@ -376,7 +379,7 @@ fn an_unprimed_stream_that_drops_fails_without_resuming() {
     assert_eq!(error.status, Status::ProtocolError, "{error}");
     assert!(error.message.contains("without a response"), "{error}");
     assert!(start.elapsed() < Duration::from_secs(1));
-    assert!(!server.requests().iter().any(|r| r["method"] == "GET"));
+    assert!(resumptions(&server.requests()).is_empty());
 }
 
 #[test]
@@ -389,12 +392,7 @@ fn resumption_gives_up_after_two_attempts_that_bring_nothing() {
     let error = echo(&client, "x").unwrap_err();
     assert_eq!(error.status, Status::ProtocolError, "{error}");
     assert!(error.message.contains("2 reconnections"), "{error}");
-    let gets = server
-        .requests()
-        .iter()
-        .filter(|r| r["method"] == "GET")
-        .count();
-    assert_eq!(gets, 2);
+    assert_eq!(resumptions(&server.requests()).len(), 2);
     // The client is still usable: a call that does not stream works.
     client.ping(&none()).unwrap();
 }
@@ -642,7 +640,9 @@ fn extra_headers_go_on_every_request() {
     echo(&client, "x").unwrap();
     client.close();
     let requests = server.requests();
-    assert_eq!(requests.len(), 4, "initialize, initialized, call, DELETE");
+    let posts = requests.iter().filter(|r| r["method"] == "POST").count();
+    assert_eq!(posts, 3, "initialize, initialized, call");
+    assert!(requests.iter().any(|r| r["method"] == "DELETE"));
     for request in &requests {
         assert_eq!(header(request, "authorization"), Some("Bearer secret"));
     }
@@ -664,6 +664,74 @@ fn server_requests_met_on_a_stream_are_answered() {
         .expect("the answer was POSTed");
     assert_eq!(header(reply, "mcp-session-id"), Some("session-1"));
     assert_eq!(header(reply, "mcp-method"), None);
+}
+
+#[test]
+fn the_standalone_stream_carries_server_requests_until_close() {
+    let server = HttpServer::start("http_standalone", &[]);
+    let client = server.connect(ConnectMode::Legacy);
+    let opened = |lines: &[Value]| {
+        http_requests(lines)
+            .iter()
+            .any(|r| r["method"] == "GET" && header(r, "last-event-id").is_none())
+    };
+    assert!(opened(&server.wait_for(opened)), "no standalone GET");
+    let requests = server.requests();
+    let get = requests.iter().find(|r| r["method"] == "GET").unwrap();
+    assert_eq!(header(get, "accept"), Some("text/event-stream"));
+    assert_eq!(header(get, "mcp-session-id"), Some("session-1"));
+    assert_eq!(header(get, "mcp-protocol-version"), Some("2025-11-25"));
+
+    // The stream may be accepted a moment after it was requested.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while server.broadcast(&json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
+        == 0
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the standalone stream never opened"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // A request from the server that belongs to no call: the client answers it (ping).
+    assert_eq!(
+        server.broadcast(&json!({"jsonrpc": "2.0", "id": "srv-ping", "method": "ping"})),
+        1
+    );
+    let is_answer = |r: &Value| r["path"] == "/mcp" && r["body"]["id"] == "srv-ping";
+    let lines = server.wait_for(|lines| http_requests(lines).iter().any(is_answer));
+    let answer = http_requests(&lines)
+        .into_iter()
+        .find(is_answer)
+        .expect("the ping was answered");
+    assert_eq!(answer["body"]["result"], json!({}));
+    assert_eq!(header(&answer, "mcp-session-id"), Some("session-1"));
+
+    let closing = Instant::now();
+    client.close();
+    let lines = server.wait_for(|lines| lines.iter().any(|l| l.get("standalone_closed").is_some()));
+    assert!(lines.iter().any(|l| l.get("standalone_closed").is_some()));
+    assert!(closing.elapsed() < Duration::from_secs(1));
+}
+
+#[test]
+fn the_standalone_stream_can_be_turned_off_and_is_never_opened_in_the_modern_era() {
+    let server = HttpServer::start("http_no_standalone", &["--modern"]);
+    let mut config = server.config();
+    config.listen = false;
+    let quiet = Client::http(
+        config,
+        ClientOptions {
+            mode: ConnectMode::Legacy,
+            ..ClientOptions::default()
+        },
+    );
+    quiet.connect().unwrap();
+    let modern = server.connect(ConnectMode::Modern);
+    echo(&quiet, "x").unwrap();
+    echo(&modern, "y").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!server.requests().iter().any(|r| r["method"] == "GET"));
 }
 
 /// A server that answers each connection's first request with the next canned response, and
@@ -714,8 +782,10 @@ fn canned_client(then: String) -> (Client, std::thread::JoinHandle<Vec<String>>)
         canned("202 Accepted", "", ""),
         then,
     ]);
+    let mut config = HttpConfig::new(url);
+    config.listen = false; // one canned answer per request we make
     let client = Client::http(
-        HttpConfig::new(url),
+        config,
         ClientOptions {
             mode: ConnectMode::Legacy,
             ..ClientOptions::default()
@@ -798,6 +868,10 @@ fn the_c_api_makes_http_clients_and_checks_headers() {
         mcp_client_options_add_header(fresh_ok, c"X-Token".as_ptr(), c"t1".as_ptr());
         mcp_client_options_set_http_connect_timeout_ms(fresh_ok, 2000);
         mcp_client_options_set_http_idle_timeout_ms(fresh_ok, 0);
+        assert_eq!(
+            mcp_client_options_set_http_listen(fresh_ok, false),
+            Status::Ok
+        );
 
         let url = std::ffi::CString::new(server.url.clone()).unwrap();
         let client = mcp_client_new_http(url.as_ptr(), fresh_ok);
@@ -810,10 +884,12 @@ fn the_c_api_makes_http_clients_and_checks_headers() {
         );
         mcp_result_free(result);
         mcp_client_free(client);
-        assert!(server
-            .requests()
-            .iter()
-            .all(|r| header(r, "x-token") == Some("t1")));
+        let requests = server.requests();
+        assert!(requests.iter().all(|r| header(r, "x-token") == Some("t1")));
+        assert!(
+            !requests.iter().any(|r| r["method"] == "GET"),
+            "listen was off"
+        );
 
         // A rejected header poisons the options: connect reports it.
         let client = mcp_client_new_http(url.as_ptr(), options);

@@ -58,6 +58,18 @@ impl HttpServer {
         Client::http(self.config(), options)
     }
 
+    /// Sends `message` on every standalone GET stream open now (a test-server hook, not MCP);
+    /// returns how many streams took it.
+    pub fn broadcast(&self, message: &Value) -> u64 {
+        let url = self.url.replace("/mcp", "/broadcast");
+        let mut response = ureq::post(&url)
+            .send(message.to_string())
+            .expect("POST /broadcast");
+        let answer: Value =
+            serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
+        answer["reached"].as_u64().unwrap()
+    }
+
     /// Every line logged so far.
     pub fn log(&self) -> Vec<Value> {
         read_log(&self.log)
@@ -92,6 +104,14 @@ pub fn http_requests(lines: &[Value]) -> Vec<Value> {
     lines
         .iter()
         .filter_map(|l| l.get("http").cloned())
+        .collect()
+}
+
+/// The GETs that resume a stream (they carry `Last-Event-ID`).
+pub fn resumptions(requests: &[Value]) -> Vec<&Value> {
+    requests
+        .iter()
+        .filter(|r| r["method"] == "GET" && header(r, "last-event-id").is_some())
         .collect()
 }
 

@@ -10,8 +10,10 @@
 //! something to send, so an error can still get its HTTP status. Flags make the server drop
 //! streams (`--drop-streams`), expire sessions (`--expire-session-after`), and everything it
 //! receives is logged to `--log` as JSON lines: `{"http": {...}}` for each request,
-//! `{"closed_by_client": id}` when a client closes a stream before its answer, and
-//! `{"handler_done": id, "cancelled": bool}` when a request's handler returns.
+//! `{"closed_by_client": id}` when a client closes a stream before its answer,
+//! `{"handler_done": id, "cancelled": bool}` when a request's handler returns, and
+//! `{"standalone_closed": connection}` when a client closes its standalone GET stream. A test
+//! sends something on the standalone streams with `POST /broadcast`.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -74,6 +76,8 @@ struct Http {
     next_session: AtomicU64,
     /// Streams that can be resumed, by stream id.
     streams: Mutex<HashMap<String, Arc<Stream>>>,
+    /// The standalone GET streams open now.
+    standalone: Mutex<Vec<TcpStream>>,
     next_stream: AtomicU64,
 }
 
@@ -91,6 +95,7 @@ impl Http {
             sessions: Mutex::default(),
             next_session: AtomicU64::new(1),
             streams: Mutex::default(),
+            standalone: Mutex::default(),
             next_stream: AtomicU64::new(1),
         }
     }
@@ -103,15 +108,13 @@ impl Http {
         let mut reader = BufReader::new(read_half);
         while let Ok(Some(request)) = http_wire::read_request(&mut reader) {
             self.log_request(number, &request);
-            let keep_open = if request.path != "/mcp" {
-                reply(&stream, 404, &[], error_body(-32601, "no such endpoint"))
-            } else {
-                match request.method.as_str() {
-                    "POST" => self.post(number, &request, &stream),
-                    "GET" => self.get(&request, &stream),
-                    "DELETE" => self.delete(&request, &stream),
-                    _ => reply(&stream, 405, &[], error_body(-32600, "Method not allowed")),
-                }
+            let keep_open = match (request.method.as_str(), request.path.as_str()) {
+                ("POST", "/mcp") => self.post(number, &request, &stream),
+                ("GET", "/mcp") => self.get(number, &request, &stream),
+                ("DELETE", "/mcp") => self.delete(&request, &stream),
+                (_, "/mcp") => reply(&stream, 405, &[], error_body(-32600, "Method not allowed")),
+                ("POST", "/broadcast") => self.broadcast(&request, &stream),
+                _ => reply(&stream, 404, &[], error_body(-32601, "no such endpoint")),
             };
             if !keep_open {
                 let _ = stream.shutdown(Shutdown::Both);
@@ -151,7 +154,7 @@ impl Http {
             }
         } else if method == Some("initialize") {
             session_header = Some(self.new_session());
-        } else if let Err((status, body)) = self.check_session(request) {
+        } else if let Err((status, body)) = self.check_session(request, true) {
             return reply(stream, status, &[], body);
         }
 
@@ -285,7 +288,7 @@ impl Http {
     }
 
     /// GET: resumes a stream after `Last-Event-ID`. There is no standalone stream (405).
-    fn get(&self, request: &HttpRequest, connection: &TcpStream) -> bool {
+    fn get(&self, number: u64, request: &HttpRequest, connection: &TcpStream) -> bool {
         if self.server.args.modern_only {
             return reply(
                 connection,
@@ -301,16 +304,11 @@ impl Http {
             let message = "Not Acceptable: Client must accept text/event-stream";
             return reply(connection, 406, &[], error_body(-32600, message));
         }
-        if let Err((status, body)) = self.check_session(request) {
+        if let Err((status, body)) = self.check_session(request, false) {
             return reply(connection, status, &[], body);
         }
         let Some(last_id) = request.header("last-event-id") else {
-            return reply(
-                connection,
-                405,
-                &[],
-                error_body(-32600, "no standalone SSE stream"),
-            );
+            return self.standalone(number, connection);
         };
         let found = last_id.split_once('-').and_then(|(stream_id, seq)| {
             let stream = self.streams.lock().unwrap().get(stream_id).cloned()?;
@@ -326,6 +324,33 @@ impl Http {
         };
         let again = self.server.args.drop_streams == Some(DropStreams::Always);
         stream.replay(connection, after, again, self.server.args.retry_ms)
+    }
+
+    /// The standalone SSE stream: held open, carrying what `/broadcast` sends, until the
+    /// client closes it.
+    fn standalone(&self, number: u64, connection: &TcpStream) -> bool {
+        let Ok(mut writer) = connection.try_clone() else {
+            return false;
+        };
+        if http_wire::start_chunked(&mut writer, 200, &sse_headers()).is_err() {
+            return false;
+        }
+        self.standalone.lock().unwrap().push(writer);
+        while !client_closed(connection) {
+            thread::sleep(WATCH_EVERY);
+        }
+        self.log(json!({ "standalone_closed": number, "at_ms": self.now() }));
+        false
+    }
+
+    /// `POST /broadcast` (not MCP; tests use it): sends the body as an event on every
+    /// standalone stream, and answers how many streams took it.
+    fn broadcast(&self, request: &HttpRequest, connection: &TcpStream) -> bool {
+        let event = sse_event(None, &String::from_utf8_lossy(&request.body));
+        let mut streams = self.standalone.lock().unwrap();
+        streams.retain_mut(|stream| http_wire::write_chunk(stream, event.as_bytes()).is_ok());
+        let body = json!({ "reached": streams.len() }).to_string().into_bytes();
+        reply(connection, 200, &[], body)
     }
 
     /// DELETE: ends a legacy session.
@@ -362,8 +387,8 @@ impl Http {
     }
 
     /// A legacy request must carry a live session; `--expire-session-after N` ends each session
-    /// once it has served N requests.
-    fn check_session(&self, request: &HttpRequest) -> Result<(), (u16, Vec<u8>)> {
+    /// once it has served N POSTs (`count` says whether this request is one).
+    fn check_session(&self, request: &HttpRequest, count: bool) -> Result<(), (u16, Vec<u8>)> {
         let Some(id) = request.header("mcp-session-id") else {
             return Err((400, error_body(-32000, "Bad Request: Missing session ID")));
         };
@@ -379,7 +404,7 @@ impl Http {
             sessions.remove(id);
             return Err(not_found());
         }
-        *served += 1;
+        *served += usize::from(count);
         Ok(())
     }
 

@@ -62,7 +62,7 @@ struct Reply<'a> {
 }
 
 /// How an SSE stream ended.
-enum StreamEnd {
+pub(super) enum StreamEnd {
     /// The server ended it.
     Closed,
     /// The connection broke (or the body was cut short).
@@ -71,10 +71,11 @@ enum StreamEnd {
 
 /// What a stream told us about resuming it.
 #[derive(Default)]
-struct StreamState {
-    last_event_id: Option<String>,
-    retry: Option<Duration>,
-    events: u64,
+pub(super) struct StreamState {
+    pub last_event_id: Option<String>,
+    pub retry: Option<Duration>,
+    /// Messages read so far.
+    pub events: u64,
 }
 
 impl Reply<'_> {
@@ -174,9 +175,8 @@ impl Reply<'_> {
                 return Err(Error::new(Status::Cancelled, "the exchange was aborted"));
             }
             fruitless += 1;
-            let last_id = state.last_event_id.clone().unwrap_or_default();
-            let response =
-                resume_get(self.shared, &last_id).map_err(|e| request_error(self.shared, e))?;
+            let response = open_stream(self.shared, state.last_event_id.as_deref())
+                .map_err(|e| request_error(self.shared, e))?;
             let session = self.shared.session();
             if !(200..300).contains(&response.status().as_u16()) {
                 return Err(status_error(self.shared, response, self.info, &session));
@@ -200,44 +200,20 @@ impl Reply<'_> {
     /// rest is still read (so the connection can be reused), within a deadline. A stream that
     /// breaks is not an error by itself: a primed one is resumed.
     fn follow(&mut self, body: Body, state: &mut StreamState) -> Result<StreamEnd> {
-        let limit = self.shared.config.max_message_bytes;
-        let mut events = SseReader::new(BufReader::new(body.into_reader()), limit);
+        let (shared, exchange) = (self.shared, self.exchange);
         let mut draining = self.answered;
-        loop {
-            let event = match events.next_event() {
-                Ok(Some(event)) => event,
-                Ok(None) => return Ok(StreamEnd::Closed),
-                Err(SseError::Io(e)) => return Ok(StreamEnd::Broke(e)),
-                // After the response, nothing that follows matters.
-                Err(_) if self.answered => return Ok(StreamEnd::Closed),
-                Err(SseError::TooLarge(limit)) => {
-                    return Err(Error::protocol(format!(
-                        "the server sent an SSE event over the limit of {limit} bytes"
-                    )))
-                }
-            };
-            if let Some(id) = events.last_event_id().filter(|id| !id.is_empty()) {
-                state.last_event_id = Some(id.to_owned());
-            }
-            if let Some(retry) = events.retry() {
-                state.retry = Some(retry);
-            }
-            if event.data.trim().is_empty() {
-                continue; // a priming event
-            }
-            state.events += 1;
-            match serde_json::from_str(&event.data) {
-                Ok(value) => self.deliver(value),
-                Err(e) => self.shared.inbound.bad_frame(
-                    Error::protocol(format!("skipped an SSE event that is not JSON: {e}")),
-                    false,
-                ),
-            }
+        let ended = read_events(shared, body, state, |message| {
+            self.deliver(message);
             if self.answered && !draining {
                 draining = true;
                 let deadline = Instant::now() + DRAIN_AFTER_RESPONSE;
-                self.shared.watchdog.abort_at(deadline, self.exchange);
+                shared.watchdog.abort_at(deadline, exchange);
             }
+        });
+        match ended {
+            // After the response, nothing that follows matters.
+            Err(_) if self.answered => Ok(StreamEnd::Closed),
+            other => other,
         }
     }
 
@@ -284,16 +260,56 @@ impl Reply<'_> {
     }
 }
 
+/// Reads SSE events until the stream ends, passing each JSON message to `message`, and
+/// noting what resuming the stream would need.
+pub(super) fn read_events(
+    shared: &Shared,
+    body: Body,
+    state: &mut StreamState,
+    mut message: impl FnMut(Value),
+) -> Result<StreamEnd> {
+    let limit = shared.config.max_message_bytes;
+    let mut events = SseReader::new(BufReader::new(body.into_reader()), limit);
+    loop {
+        let event = match events.next_event() {
+            Ok(Some(event)) => event,
+            Ok(None) => return Ok(StreamEnd::Closed),
+            Err(SseError::Io(e)) => return Ok(StreamEnd::Broke(e)),
+            Err(SseError::TooLarge(limit)) => {
+                return Err(Error::protocol(format!(
+                    "the server sent an SSE event over the limit of {limit} bytes"
+                )))
+            }
+        };
+        if let Some(id) = events.last_event_id().filter(|id| !id.is_empty()) {
+            state.last_event_id = Some(id.to_owned());
+        }
+        if let Some(retry) = events.retry() {
+            state.retry = Some(retry);
+        }
+        if event.data.trim().is_empty() {
+            continue; // a priming event
+        }
+        state.events += 1;
+        match serde_json::from_str(&event.data) {
+            Ok(value) => message(value),
+            Err(e) => shared.inbound.bad_frame(
+                Error::protocol(format!("skipped an SSE event that is not JSON: {e}")),
+                false,
+            ),
+        }
+    }
+}
+
 /// POSTs a notification, or an answer to a server request: the server acknowledges it (202).
-pub(super) fn notify(shared: &Shared, frame: &str) -> Result<()> {
-    let info = MessageInfo::parse(frame)?;
+pub(super) fn notify(shared: &Shared, frame: &str, info: &MessageInfo) -> Result<()> {
     let session = shared.session();
     let mut headers = shared.base_headers(&session);
-    headers.extend(headers::routing(&info, None));
+    headers.extend(headers::routing(info, None));
     let response = post(shared, frame, &headers, Some(NOTIFY_TIMEOUT))
         .map_err(|e| request_error(shared, e))?;
     if !(200..300).contains(&response.status().as_u16()) {
-        return Err(status_error(shared, response, &info, &session));
+        return Err(status_error(shared, response, info, &session));
     }
     // Read what little there is, so the connection can be reused.
     let _ = read_limited(response.into_body(), ERROR_BODY_LIMIT);
@@ -340,15 +356,18 @@ fn post(
     request.send(body)
 }
 
-fn resume_get(
+/// GETs an SSE stream: the rest of a dropped one (after `last_event_id`), or the standalone one.
+pub(super) fn open_stream(
     shared: &Shared,
-    last_event_id: &str,
+    last_event_id: Option<&str>,
 ) -> std::result::Result<Response<Body>, ureq::Error> {
     let mut request = shared
         .agent
         .get(&shared.config.url)
-        .header("Accept", headers::ACCEPT_SSE)
-        .header(headers::LAST_EVENT_ID, last_event_id);
+        .header("Accept", headers::ACCEPT_SSE);
+    if let Some(id) = last_event_id {
+        request = request.header(headers::LAST_EVENT_ID, id);
+    }
     for (name, value) in shared.base_headers(&shared.session()) {
         request = request.header(name, value);
     }

@@ -16,6 +16,7 @@ mod connector;
 mod deadline;
 mod exchange;
 mod headers;
+mod listener;
 pub mod sse;
 
 use super::{Inbound, OutgoingRequest, Transport, WireCancel};
@@ -52,6 +53,10 @@ pub struct HttpConfig {
     pub resume_budget: Duration,
     /// How long close waits for the session DELETE and for the exchanges to end.
     pub close_timeout: Duration,
+    /// Legacy era: open the standalone GET stream once the session is initialized, for what
+    /// the server sends outside any call (its requests, list changes...). On by default, as
+    /// in the other SDKs; a server without one answers 405 and it is not tried again.
+    pub listen: bool,
 }
 
 impl HttpConfig {
@@ -64,6 +69,7 @@ impl HttpConfig {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             resume_budget: Duration::from_secs(60),
             close_timeout: Duration::from_secs(2),
+            listen: true,
         }
     }
 
@@ -96,6 +102,8 @@ struct Shared {
     session: Mutex<Session>,
     tools: Mutex<ToolHeaders>,
     exchanges: Mutex<Exchanges>,
+    /// The standalone stream's exchange, once started.
+    listener: Mutex<Option<Arc<Exchange>>>,
     workers: Workers,
     watchdog: Watchdog,
     closed: AtomicBool,
@@ -158,6 +166,7 @@ impl HttpTransport {
                 session: Mutex::default(),
                 tools: Mutex::default(),
                 exchanges: Mutex::default(),
+                listener: Mutex::default(),
                 workers: Workers::default(),
                 watchdog: Watchdog::default(),
                 closed: AtomicBool::new(false),
@@ -220,10 +229,19 @@ impl Transport for HttpTransport {
     }
 
     fn send_notification(&self, frame: &str) -> Result<()> {
-        if self.shared.closed.load(Ordering::Acquire) {
+        let shared = &self.shared;
+        if shared.closed.load(Ordering::Acquire) {
             return Err(Error::new(Status::Closed, "the transport is closed"));
         }
-        exchange::notify(&self.shared, frame)
+        let info = MessageInfo::parse(frame)?;
+        exchange::notify(shared, frame, &info)?;
+        if info.is(crate::protocol::methods::INITIALIZED)
+            && shared.config.listen
+            && !shared.session().modern
+        {
+            listener::start(shared);
+        }
+        Ok(())
     }
 
     fn wire_cancel(&self) -> WireCancel {
@@ -270,6 +288,9 @@ impl Transport for HttpTransport {
             .map(|(_, exchange)| exchange)
             .collect();
         running.iter().for_each(|exchange| exchange.abort());
+        if let Some(listener) = lock(&shared.listener).as_ref() {
+            listener.abort();
+        }
         shared.watchdog.stop();
         let session = shared.session();
         if let (Some(id), false) = (&session.id, session.modern) {

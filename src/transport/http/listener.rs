@@ -1,0 +1,96 @@
+//! The legacy era's standalone stream: a GET the server may use for what belongs to no call
+//! (requests such as `roots/list`, notifications such as list changes). It is opened once the
+//! session is initialized, opened again after the server's retry delay when the server ends it,
+//! and given up after a 405 (the server offers none) or two failures in a row.
+
+use super::connector::Exchange;
+use super::exchange::{self, StreamEnd, StreamState};
+use super::{Shared, Workers};
+use crate::protocol::jsonrpc;
+use serde_json::Value;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+const DEFAULT_RETRY: Duration = Duration::from_millis(1000);
+const MIN_RETRY: Duration = Duration::from_millis(100);
+const MAX_FAILURES: u32 = 2;
+
+/// How one GET went.
+enum Round {
+    /// The server ended the stream: open it again.
+    Ended,
+    /// No standalone stream here (405), or the session is gone.
+    Refused,
+    Failed,
+}
+
+/// Starts the listener on a worker thread; close aborts it.
+pub(super) fn start(shared: &Arc<Shared>) {
+    let exchange = Exchange::new(None);
+    {
+        let mut listener = super::lock(&shared.listener);
+        if listener.is_some() || shared.closed.load(Ordering::Acquire) {
+            return;
+        }
+        *listener = Some(exchange.clone());
+    }
+    let worker = {
+        let shared = shared.clone();
+        move || listen(&shared, &exchange)
+    };
+    // Without a thread there is no standalone stream: calls work all the same.
+    let _ = Workers::spawn(shared, worker);
+}
+
+fn listen(shared: &Shared, exchange: &Arc<Exchange>) {
+    let _entered = exchange.enter();
+    let mut state = StreamState::default();
+    let mut failures = 0;
+    while !exchange.is_aborted() {
+        match round(shared, &mut state) {
+            Round::Ended => failures = 0,
+            Round::Refused => return,
+            Round::Failed => {
+                failures += 1;
+                if failures == MAX_FAILURES {
+                    return;
+                }
+            }
+        }
+        let delay = state.retry.unwrap_or(DEFAULT_RETRY).max(MIN_RETRY);
+        if !exchange.sleep(delay) {
+            return;
+        }
+    }
+}
+
+fn round(shared: &Shared, state: &mut StreamState) -> Round {
+    let Ok(response) = exchange::open_stream(shared, state.last_event_id.as_deref()) else {
+        return Round::Failed;
+    };
+    match response.status().as_u16() {
+        200..=299 => {}
+        // 404: the server forgot the session; calls will say so.
+        404 | 405 => return Round::Refused,
+        _ => return Round::Failed,
+    }
+    let is_sse = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+    if !is_sse {
+        return Round::Failed;
+    }
+    let deliver = |message: Value| match message {
+        Value::Array(batch) => batch
+            .into_iter()
+            .for_each(|m| shared.inbound.message(jsonrpc::classify(m))),
+        message => shared.inbound.message(jsonrpc::classify(message)),
+    };
+    match exchange::read_events(shared, response.into_body(), state, deliver) {
+        Ok(StreamEnd::Closed) => Round::Ended,
+        Ok(StreamEnd::Broke(_)) | Err(_) => Round::Failed,
+    }
+}
