@@ -185,6 +185,8 @@ fn python_server_over_http_in_both_eras_observes_the_cancel() {
             .unwrap();
 
         let client = Arc::new(client);
+        // Request ids start again with each client: only this cancel's line may count.
+        peer.stderr.lock().unwrap().clear();
         let (error, cancelled_at) = cancel_after(
             &client,
             "slow",
