@@ -7,10 +7,12 @@
  * mcp-call performs the handshake, makes one call, prints the outcome and closes the session.
  * Run `mcp-call --help` for the options and exit codes.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "mcpc.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -49,8 +51,14 @@ static const char USAGE[] =
     "  --cancel-after-ms N   cancel from another thread N ms after the call starts\n"
     "  --reason TEXT         the reason sent with a cancel (default: none)\n"
     "  --precancel           cancel before calling: nothing is sent (exit 3)\n"
-    "  --progress            send a progress token with the call (progress reports are\n"
-    "                        not printed yet: that arrives with a later library version)\n"
+    "  --progress            print the call's progress on stderr, one JSON line each\n"
+    "\n"
+    "connection options:\n"
+    "  --mode auto|legacy|modern   protocol era (default auto: server/discover, then\n"
+    "                              the initialize handshake)\n"
+    "  --protocol-version V   pin a protocol version (e.g. 2025-11-25 or 2026-07-28)\n"
+    "  --log                  print the server's log messages on stderr, one JSON line each\n"
+    "  --roots DIR            answer the server's roots/list with DIR\n"
     "  --help                show this help\n"
     "\n"
     "output: the result JSON on stdout; on a server error, the JSON-RPC error object\n"
@@ -75,6 +83,10 @@ struct command_line {
     const char *reason;
     bool precancel;
     bool progress;
+    int mode; /* an mcp_connect_mode */
+    const char *protocol_version;
+    bool log;
+    const char *roots_dir;
     char **server_argv; /* NULL-terminated: it is the tail of main's argv */
 };
 
@@ -113,7 +125,7 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
         bool is_flag = strcmp(opt, "--help") == 0 || strcmp(opt, "--list-tools") == 0 ||
                        strcmp(opt, "--ping") == 0 || strcmp(opt, "--discover") == 0 ||
                        strcmp(opt, "--precancel") == 0 || strcmp(opt, "--progress") == 0 ||
-                       strcmp(opt, "--stdio") == 0;
+                       strcmp(opt, "--log") == 0 || strcmp(opt, "--stdio") == 0;
         const char *value = NULL;
         if (!is_flag) {
             if (strncmp(opt, "--", 2) != 0)
@@ -159,6 +171,21 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
             cl->precancel = true;
         } else if (strcmp(opt, "--progress") == 0) {
             cl->progress = true;
+        } else if (strcmp(opt, "--mode") == 0) {
+            if (strcmp(value, "auto") == 0)
+                cl->mode = MCP_CONNECT_MODE_AUTO;
+            else if (strcmp(value, "legacy") == 0)
+                cl->mode = MCP_CONNECT_MODE_LEGACY;
+            else if (strcmp(value, "modern") == 0)
+                cl->mode = MCP_CONNECT_MODE_MODERN;
+            else
+                return usage_error("--mode is auto, legacy or modern, not", value);
+        } else if (strcmp(opt, "--protocol-version") == 0) {
+            cl->protocol_version = value;
+        } else if (strcmp(opt, "--log") == 0) {
+            cl->log = true;
+        } else if (strcmp(opt, "--roots") == 0) {
+            cl->roots_dir = value;
         } else {
             return usage_error("unknown option", opt);
         }
@@ -298,6 +325,66 @@ static int report(const mcp_result *result) {
     }
 }
 
+/* ---- Callbacks (--progress, --log, --roots) ---------------------------------------------- */
+
+/* They run on the library's callback thread while main blocks in the call; stderr is
+ * line-buffered enough for one fprintf per line. */
+static void on_progress(void *userdata, const char *token_json, double progress, double total,
+                        const char *message) {
+    (void)userdata;
+    fprintf(stderr, "{\"progressToken\":%s,\"progress\":%g", token_json, progress);
+    if (total >= 0)
+        fprintf(stderr, ",\"total\":%g", total);
+    if (message != NULL) {
+        fputs(",\"message\":", stderr);
+        print_json_string(stderr, message);
+    }
+    fputs("}\n", stderr);
+}
+
+static void on_message(void *userdata, const char *level, const char *logger,
+                       const char *data_json) {
+    (void)userdata;
+    fputs("{\"level\":", stderr);
+    print_json_string(stderr, level);
+    if (logger != NULL) {
+        fputs(",\"logger\":", stderr);
+        print_json_string(stderr, logger);
+    }
+    fprintf(stderr, ",\"data\":%s}\n", data_json);
+}
+
+/* Answers roots/list with the directory given to --roots (userdata: its file:// URI). */
+static bool on_roots(void *userdata, const char *method, const char *params_json,
+                     mcp_handler_reply *reply) {
+    (void)method;
+    (void)params_json;
+    const char *uri = userdata;
+    char json[4200];
+    int n = snprintf(json, sizeof json, "{\"roots\":[{\"uri\":\"%s\"}]}", uri);
+    if (n < 0 || (size_t)n >= sizeof json) {
+        mcp_handler_reply_set_error(reply, -32603, "root path too long");
+        return false;
+    }
+    return mcp_handler_reply_set_result(reply, json);
+}
+
+/* The file:// URI of a directory, or NULL if it does not exist or cannot be written as one. */
+static char *directory_uri(const char *dir) {
+    char *path = realpath(dir, NULL);
+    if (path == NULL)
+        return NULL;
+    bool plain = true; /* keep the JSON above trivially valid: no quotes, backslashes or controls */
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+        plain = plain && *p >= 0x20 && *p != '"' && *p != '\\';
+    size_t size = strlen(path) + sizeof "file://";
+    char *uri = plain && size < 4096 ? malloc(size) : NULL;
+    if (uri != NULL)
+        snprintf(uri, size, "file://%s", path);
+    free(path);
+    return uri;
+}
+
 /* ---- main ------------------------------------------------------------------------------ */
 
 static mcp_result *run_action(mcp_client *client, const struct command_line *cl,
@@ -321,7 +408,7 @@ static mcp_status set_request_options(mcp_request_options *ropts, const struct c
     if (s == MCP_STATUS_OK && cl->has_timeout)
         s = mcp_request_options_set_timeout_ms(ropts, cl->timeout_ms);
     if (s == MCP_STATUS_OK && cl->progress)
-        s = mcp_request_options_set_progress_token(ropts, "mcp-call");
+        s = mcp_request_options_set_progress_callback(ropts, on_progress, NULL);
     return s;
 }
 
@@ -331,8 +418,20 @@ int main(int argc, char **argv) {
     if (code >= 0)
         return code;
 
+    char *roots_uri = NULL;
+    if (cl.roots_dir != NULL && (roots_uri = directory_uri(cl.roots_dir)) == NULL)
+        return usage_error("--roots needs an existing directory", cl.roots_dir);
+
     mcp_client_options *copts = mcp_client_options_new();
     mcp_client_options_set_client_info(copts, "mcp-call", MCPC_VERSION);
+    mcp_client_options_set_mode(copts, cl.mode);
+    if (cl.protocol_version != NULL)
+        mcp_client_options_set_protocol_version(copts, cl.protocol_version);
+    if (cl.log)
+        mcp_client_options_set_message_callback(copts, on_message, NULL);
+    if (roots_uri != NULL)
+        mcp_client_options_set_request_handler(copts, "roots/list", on_roots, roots_uri);
+    /* A bad --protocol-version is remembered by the options and reported by connect (exit 2). */
     mcp_client *client = mcp_client_new_stdio((const char *const *)cl.server_argv, copts);
     mcp_client_options_free(copts); /* copied by the client */
 
@@ -342,6 +441,7 @@ int main(int argc, char **argv) {
         code = report(result); /* the initialize result, when no action was asked for */
         mcp_result_free(result);
         mcp_client_free(client);
+        free(roots_uri);
         return code;
     }
     mcp_result_free(result);
@@ -380,5 +480,6 @@ int main(int argc, char **argv) {
     mcp_request_options_free(ropts);
     mcp_cancellation_free(token);
     mcp_client_free(client); /* closes the session: the server's stdin is closed */
+    free(roots_uri);           /* after free: the roots handler may run until then */
     return code;
 }

@@ -57,9 +57,12 @@ typedef enum {
   // The server no longer knows the HTTP session (a 404 to a request that carried its
   // `Mcp-Session-Id`). The session is forgotten: connect a new client to start another.
   MCP_STATUS_SESSION_EXPIRED = 12,
+  // The request does not exist in the connection's protocol era (for example
+  // `logging/setLevel` on a 2026-07-28 connection). Nothing was sent.
+  MCP_STATUS_NOT_SUPPORTED = 13,
 } mcp_status;
 
-// How serious a log message is. The numbers are part of the C ABI.
+// How serious a library log message is. The numbers are part of the C ABI.
 typedef enum {
   MCP_LOG_LEVEL_DEBUG = 0,
   MCP_LOG_LEVEL_INFO = 1,
@@ -110,6 +113,33 @@ typedef struct mcp_result mcp_result;
 // Where `send_request` puts the response (or why there is none).
 typedef struct mcp_transport_reply mcp_transport_reply;
 
+// Progress of a call: its progress token (JSON text), the progress so far, the total
+// (negative when the server gave none) and a message (NULL when none).
+typedef void (*mcp_progress_callback)(void *userdata,
+                                      const char *token_json,
+                                      double progress,
+                                      double total,
+                                      const char *message);
+
+// A `notifications/message` from the server: its level ("info", "error"...), logger (NULL
+// when none) and data (JSON text).
+typedef void (*mcp_message_callback)(void *userdata,
+                                     const char *level,
+                                     const char *logger,
+                                     const char *data_json);
+
+// A list changed on the server: `kind` is "tools", "prompts" or "resources".
+typedef void (*mcp_list_changed_callback)(void *userdata, const char *kind);
+
+// A subscribed resource changed (`notifications/resources/updated`).
+typedef void (*mcp_resource_updated_callback)(void *userdata, const char *uri);
+
+// Any other notification (and those above whose callback is unset): method and params
+// (JSON text, NULL when the notification had none).
+typedef void (*mcp_notification_callback)(void *userdata,
+                                          const char *method,
+                                          const char *params_json);
+
 // The send-boundary callback handed to `send_request`.
 typedef void (*mcp_on_sent)(void *sent_ctx);
 
@@ -143,8 +173,11 @@ typedef void (*mcp_stderr_callback)(void *userdata, const char *line);
 // Answers a request the server makes of the client (`elicitation/create`,
 // `sampling/createMessage`, `roots/list`): receives the method and params (JSON), and sets the
 // result with `mcp_handler_reply_set_result` (returning true) or an error with
-// `mcp_handler_reply_set_error` (returning false). Called on the thread of the call that met
-// the request; it may make calls on the client itself. `params_json` is valid during the call.
+// `mcp_handler_reply_set_error` (returning false). Handshake era: called on a library thread of
+// its own per server request, several at once. Modern era (`input_required` rounds): called on
+// the thread of the call that met the request. Either way it may make calls on the client
+// itself. `params_json` is valid during the call. Registering one declares the matching client
+// capability unless capabilities were set explicitly.
 typedef bool (*mcp_request_handler)(void *userdata,
                                     const char *method,
                                     const char *params_json,
@@ -157,6 +190,80 @@ typedef void (*mcp_log_callback)(void *userdata, mcp_log_level level, const char
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// Hears the progress of every call that has a progress token. Setting it makes the library
+// give every request a progress token of its own.
+//
+// # Safety
+// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
+// for as long as a client made from these options is alive.
+mcp_status mcp_client_options_set_progress_callback(mcp_client_options *options,
+                                                    mcp_progress_callback callback,
+                                                    void *userdata);
+
+// Hears the progress of calls made with these options (before the client's callback). Without
+// a progress token of the host's, the library makes one unique on the connection.
+//
+// # Safety
+// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
+// while such a call runs.
+mcp_status mcp_request_options_set_progress_callback(mcp_request_options *options,
+                                                     mcp_progress_callback callback,
+                                                     void *userdata);
+
+// Progress restarts the call's timeout (never past the maximum total, if one is set).
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_request_options_set_reset_timeout_on_progress(mcp_request_options *options,
+                                                             bool reset);
+
+// A hard limit on the whole call, whatever progress arrives; 0 means none. Passing it cancels
+// the call like a timeout (MCP_STATUS_TIMEOUT).
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_request_options_set_max_total_timeout_ms(mcp_request_options *options, uint64_t ms);
+
+// Hears the server's log messages (`notifications/message`).
+//
+// # Safety
+// As for `mcp_client_options_set_progress_callback`.
+mcp_status mcp_client_options_set_message_callback(mcp_client_options *options,
+                                                   mcp_message_callback callback,
+                                                   void *userdata);
+
+// Hears `notifications/{tools,prompts,resources}/list_changed`.
+//
+// # Safety
+// As for `mcp_client_options_set_progress_callback`.
+mcp_status mcp_client_options_set_list_changed_callback(mcp_client_options *options,
+                                                        mcp_list_changed_callback callback,
+                                                        void *userdata);
+
+// Hears `notifications/resources/updated`.
+//
+// # Safety
+// As for `mcp_client_options_set_progress_callback`.
+mcp_status mcp_client_options_set_resource_updated_callback(mcp_client_options *options,
+                                                            mcp_resource_updated_callback callback,
+                                                            void *userdata);
+
+// Hears every other notification, and those whose own callback is unset.
+//
+// # Safety
+// As for `mcp_client_options_set_progress_callback`.
+mcp_status mcp_client_options_set_notification_callback(mcp_client_options *options,
+                                                        mcp_notification_callback callback,
+                                                        void *userdata);
+
+// Fills what an elicitation answer leaves out with the defaults of the requested schema
+// (SEP-1034). `requested_schema_json` is the request's `requestedSchema`; `content_json` is
+// the answer so far (NULL: empty). The result JSON is the filled content object.
+//
+// # Safety
+// The strings are NULL or NUL-terminated.
+mcp_result *mcp_elicitation_defaults(const char *requested_schema_json, const char *content_json);
 
 // Creates a token. Free it with `mcp_cancellation_free`.
 mcp_cancellation *mcp_cancellation_new(void);
@@ -335,6 +442,32 @@ mcp_result *mcp_client_request(mcp_client *client,
                                const char *method,
                                const char *params_json,
                                const mcp_request_options *options);
+
+// `logging/setLevel` (handshake era only; a modern connection returns
+// MCP_STATUS_NOT_SUPPORTED and sends nothing). `level` is e.g. "debug", "info", "warning".
+//
+// # Safety
+// `client` is NULL or live; `level` is NULL or NUL-terminated; `options` is NULL or live.
+mcp_result *mcp_client_set_logging_level(mcp_client *client,
+                                         const char *level,
+                                         const mcp_request_options *options);
+
+// `resources/subscribe` (handshake era only, else MCP_STATUS_NOT_SUPPORTED): updates arrive
+// through the resource-updated callback.
+//
+// # Safety
+// `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
+mcp_result *mcp_client_subscribe_resource(mcp_client *client,
+                                          const char *uri,
+                                          const mcp_request_options *options);
+
+// `resources/unsubscribe` (handshake era only, else MCP_STATUS_NOT_SUPPORTED).
+//
+// # Safety
+// `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
+mcp_result *mcp_client_unsubscribe_resource(mcp_client *client,
+                                            const char *uri,
+                                            const mcp_request_options *options);
 
 // One page of `tools/list`. `cursor` is NULL for the first page; the result's `nextCursor`
 // gives the next.
@@ -555,6 +688,13 @@ mcp_status mcp_client_options_set_discover_timeout_ms(mcp_client_options *option
 mcp_status mcp_client_options_set_input_required_max_rounds(mcp_client_options *options,
                                                             uint32_t rounds);
 
+// Whether the server cancelled the request being handled (or the call that met it was
+// cancelled). A long handler may poll it and give up; its answer is then not sent.
+//
+// # Safety
+// `reply` is the pointer passed to the handler, during that call.
+bool mcp_handler_reply_is_cancelled(const mcp_handler_reply *reply);
+
 // Gives a handler's result (a JSON object, copied). Returns false if it is not one.
 //
 // # Safety
@@ -629,14 +769,6 @@ mcp_status mcp_client_options_set_http_connect_timeout_ms(mcp_client_options *op
 // `options` is NULL or live.
 mcp_status mcp_client_options_set_http_idle_timeout_ms(mcp_client_options *options, uint64_t ms);
 
-// Whether a handshake-era HTTP client opens the standalone GET stream once connected, for
-// what the server sends outside any call (its requests, list changes). On by default; a
-// server without one answers 405 and it is not tried again.
-//
-// # Safety
-// `options` is NULL or live.
-mcp_status mcp_client_options_set_http_listen(mcp_client_options *options, bool listen);
-
 // The status. NULL gives MCP_STATUS_INVALID_ARGUMENT.
 //
 // # Safety
@@ -670,8 +802,9 @@ int64_t mcp_result_error_code(const mcp_result *result);
 // `result` is NULL or a live result.
 const char *mcp_result_error_data(const mcp_result *result);
 
-// The JSON-RPC id of the request, when one was sent; 0 when nothing was sent (for example a
-// token cancelled before the call). Ids are positive.
+// For a failed call, the JSON-RPC id of its request when one was sent (positive), so a
+// cancel or error can be matched with the server's log; 0 for OK results and when nothing was
+// sent (for example a token cancelled before the call).
 //
 // # Safety
 // `result` is NULL or a live result.

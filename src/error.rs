@@ -38,6 +38,9 @@ pub enum mcp_status {
     /// The server no longer knows the HTTP session (a 404 to a request that carried its
     /// `Mcp-Session-Id`). The session is forgotten: connect a new client to start another.
     SessionExpired = 12,
+    /// The request does not exist in the connection's protocol era (for example
+    /// `logging/setLevel` on a 2026-07-28 connection). Nothing was sent.
+    NotSupported = 13,
 }
 
 /// The Rust name for the status codes.
@@ -60,6 +63,7 @@ impl Status {
             Status::InternalError => "INTERNAL_ERROR",
             Status::InputRequired => "INPUT_REQUIRED",
             Status::SessionExpired => "SESSION_EXPIRED",
+            Status::NotSupported => "NOT_SUPPORTED",
         }
     }
 }

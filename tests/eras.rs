@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use mcpc::handlers::{HandlerError, InputHandler, LogHandler};
+use mcpc::handlers::{Callbacks, HandlerError, LogHandler, RequestHandler, ServerRequest};
 use mcpc::{
     CancellationToken, Client, ClientOptions, ConnectMode, LogLevel, RequestOptions, Status,
 };
@@ -323,7 +323,10 @@ fn invalid_x_mcp_header_tools_are_dropped_in_the_modern_era_only() {
     let modern = connect_with(
         config(&["--modern"]),
         ClientOptions {
-            on_log: Some(on_log),
+            callbacks: Callbacks {
+                on_log: Some(on_log),
+                ..Callbacks::default()
+            },
             ..ClientOptions::default()
         },
     );
@@ -356,18 +359,18 @@ fn invalid_x_mcp_header_tools_are_dropped_in_the_modern_era_only() {
     );
 }
 
-fn handlers(record: Arc<Mutex<Vec<(String, Value)>>>) -> HashMap<String, InputHandler> {
-    let mut map: HashMap<String, InputHandler> = HashMap::new();
+fn handlers(record: Arc<Mutex<Vec<(String, Value)>>>) -> HashMap<String, RequestHandler> {
+    let mut map: HashMap<String, RequestHandler> = HashMap::new();
     for method in ["elicitation/create", "roots/list"] {
         let record = record.clone();
         map.insert(
             method.to_owned(),
-            Arc::new(move |method: &str, params: &Value| {
+            Arc::new(move |request: &ServerRequest| {
                 record
                     .lock()
                     .unwrap()
-                    .push((method.to_owned(), params.clone()));
-                Ok(match method {
+                    .push((request.method.to_owned(), request.params.clone()));
+                Ok(match request.method {
                     "roots/list" => json!({"roots": [{"uri": "file:///work"}]}),
                     _ => json!({"action": "accept", "content": {"ok": true}}),
                 })
@@ -377,13 +380,20 @@ fn handlers(record: Arc<Mutex<Vec<(String, Value)>>>) -> HashMap<String, InputHa
     map
 }
 
+fn with_handlers(request_handlers: HashMap<String, RequestHandler>) -> Callbacks {
+    Callbacks {
+        request_handlers,
+        ..Callbacks::default()
+    }
+}
+
 #[test]
 fn input_required_is_answered_by_handlers_and_retried_with_a_fresh_id() {
     for era in [vec!["--modern"], vec![]] {
         let log = log_path(&format!("mrtr{}", era.len()));
         let record = Arc::new(Mutex::new(Vec::new()));
         let options = ClientOptions {
-            input_handlers: handlers(record.clone()),
+            callbacks: with_handlers(handlers(record.clone())),
             ..ClientOptions::default()
         };
         let client = connect_with(logged(&log, &era), options);
@@ -459,7 +469,7 @@ fn input_required_without_a_handler_can_be_continued_by_hand() {
 fn input_rounds_are_capped_and_handler_failures_are_reported() {
     let record = Arc::new(Mutex::new(Vec::new()));
     let options = ClientOptions {
-        input_handlers: handlers(record.clone()),
+        callbacks: with_handlers(handlers(record.clone())),
         input_required_max_rounds: 3,
         ..ClientOptions::default()
     };
@@ -469,10 +479,10 @@ fn input_rounds_are_capped_and_handler_failures_are_reported() {
     assert!(err.message.contains("3 rounds"), "{}", err.message);
     assert_eq!(record.lock().unwrap().len(), 3);
 
-    let mut failing: HashMap<String, InputHandler> = HashMap::new();
+    let mut failing: HashMap<String, RequestHandler> = HashMap::new();
     failing.insert(
         "elicitation/create".into(),
-        Arc::new(|_: &str, _: &Value| {
+        Arc::new(|_: &ServerRequest| {
             Err(HandlerError {
                 code: -1,
                 message: "user said no".into(),
@@ -482,7 +492,7 @@ fn input_rounds_are_capped_and_handler_failures_are_reported() {
     let client = connect_with(
         config(&["--modern"]),
         ClientOptions {
-            input_handlers: failing,
+            callbacks: with_handlers(failing),
             ..ClientOptions::default()
         },
     );

@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use mcpc::handlers::Callbacks;
 use mcpc::{Client, ClientOptions, RequestOptions, Status, StderrMode, StdioConfig};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -68,16 +69,24 @@ fn older_counter_offers_are_accepted_and_unknown_versions_rejected() {
 fn notifications_before_the_initialize_reply_are_tolerated_and_delivered() {
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let options = ClientOptions {
-        on_notification: Some({
-            let seen = seen.clone();
-            Arc::new(move |method: &str, _: Option<&Value>| {
-                seen.lock().unwrap().push(method.to_owned())
-            })
-        }),
+        callbacks: Callbacks {
+            on_notification: Some({
+                let seen = seen.clone();
+                Arc::new(move |method: &str, _: Option<&Value>| {
+                    seen.lock().unwrap().push(method.to_owned())
+                })
+            }),
+            ..Callbacks::default()
+        },
         ..ClientOptions::default()
     };
     let client = connect_with(config(&["--notify-before-init"]), options);
     assert!(client.is_connected());
+    // Callbacks run on the client's callback thread, a moment later.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while seen.lock().unwrap().len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let seen = seen.lock().unwrap().clone();
     assert!(
         seen.contains(&"notifications/tools/list_changed".to_owned()),

@@ -105,7 +105,7 @@ impl Client {
         let mut retried = false;
         let result = loop {
             let params = envelope.stamp(None);
-            match connection.call(methods::DISCOVER, Some(&params), opts) {
+            match connection.call(methods::DISCOVER, Some(&params), &opts) {
                 Ok(result) => break result,
                 Err(e) if matches!(e.status, Status::TransportError | Status::Closed) => {
                     return Err(Fatal(e))
@@ -161,7 +161,7 @@ impl Client {
     fn handshake(&self, connection: &Connection, offer: Option<&str>) -> Result<Negotiated> {
         let params = json!({
             "protocolVersion": offer.unwrap_or(versions::LATEST_HANDSHAKE),
-            "capabilities": self.options.capabilities,
+            "capabilities": self.capabilities(),
             "clientInfo": self.options.client_info,
         });
         let opts = CallOptions {
@@ -170,7 +170,7 @@ impl Client {
             ..CallOptions::default()
         };
         let result = connection
-            .call(methods::INITIALIZE, Some(&params), opts)
+            .call(methods::INITIALIZE, Some(&params), &opts)
             .map_err(|e| e.context("initialize failed"))?;
         if !result.is_object() {
             return Err(Error::protocol(
@@ -203,7 +203,7 @@ impl Client {
         Envelope {
             protocol_version: version.to_owned(),
             client_info: self.options.client_info.clone(),
-            client_capabilities: self.options.capabilities.clone(),
+            client_capabilities: self.capabilities(),
         }
     }
 }

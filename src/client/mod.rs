@@ -8,10 +8,10 @@ mod mrtr;
 mod requests;
 
 use crate::cancellation::CancellationToken;
-use crate::engine::router::{NotificationHandler, RouterStats};
+use crate::engine::router::RouterStats;
 use crate::engine::Connection;
 use crate::error::{Error, Result, Status};
-use crate::handlers::{InputHandler, LogHandler, LogLevel};
+use crate::handlers::{Callbacks, LogLevel, ProgressHandler};
 use crate::protocol::envelope::{self, Envelope};
 use crate::transport::custom::{BlockingTransport, CustomTransport};
 use crate::transport::http::{HttpConfig, HttpTransport};
@@ -19,7 +19,7 @@ use crate::transport::stdio::{StdioConfig, StdioTransport};
 use crate::transport::{Inbound, Transport};
 pub use connect::ConnectMode;
 use serde_json::{json, Map, Value};
-use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -28,8 +28,9 @@ use std::time::Duration;
 pub struct ClientOptions {
     /// Sent as `clientInfo` (in `initialize`, or in every modern request's `_meta`).
     pub client_info: Value,
-    /// Sent as the client's capabilities, in the same places.
-    pub capabilities: Value,
+    /// Sent as the client's capabilities, in the same places. `None`: derived from the
+    /// request handlers (`roots`, `sampling`, `elicitation` for those registered).
+    pub capabilities: Option<Value>,
     /// Which protocol era to speak; `Auto` probes with `server/discover` and falls back to the
     /// `initialize` handshake.
     pub mode: ConnectMode,
@@ -41,35 +42,29 @@ pub struct ClientOptions {
     pub discover_timeout: Duration,
     /// How many `input_required` rounds one call may take (SEP-2322).
     pub input_required_max_rounds: u32,
-    /// Handlers for the server's input requests, by method.
-    pub input_handlers: HashMap<String, InputHandler>,
-    /// Receives the library's own log messages.
-    pub on_log: Option<LogHandler>,
+    /// Callbacks for notifications and progress, handlers for server requests, the log.
+    pub callbacks: Callbacks,
     /// The timeout for every request that does not set its own. `None`: no timeout.
     pub timeout: Option<Duration>,
     /// How long `connect` waits for the server's `initialize` answer.
     pub connect_timeout: Duration,
     /// The most pages an all-pages call (`tools`, `resources`...) will fetch.
     pub max_pages: usize,
-    /// Called with each server notification, on the transport's reader thread.
-    pub on_notification: Option<NotificationHandler>,
 }
 
 impl Default for ClientOptions {
     fn default() -> Self {
         ClientOptions {
             client_info: json!({ "name": "mcpc", "version": crate::VERSION }),
-            capabilities: json!({}),
+            capabilities: None,
             mode: ConnectMode::Auto,
             protocol_version: None,
             discover_timeout: Duration::from_secs(5),
             input_required_max_rounds: 10,
-            input_handlers: HashMap::new(),
-            on_log: None,
+            callbacks: Callbacks::default(),
             timeout: None,
             connect_timeout: Duration::from_secs(30),
             max_pages: 1000,
-            on_notification: None,
         }
     }
 }
@@ -81,8 +76,15 @@ pub struct RequestOptions {
     pub cancellation: Option<CancellationToken>,
     /// Overrides the client's timeout for this request; `Some(Duration::ZERO)` means none.
     pub timeout: Option<Duration>,
-    /// Sent as `params._meta.progressToken`.
+    /// Sent as `params._meta.progressToken`. When unset but `on_progress` is set, the library
+    /// makes a token unique on the connection.
     pub progress_token: Option<Value>,
+    /// Hears this call's progress, on the client's callback thread.
+    pub on_progress: Option<ProgressHandler>,
+    /// Progress restarts the timeout (never past `max_total_timeout`).
+    pub reset_timeout_on_progress: bool,
+    /// A hard limit on the whole call, whatever progress arrives.
+    pub max_total_timeout: Option<Duration>,
     /// Extra `params._meta` entries.
     pub meta: Option<Map<String, Value>>,
     /// To continue an `input_required` result by hand: the answers, keyed as in its
@@ -118,6 +120,8 @@ struct Opened {
 
 pub struct Client {
     options: ClientOptions,
+    /// Numbers the progress tokens the library makes.
+    next_progress_token: AtomicU64,
     open_transport: Box<TransportFactory>,
     state: Mutex<State>,
     /// Serializes `connect` calls.
@@ -190,6 +194,7 @@ impl Client {
     ) -> Client {
         Client {
             options,
+            next_progress_token: AtomicU64::new(1),
             open_transport: Box::new(factory),
             state: Mutex::default(),
             connecting: Mutex::new(()),
@@ -212,10 +217,7 @@ impl Client {
             }
         }
         let mut stdio = None;
-        let callbacks = (
-            self.options.on_notification.clone(),
-            self.options.on_log.clone(),
-        );
+        let callbacks = Arc::new(self.options.callbacks.clone());
         let connection = Arc::new(Connection::open(callbacks, |inbound| {
             let opened = (self.open_transport)(inbound)?;
             stdio = opened.stdio;
@@ -339,9 +341,26 @@ impl Client {
     }
 
     fn log(&self, level: LogLevel, message: &str) {
-        if let Some(log) = &self.options.on_log {
-            log(level, message);
+        self.options.callbacks.log(level, message);
+    }
+
+    /// The capabilities we declare: the host's, or those its request handlers imply.
+    fn capabilities(&self) -> Value {
+        if let Some(capabilities) = &self.options.capabilities {
+            return capabilities.clone();
         }
+        let handles = |method: &str| self.options.callbacks.request_handlers.contains_key(method);
+        let mut capabilities = serde_json::Map::new();
+        if handles("roots/list") {
+            capabilities.insert("roots".into(), json!({}));
+        }
+        if handles("sampling/createMessage") {
+            capabilities.insert("sampling".into(), json!({}));
+        }
+        if handles("elicitation/create") {
+            capabilities.insert("elicitation".into(), json!({ "form": {} }));
+        }
+        Value::Object(capabilities)
     }
 
     fn session_ref(&self) -> Option<Arc<Session>> {

@@ -5,6 +5,7 @@
 
 use super::{Client, RequestOptions};
 use crate::error::{Error, Result, Status};
+use crate::handlers::ServerRequest;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -69,7 +70,7 @@ impl Client {
             } else {
                 backoff = FIRST_BACKOFF;
             }
-            let responses = match self.answer_inputs(method, &requests) {
+            let responses = match self.answer_inputs(method, &requests, opts) {
                 Ok(responses) => responses,
                 Err(message) => return Err(input_required(result, message)),
             };
@@ -89,18 +90,26 @@ impl Client {
         &self,
         method: &str,
         requests: &Map<String, Value>,
+        opts: &RequestOptions,
     ) -> std::result::Result<Map<String, Value>, String> {
+        // The handler sees the call's own token, so cancelling the call stops it too.
+        let cancellation = opts.cancellation.clone().unwrap_or_default();
         let mut responses = Map::new();
         for (key, request) in requests {
             let wanted = request
                 .get("method")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let Some(handler) = self.options.input_handlers.get(wanted) else {
+            let Some(handler) = self.options.callbacks.request_handlers.get(wanted) else {
                 return Err(format!("{method}: the server asked for {wanted:?} input (key {key:?}) and no handler is set for it"));
             };
             let params = request.get("params").cloned().unwrap_or(Value::Null);
-            match handler(wanted, &params) {
+            let request = ServerRequest {
+                method: wanted,
+                params: &params,
+                cancellation: &cancellation,
+            };
+            match handler(&request) {
                 Ok(answer) => {
                     responses.insert(key.clone(), answer);
                 }

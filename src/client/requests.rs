@@ -47,15 +47,21 @@ impl Client {
             }
         }
         let session = self.session()?;
-        let params = with_meta(params, opts);
+        let progress_token = self.progress_token(opts);
+        let params = with_meta(params, opts, progress_token.as_ref());
         let timeout = match opts.timeout.or(self.options.timeout) {
             Some(Duration::ZERO) => None,
             other => other,
         };
-        let call = CallOptions {
+        let call = &CallOptions {
             cancellation: opts.cancellation.as_ref(),
             timeout,
+            reset_timeout_on_progress: opts.reset_timeout_on_progress,
+            max_total: opts.max_total_timeout,
             cancel_on_wire: true,
+            progress: progress_token
+                .as_ref()
+                .map(|token| (token, opts.on_progress.clone())),
         };
         let result = match &session.envelope {
             None => session.connection.call(method, params.as_ref(), call),
@@ -91,6 +97,20 @@ impl Client {
         }
     }
 
+    /// The call's progress token: the host's, or one we make when the host wants progress.
+    fn progress_token(&self, opts: &RequestOptions) -> Option<Value> {
+        if opts.progress_token.is_some() {
+            return opts.progress_token.clone();
+        }
+        let wanted = opts.on_progress.is_some() || self.options.callbacks.on_progress.is_some();
+        wanted.then(|| {
+            let n = self
+                .next_progress_token
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Value::from(format!("mcpc-{n}"))
+        })
+    }
+
     pub fn ping(&self, opts: &RequestOptions) -> Result<Value> {
         self.request(methods::PING, None, opts)
     }
@@ -109,13 +129,7 @@ impl Client {
         arguments: Option<Value>,
         opts: &RequestOptions,
     ) -> Result<Value> {
-        let mut params = json!({ "name": name });
-        if let Some(arguments) = arguments {
-            if !arguments.is_object() {
-                return Err(Error::invalid("tool arguments must be a JSON object"));
-            }
-            params["arguments"] = arguments;
-        }
+        let params = named_params(name, arguments, "tool arguments")?;
         self.request_with_input(methods::TOOLS_CALL, params, opts)
     }
 
@@ -130,13 +144,7 @@ impl Client {
         arguments: Option<Value>,
         opts: &RequestOptions,
     ) -> Result<Value> {
-        let mut params = json!({ "name": name });
-        if let Some(arguments) = arguments {
-            if !arguments.is_object() {
-                return Err(Error::invalid("prompt arguments must be a JSON object"));
-            }
-            params["arguments"] = arguments;
-        }
+        let params = named_params(name, arguments, "prompt arguments")?;
         self.request_with_input(methods::PROMPTS_GET, params, opts)
     }
 
@@ -159,6 +167,39 @@ impl Client {
             params["context"] = context;
         }
         self.request(methods::COMPLETE, Some(params), opts)
+    }
+
+    /// `logging/setLevel` (handshake era only): the least severe level of
+    /// `notifications/message` the server should send.
+    pub fn set_logging_level(&self, level: &str, opts: &RequestOptions) -> Result<Value> {
+        self.handshake_era_only(methods::SET_LOGGING_LEVEL)?;
+        self.request(
+            methods::SET_LOGGING_LEVEL,
+            Some(json!({ "level": level })),
+            opts,
+        )
+    }
+
+    /// `resources/subscribe` (handshake era only): ask for `notifications/resources/updated`.
+    pub fn subscribe_resource(&self, uri: &str, opts: &RequestOptions) -> Result<Value> {
+        self.handshake_era_only(methods::SUBSCRIBE)?;
+        self.request(methods::SUBSCRIBE, Some(json!({ "uri": uri })), opts)
+    }
+
+    /// `resources/unsubscribe` (handshake era only).
+    pub fn unsubscribe_resource(&self, uri: &str, opts: &RequestOptions) -> Result<Value> {
+        self.handshake_era_only(methods::UNSUBSCRIBE)?;
+        self.request(methods::UNSUBSCRIBE, Some(json!({ "uri": uri })), opts)
+    }
+
+    fn handshake_era_only(&self, method: &str) -> Result<()> {
+        match self.is_modern() {
+            true => Err(Error::new(
+                Status::NotSupported,
+                format!("{method} does not exist in the modern protocol era (2026-07-28) this connection speaks"),
+            )),
+            false => Ok(()),
+        }
     }
 
     /// One page of `tools/list`; its `nextCursor` says where the next page starts.
@@ -280,13 +321,29 @@ impl Client {
     }
 }
 
+/// `{"name": name, "arguments": arguments}`, the arguments left out when absent.
+fn named_params(name: &str, arguments: Option<Value>, what: &str) -> Result<Value> {
+    let mut params = json!({ "name": name });
+    if let Some(arguments) = arguments {
+        if !arguments.is_object() {
+            return Err(Error::invalid(format!("{what} must be a JSON object")));
+        }
+        params["arguments"] = arguments;
+    }
+    Ok(params)
+}
+
 /// Adds the options' `_meta` entries (and progress token) to the params.
-fn with_meta(params: Option<Value>, opts: &RequestOptions) -> Option<Value> {
-    if opts.meta.is_none() && opts.progress_token.is_none() {
+fn with_meta(
+    params: Option<Value>,
+    opts: &RequestOptions,
+    progress_token: Option<&Value>,
+) -> Option<Value> {
+    if opts.meta.is_none() && progress_token.is_none() {
         return params;
     }
     let mut meta = opts.meta.clone().unwrap_or_default();
-    if let Some(token) = &opts.progress_token {
+    if let Some(token) = progress_token {
         meta.insert("progressToken".into(), token.clone());
     }
     let mut params = params.unwrap_or_else(|| Value::Object(Map::new()));

@@ -56,6 +56,8 @@ struct State {
     /// The send boundary has been reached (or the send finished or failed).
     sent: bool,
     notice: Notice,
+    /// When progress for this call last arrived (a timeout may restart from it).
+    last_progress: Option<Instant>,
 }
 
 #[derive(Default)]
@@ -120,6 +122,15 @@ impl Call {
             state.sent = true;
             self.queue_notice(&mut state);
         }
+    }
+
+    /// Progress for this call arrived.
+    pub fn saw_progress(&self) {
+        self.lock().last_progress = Some(Instant::now());
+    }
+
+    pub fn last_progress(&self) -> Option<Instant> {
+        self.lock().last_progress
     }
 
     /// Whether an outcome has been decided (used to skip sending a request cancelled before it

@@ -8,25 +8,34 @@ pub mod router;
 
 use crate::cancellation::CancellationToken;
 use crate::error::{Error, Result, Status};
-use crate::handlers::LogHandler;
+use crate::handlers::{Callbacks, ProgressHandler};
 use crate::protocol::jsonrpc;
 use crate::transport::{Inbound, OutgoingRequest, SendBoundary, Transport};
 use call::{Call, Outcome, Outgoing, WireCancel};
 use crossbeam_channel::{select, Receiver, Sender};
-use router::{NotificationHandler, Router, RouterStats};
+use router::{Event, Router, RouterInbound, RouterStats};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+/// How long close waits for queued cancel notices to be written.
+const DRAIN_ON_CLOSE: Duration = Duration::from_secs(2);
+
 /// How one call is made.
-#[derive(Default, Clone, Copy)]
+#[derive(Default, Clone)]
 pub struct CallOptions<'a> {
     pub cancellation: Option<&'a CancellationToken>,
     pub timeout: Option<Duration>,
+    /// Progress restarts the timeout (never past `max_total`).
+    pub reset_timeout_on_progress: bool,
+    /// A hard limit on the whole call, whatever progress arrives.
+    pub max_total: Option<Duration>,
     /// False for `initialize` and the discovery probe, which are never cancelled on the wire.
     pub cancel_on_wire: bool,
+    /// The progress token sent in the request, and who hears its progress besides the client.
+    pub progress: Option<(&'a Value, Option<ProgressHandler>)>,
 }
 
 pub struct Connection {
@@ -35,26 +44,38 @@ pub struct Connection {
     next_id: AtomicI64,
     closed: AtomicBool,
     stop_dispatcher: Sender<()>,
+    dispatcher_done: Receiver<()>,
     dispatcher: Mutex<Option<JoinHandle<()>>>,
+    /// Where close sends the callback thread its stop sign.
+    events: Sender<Option<Event>>,
+    callback_thread: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Connection {
     /// Builds the router, lets `make_transport` connect to the server with it, and starts the
     /// dispatcher thread.
     pub fn open(
-        (notifications, log): (Option<NotificationHandler>, Option<LogHandler>),
+        callbacks: Arc<Callbacks>,
         make_transport: impl FnOnce(Arc<dyn Inbound>) -> Result<Arc<dyn Transport>>,
     ) -> Result<Connection> {
         let (outbound_tx, outbound_rx) = crossbeam_channel::unbounded();
-        let router = Arc::new(Router::new(outbound_tx, notifications, log));
-        let transport = make_transport(router.clone())?;
+        let (events_tx, events_rx) = crossbeam_channel::unbounded::<Option<Event>>();
+        let callback_thread = spawn("mcpc-callbacks", move || {
+            // `None` is the stop sign, sent by close after everything queued before it.
+            while let Ok(Some(event)) = events_rx.recv() {
+                // A panicking Rust callback must not take the other callbacks down with it.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(event));
+            }
+        })?;
+        let router = Arc::new(Router::new(outbound_tx, events_tx.clone(), callbacks));
+        let transport = make_transport(Arc::new(RouterInbound(router.clone())))?;
         let (stop_tx, stop_rx) = crossbeam_channel::bounded(1);
+        let (done_tx, done_rx) = crossbeam_channel::bounded(1);
         let dispatcher = {
             let transport = transport.clone();
-            std::thread::Builder::new()
-                .name("mcpc-dispatch".into())
-                .spawn(move || dispatch(outbound_rx, stop_rx, transport))
-                .map_err(|e| Error::transport(format!("cannot start a thread: {e}")))?
+            spawn("mcpc-dispatch", move || {
+                dispatch(outbound_rx, stop_rx, done_tx, transport)
+            })?
         };
         Ok(Connection {
             router,
@@ -62,12 +83,15 @@ impl Connection {
             next_id: AtomicI64::new(1),
             closed: AtomicBool::new(false),
             stop_dispatcher: stop_tx,
+            dispatcher_done: done_rx,
             dispatcher: Mutex::new(Some(dispatcher)),
+            events: events_tx,
+            callback_thread: Mutex::new(Some(callback_thread)),
         })
     }
 
     /// Sends a request and blocks until its outcome. See the module docs.
-    pub fn call(&self, method: &str, params: Option<&Value>, opts: CallOptions) -> Result<Value> {
+    pub fn call(&self, method: &str, params: Option<&Value>, opts: &CallOptions) -> Result<Value> {
         if let Some(token) = opts.cancellation {
             if token.is_cancelled() {
                 // Nothing is sent at all: no request, no notice.
@@ -80,7 +104,7 @@ impl Connection {
             false => WireCancel::Silent,
         };
         let call = Arc::new(Call::new(id, wire, self.router.outbound()));
-        self.router.register(call.clone())?;
+        self.router.register(call.clone(), opts.progress.clone())?;
         let hook = opts.cancellation.and_then(|token| {
             let call = call.clone();
             token.on_cancel(move |reason| {
@@ -106,16 +130,9 @@ impl Connection {
             }
         }
 
-        let deadline = opts.timeout.map(|t| Instant::now() + t);
-        let outcome = call.wait(deadline).unwrap_or_else(|| {
-            // The timeout is a cancel with a reason; a response that beat it still wins.
-            let timeout = opts.timeout.unwrap_or_default();
-            call.cancel(Some(&timeout_reason(timeout)), true);
-            call.wait(None)
-                .expect("a call has an outcome once cancelled")
-        });
-
-        self.router.unregister(id);
+        let outcome = wait_with_timeout(&call, opts);
+        self.router
+            .unregister(id, opts.progress.as_ref().map(|(token, _)| *token));
         if let (Some(token), Some(hook)) = (opts.cancellation, hook) {
             token.off_cancel(hook);
         }
@@ -158,16 +175,17 @@ impl Connection {
             return;
         }
         self.router.fail_all(error, true);
-        self.transport.close();
+        // Cancel notices already queued are still written before the transport goes: the
+        // dispatcher drains its queue on stop. A write stuck on a server that reads nothing
+        // gets a bounded wait; closing the transport then unblocks it.
         let _ = self.stop_dispatcher.send(());
-        let handle = self
-            .dispatcher
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        if let Some(handle) = handle {
-            let _ = handle.join();
-        }
+        let _ = self.dispatcher_done.recv_timeout(DRAIN_ON_CLOSE);
+        self.transport.close();
+        join(&self.dispatcher);
+        // The callback thread ends once it has run what was queued; a callback that closes the
+        // client runs on that thread, which must not wait for itself.
+        let _ = self.events.send(None);
+        join(&self.callback_thread);
     }
 }
 
@@ -178,23 +196,96 @@ impl Drop for Connection {
 }
 
 /// The dispatcher thread: writes queued frames (cancel notices, answers) and drops abandoned
-/// exchanges, in order.
-fn dispatch(queue: Receiver<Outgoing>, stop: Receiver<()>, transport: Arc<dyn Transport>) {
+/// exchanges, in order. On stop it first finishes what is queued.
+fn dispatch(
+    queue: Receiver<Outgoing>,
+    stop: Receiver<()>,
+    done: Sender<()>,
+    transport: Arc<dyn Transport>,
+) {
+    let handle = |outgoing: Outgoing| match outgoing {
+        // A failed write means the connection is going away; the reader reports that.
+        Outgoing::Frame(frame) => {
+            let _ = transport.send_notification(&frame);
+        }
+        Outgoing::Abandon(id) => transport.abandon(id),
+    };
     loop {
         select! {
             recv(queue) -> outgoing => match outgoing {
-                // A failed write means the connection is going away; the reader reports that.
-                Ok(Outgoing::Frame(frame)) => { let _ = transport.send_notification(&frame); }
-                Ok(Outgoing::Abandon(id)) => transport.abandon(id),
-                Err(_) => return,
+                Ok(outgoing) => handle(outgoing),
+                Err(_) => break,
             },
-            recv(stop) -> _ => return,
+            recv(stop) -> _ => {
+                queue.try_iter().for_each(handle);
+                break;
+            }
         }
+    }
+    let _ = done.send(());
+}
+
+/// Waits for the call's outcome. The timeout is a cancel with a reason; with
+/// `reset_timeout_on_progress` it restarts from the last progress, never past `max_total`.
+fn wait_with_timeout(call: &Call, opts: &CallOptions) -> Outcome {
+    let start = Instant::now();
+    let hard_deadline = opts.max_total.map(|max| start + max);
+    let earliest = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    let mut deadline = earliest(opts.timeout.map(|t| start + t), hard_deadline);
+    loop {
+        if let Some(outcome) = call.wait(deadline) {
+            return outcome;
+        }
+        if let (true, Some(timeout), Some(last)) = (
+            opts.reset_timeout_on_progress,
+            opts.timeout,
+            call.last_progress(),
+        ) {
+            let restarted = earliest(Some(last + timeout), hard_deadline);
+            if restarted.is_some_and(|d| d > Instant::now()) {
+                deadline = restarted;
+                continue;
+            }
+        }
+        // A response that beat the timeout still wins.
+        let reason = match (hard_deadline, opts.timeout) {
+            (Some(hard), _) if Instant::now() >= hard => {
+                format!(
+                    "exceeded the maximum of {} ms",
+                    opts.max_total.unwrap_or_default().as_millis()
+                )
+            }
+            (_, timeout) => timeout_reason(timeout.unwrap_or_default()),
+        };
+        call.cancel(Some(&reason), true);
+        return call
+            .wait(None)
+            .expect("a call has an outcome once cancelled");
     }
 }
 
 fn timeout_reason(timeout: Duration) -> String {
     format!("timed out after {} ms", timeout.as_millis())
+}
+
+fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(body)
+        .map_err(|e| Error::transport(format!("cannot start a thread: {e}")))
+}
+
+/// Joins a thread unless it is the current one.
+fn join(slot: &Mutex<Option<JoinHandle<()>>>) {
+    let handle = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(handle) = handle {
+        if handle.thread().id() != std::thread::current().id() {
+            let _ = handle.join();
+        }
+    }
 }
 
 fn cancelled_error(request_id: Option<i64>, reason: Option<String>) -> Error {

@@ -1,32 +1,48 @@
-//! The in-flight table: routes each response to the call waiting for it, by id, and answers
-//! what the server asks of us. One router per connection; transports feed it through `Inbound`.
+//! The in-flight table: routes each response to the call waiting for it, by id; hands
+//! notifications and progress to the host's callbacks (on the callback thread); answers what
+//! the server asks of us. One router per connection; transports feed it through `Inbound`.
 
 use super::call::{Call, Outbound, Outcome, Outgoing};
+use crate::cancellation::CancellationToken;
 use crate::error::Error;
-use crate::handlers::{LogHandler, LogLevel};
+use crate::handlers::{
+    Callbacks, HandlerError, ListKind, LogLevel, LogMessage, Progress, ProgressHandler,
+    ServerRequest,
+};
 use crate::protocol::jsonrpc::{self, Incoming};
+use crossbeam_channel::Sender;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Receives server notifications (method, params). Runs on the transport's reader thread.
-pub type NotificationHandler = Arc<dyn Fn(&str, Option<&Value>) + Send + Sync>;
+/// Work for the callback thread.
+pub type Event = Box<dyn FnOnce() + Send>;
 
 pub struct Router {
     table: Mutex<Table>,
     outbound: Outbound,
-    notifications: Option<NotificationHandler>,
-    log: Option<LogHandler>,
+    events: Sender<Option<Event>>,
+    callbacks: Arc<Callbacks>,
     counters: Counters,
 }
 
 #[derive(Default)]
 struct Table {
     calls: HashMap<i64, Arc<Call>>,
+    /// Progress tokens of calls in flight (keyed by the token's JSON text).
+    progress: HashMap<String, Watcher>,
+    /// Server requests being handled, so the server can cancel them (keyed by id JSON text).
+    server_requests: HashMap<String, CancellationToken>,
     /// Set once the connection is gone; every later call fails with it.
     terminal: Option<Error>,
     last_bad_frame: Option<String>,
+}
+
+/// Who hears a call's progress.
+struct Watcher {
+    call: Arc<Call>,
+    handler: Option<ProgressHandler>,
 }
 
 /// What the router has dropped, for diagnostics and tests.
@@ -34,6 +50,7 @@ struct Table {
 struct Counters {
     unmatched_responses: AtomicU64,
     bad_frames: AtomicU64,
+    stray_progress: AtomicU64,
 }
 
 /// A snapshot of the router's counters.
@@ -44,20 +61,22 @@ pub struct RouterStats {
     pub unmatched_responses: u64,
     /// Frames skipped because they were not JSON-RPC, not JSON, or too long.
     pub bad_frames: u64,
+    /// Progress for a token no call in flight has (a finished or cancelled call's).
+    pub stray_progress: u64,
     pub last_bad_frame: Option<String>,
 }
 
 impl Router {
     pub fn new(
         outbound: Outbound,
-        notifications: Option<NotificationHandler>,
-        log: Option<LogHandler>,
+        events: Sender<Option<Event>>,
+        callbacks: Arc<Callbacks>,
     ) -> Self {
         Router {
             table: Mutex::default(),
             outbound,
-            notifications,
-            log,
+            events,
+            callbacks,
             counters: Counters::default(),
         }
     }
@@ -66,23 +85,39 @@ impl Router {
         self.outbound.clone()
     }
 
-    /// Adds a call to the table, unless the connection is already gone.
-    pub fn register(&self, call: Arc<Call>) -> Result<(), Error> {
+    /// Adds a call to the table, unless the connection is already gone. With a progress token,
+    /// the call's progress goes to `handler` (and the client's progress callback).
+    pub fn register(
+        &self,
+        call: Arc<Call>,
+        progress: Option<(&Value, Option<ProgressHandler>)>,
+    ) -> Result<(), Error> {
         let mut table = self.lock();
         if let Some(error) = &table.terminal {
             return Err(error.clone());
+        }
+        if let Some((token, handler)) = progress {
+            let watcher = Watcher {
+                call: call.clone(),
+                handler,
+            };
+            table.progress.insert(token.to_string(), watcher);
         }
         table.calls.insert(call.id, call);
         Ok(())
     }
 
-    pub fn unregister(&self, id: i64) {
-        self.lock().calls.remove(&id);
+    pub fn unregister(&self, id: i64, progress_token: Option<&Value>) {
+        let mut table = self.lock();
+        table.calls.remove(&id);
+        if let Some(token) = progress_token {
+            table.progress.remove(&token.to_string());
+        }
     }
 
     /// Ends every pending call with `error`; with `terminal`, every later call too.
     pub fn fail_all(&self, error: Error, terminal: bool) {
-        let calls: Vec<Arc<Call>> = {
+        let (calls, handlers): (Vec<Arc<Call>>, Vec<CancellationToken>) = {
             let mut table = self.lock();
             if table.terminal.is_some() {
                 return;
@@ -90,11 +125,22 @@ impl Router {
             if terminal {
                 table.terminal = Some(error.clone());
             }
-            table.calls.values().cloned().collect()
+            let handlers = match terminal {
+                true => table
+                    .server_requests
+                    .drain()
+                    .map(|(_, token)| token)
+                    .collect(),
+                false => Vec::new(),
+            };
+            (table.calls.values().cloned().collect(), handlers)
         };
         // Finish outside the table lock: waking a caller must not wait on the table.
         for call in calls {
             call.finish(Outcome::Failed(error.clone()));
+        }
+        for token in handlers {
+            token.cancel(Some("the connection closed"));
         }
     }
 
@@ -102,6 +148,7 @@ impl Router {
         RouterStats {
             unmatched_responses: self.counters.unmatched_responses.load(Ordering::Relaxed),
             bad_frames: self.counters.bad_frames.load(Ordering::Relaxed),
+            stray_progress: self.counters.stray_progress.load(Ordering::Relaxed),
             last_bad_frame: self.lock().last_bad_frame.clone(),
         }
     }
@@ -118,15 +165,174 @@ impl Router {
         }
     }
 
-    /// Server-to-client requests are always answered: `ping` by us, the rest with -32601
-    /// until the host registers handlers. The answer goes through the outbound queue so the
-    /// reader thread never blocks on a write.
-    fn answer_request(&self, id: Value, method: &str) {
-        let frame = if method == crate::protocol::methods::PING {
-            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)
-        } else {
+    /// Runs `event` on the callback thread, after those before it.
+    fn deliver(&self, event: impl FnOnce() + Send + 'static) {
+        let _ = self.events.send(Some(Box::new(event)));
+    }
+
+    fn notification(&self, method: &str, params: Option<Value>) {
+        let callbacks = &self.callbacks;
+        match method {
+            "notifications/progress" => return self.progress(params),
+            "notifications/cancelled" => return self.server_cancelled(params),
+            "notifications/message" if callbacks.on_message.is_some() => {
+                let params = params.unwrap_or_default();
+                let message = LogMessage {
+                    level: params
+                        .get("level")
+                        .and_then(Value::as_str)
+                        .unwrap_or("info")
+                        .to_owned(),
+                    logger: params
+                        .get("logger")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                    data: params.get("data").cloned().unwrap_or(Value::Null),
+                };
+                let handler = callbacks.on_message.clone().expect("checked");
+                return self.deliver(move || handler(&message));
+            }
+            "notifications/tools/list_changed"
+            | "notifications/prompts/list_changed"
+            | "notifications/resources/list_changed"
+                if callbacks.on_list_changed.is_some() =>
+            {
+                let kind = match method {
+                    "notifications/tools/list_changed" => ListKind::Tools,
+                    "notifications/prompts/list_changed" => ListKind::Prompts,
+                    _ => ListKind::Resources,
+                };
+                let handler = callbacks.on_list_changed.clone().expect("checked");
+                return self.deliver(move || handler(kind));
+            }
+            "notifications/resources/updated" if callbacks.on_resource_updated.is_some() => {
+                let uri = params
+                    .as_ref()
+                    .and_then(|p| p.get("uri"))
+                    .and_then(Value::as_str);
+                let uri = uri.unwrap_or_default().to_owned();
+                let handler = callbacks.on_resource_updated.clone().expect("checked");
+                return self.deliver(move || handler(&uri));
+            }
+            _ => {}
+        }
+        if let Some(handler) = callbacks.on_notification.clone() {
+            let method = method.to_owned();
+            self.deliver(move || handler(&method, params.as_ref()));
+        }
+    }
+
+    /// Progress goes to the call's own callback, then the client's; progress for a token no
+    /// call in flight has is dropped.
+    fn progress(&self, params: Option<Value>) {
+        let params = params.unwrap_or_default();
+        let token = params.get("progressToken").cloned().unwrap_or(Value::Null);
+        let per_call = {
+            let table = self.lock();
+            match table.progress.get(&token.to_string()) {
+                Some(watcher) => {
+                    watcher.call.saw_progress();
+                    watcher.handler.clone()
+                }
+                None => {
+                    self.counters.stray_progress.fetch_add(1, Ordering::Relaxed);
+                    return;
+                }
+            }
+        };
+        let client = self.callbacks.on_progress.clone();
+        if per_call.is_none() && client.is_none() {
+            return;
+        }
+        let progress = Progress {
+            token,
+            progress: params
+                .get("progress")
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0),
+            total: params.get("total").and_then(Value::as_f64),
+            message: params
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        };
+        self.deliver(move || {
+            for handler in [per_call, client].into_iter().flatten() {
+                handler(&progress);
+            }
+        });
+    }
+
+    /// The server cancels one of its own requests: its handler's token is cancelled.
+    fn server_cancelled(&self, params: Option<Value>) {
+        let params = params.unwrap_or_default();
+        let id = params.get("requestId").cloned().unwrap_or(Value::Null);
+        let token = self.lock().server_requests.get(&id.to_string()).cloned();
+        if let Some(token) = token {
+            token.cancel(params.get("reason").and_then(Value::as_str));
+        }
+    }
+
+    /// Server-to-client requests are always answered: `ping` by us, others by the host's
+    /// handler on a thread of their own, or with -32601 when there is none. Answers go through
+    /// the outbound queue so no reader thread ever blocks on a write.
+    fn server_request(self: &Arc<Self>, id: Value, method: String, params: Option<Value>) {
+        if method == crate::protocol::methods::PING {
+            return self.answer(&id, Ok(Value::Object(Default::default())));
+        }
+        let Some(handler) = self.callbacks.request_handlers.get(&method).cloned() else {
             let message = format!("Method not found: {method}");
-            jsonrpc::encode_error_response(&id, jsonrpc::METHOD_NOT_FOUND, &message)
+            return self.answer(
+                &id,
+                Err(HandlerError {
+                    code: jsonrpc::METHOD_NOT_FOUND,
+                    message,
+                }),
+            );
+        };
+        let token = CancellationToken::new();
+        let key = id.to_string();
+        self.lock()
+            .server_requests
+            .insert(key.clone(), token.clone());
+        let (router, request_id) = (self.clone(), id.clone());
+        let spawned = std::thread::Builder::new()
+            .name("mcpc-handler".into())
+            .spawn(move || {
+                let params = params.unwrap_or(Value::Null);
+                let request = ServerRequest {
+                    method: &method,
+                    params: &params,
+                    cancellation: &token,
+                };
+                let answer =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(&request)))
+                        .unwrap_or_else(|_| {
+                            Err(HandlerError {
+                                code: jsonrpc::INTERNAL_ERROR,
+                                message: "the handler panicked".into(),
+                            })
+                        });
+                router.lock().server_requests.remove(&key);
+                // A request the server cancelled gets no answer.
+                if !token.is_cancelled() {
+                    router.answer(&request_id, answer);
+                }
+            });
+        if spawned.is_err() {
+            self.lock().server_requests.remove(&id.to_string());
+            let error = HandlerError {
+                code: jsonrpc::INTERNAL_ERROR,
+                message: "cannot start a handler thread".into(),
+            };
+            self.answer(&id, Err(error));
+        }
+    }
+
+    fn answer(&self, id: &Value, answer: Result<Value, HandlerError>) {
+        let frame = match answer {
+            Ok(result) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+            Err(e) => jsonrpc::encode_error_response(id, e.code, &e.message),
         };
         let _ = self.outbound.send(Outgoing::Frame(frame));
     }
@@ -136,16 +342,17 @@ impl Router {
     }
 }
 
-impl crate::transport::Inbound for Router {
+/// The transports' entry point. A newtype over `Arc<Router>` because answering a server
+/// request hands a clone of the router to the handler's thread.
+pub struct RouterInbound(pub Arc<Router>);
+
+impl crate::transport::Inbound for RouterInbound {
     fn message(&self, message: Incoming) {
+        let router = &self.0;
         match message {
-            Incoming::Response { id, frame } => self.route_response(id, frame),
-            Incoming::Request { id, method, .. } => self.answer_request(id, &method),
-            Incoming::Notification { method, params } => {
-                if let Some(handler) = &self.notifications {
-                    handler(&method, params.as_ref());
-                }
-            }
+            Incoming::Response { id, frame } => router.route_response(id, frame),
+            Incoming::Request { id, method, params } => router.server_request(id, method, params),
+            Incoming::Notification { method, params } => router.notification(&method, params),
             Incoming::Invalid(why) => {
                 self.bad_frame(Error::protocol(format!("skipped frame: {why}")), false)
             }
@@ -153,24 +360,23 @@ impl crate::transport::Inbound for Router {
     }
 
     fn bad_frame(&self, error: Error, fatal_for_pending: bool) {
-        self.counters.bad_frames.fetch_add(1, Ordering::Relaxed);
-        if let Some(log) = &self.log {
-            log(LogLevel::Warning, &error.message);
-        }
-        self.lock().last_bad_frame = Some(error.message.clone());
+        let router = &self.0;
+        router.counters.bad_frames.fetch_add(1, Ordering::Relaxed);
+        router.callbacks.log(LogLevel::Warning, &error.message);
+        router.lock().last_bad_frame = Some(error.message.clone());
         if fatal_for_pending {
-            self.fail_all(error, false);
+            router.fail_all(error, false);
         }
     }
 
     fn request_failed(&self, id: i64, error: Error) {
-        let call = self.lock().calls.get(&id).cloned();
+        let call = self.0.lock().calls.get(&id).cloned();
         if let Some(call) = call {
             call.finish(Outcome::Failed(error));
         }
     }
 
     fn closed(&self, error: Error) {
-        self.fail_all(error, true);
+        self.0.fail_all(error, true);
     }
 }

@@ -392,6 +392,53 @@ pub unsafe extern "C" fn mcp_client_request(
     })
 }
 
+/// `logging/setLevel` (handshake era only; a modern connection returns
+/// MCP_STATUS_NOT_SUPPORTED and sends nothing). `level` is e.g. "debug", "info", "warning".
+///
+/// # Safety
+/// `client` is NULL or live; `level` is NULL or NUL-terminated; `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_set_logging_level(
+    client: *mut mcp_client,
+    level: *const c_char,
+    options: *const mcp_request_options,
+) -> *mut mcp_result {
+    with_request(client, options, |c, o| {
+        c.set_logging_level(required_str(level, "level")?, o)
+    })
+}
+
+/// `resources/subscribe` (handshake era only, else MCP_STATUS_NOT_SUPPORTED): updates arrive
+/// through the resource-updated callback.
+///
+/// # Safety
+/// `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_subscribe_resource(
+    client: *mut mcp_client,
+    uri: *const c_char,
+    options: *const mcp_request_options,
+) -> *mut mcp_result {
+    with_request(client, options, |c, o| {
+        c.subscribe_resource(required_str(uri, "resource uri")?, o)
+    })
+}
+
+/// `resources/unsubscribe` (handshake era only, else MCP_STATUS_NOT_SUPPORTED).
+///
+/// # Safety
+/// `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_unsubscribe_resource(
+    client: *mut mcp_client,
+    uri: *const c_char,
+    options: *const mcp_request_options,
+) -> *mut mcp_result {
+    with_request(client, options, |c, o| {
+        c.unsubscribe_resource(required_str(uri, "resource uri")?, o)
+    })
+}
+
 // cbindgen does not expand macros, so each list function is written out.
 
 /// One page of `tools/list`. `cursor` is NULL for the first page; the result's `nextCursor`

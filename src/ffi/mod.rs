@@ -7,12 +7,14 @@
 
 #![allow(non_camel_case_types)]
 
+mod callbacks;
 mod cancellation;
 mod client;
 mod options;
 mod result;
 mod transport;
 
+pub use callbacks::*;
 pub use cancellation::*;
 pub use client::*;
 pub use options::*;

@@ -7,9 +7,10 @@
 
 use super::cancellation::mcp_cancellation;
 use super::{guard, optional_json, optional_str, required_str};
+use crate::cancellation::CancellationToken;
 use crate::client::{ClientOptions, ConnectMode, RequestOptions};
 use crate::error::{mcp_status, Error, Result, Status};
-use crate::handlers::{mcp_log_level, HandlerError, LogLevel};
+use crate::handlers::{mcp_log_level, HandlerError, LogLevel, ServerRequest};
 use crate::protocol::jsonrpc::INTERNAL_ERROR;
 use crate::protocol::versions;
 use crate::transport::stdio::{StderrMode, DEFAULT_MAX_LINE_BYTES};
@@ -66,7 +67,10 @@ unsafe impl Sync for UserData {}
 ///
 /// # Safety
 /// `target` is NULL or a live handle.
-unsafe fn set<T: HasError>(target: *mut T, apply: impl FnOnce(&mut T) -> Result<()>) -> mcp_status {
+pub(super) unsafe fn set<T: HasError>(
+    target: *mut T,
+    apply: impl FnOnce(&mut T) -> Result<()>,
+) -> mcp_status {
     guard(
         || Status::InternalError,
         || {
@@ -85,7 +89,7 @@ unsafe fn set<T: HasError>(target: *mut T, apply: impl FnOnce(&mut T) -> Result<
     )
 }
 
-trait HasError {
+pub(super) trait HasError {
     fn error(&mut self) -> &mut Option<Error>;
 }
 impl HasError for mcp_client_options {
@@ -96,6 +100,14 @@ impl HasError for mcp_client_options {
 impl HasError for mcp_request_options {
     fn error(&mut self) -> &mut Option<Error> {
         &mut self.error
+    }
+}
+
+/// A duration that must not be zero.
+fn positive_ms(ms: u64, what: &str) -> Result<Duration> {
+    match ms {
+        0 => Err(Error::invalid(format!("{what} must be positive"))),
+        ms => Ok(Duration::from_millis(ms)),
     }
 }
 
@@ -163,7 +175,7 @@ pub unsafe extern "C" fn mcp_client_options_set_capabilities(
     set(options, |o| {
         let caps = optional_json(json, "capabilities", true)?;
         o.client.capabilities =
-            caps.ok_or_else(|| Error::invalid("capabilities must not be NULL"))?;
+            Some(caps.ok_or_else(|| Error::invalid("capabilities must not be NULL"))?);
         Ok(())
     })
 }
@@ -194,10 +206,7 @@ pub unsafe extern "C" fn mcp_client_options_set_connect_timeout_ms(
     ms: u64,
 ) -> mcp_status {
     set(options, |o| {
-        if ms == 0 {
-            return Err(Error::invalid("connect timeout must be positive"));
-        }
-        o.client.connect_timeout = Duration::from_millis(ms);
+        o.client.connect_timeout = positive_ms(ms, "connect timeout")?;
         Ok(())
     })
 }
@@ -470,10 +479,7 @@ pub unsafe extern "C" fn mcp_client_options_set_discover_timeout_ms(
     ms: u64,
 ) -> mcp_status {
     set(options, |o| {
-        if ms == 0 {
-            return Err(Error::invalid("discover timeout must be positive"));
-        }
-        o.client.discover_timeout = Duration::from_millis(ms);
+        o.client.discover_timeout = positive_ms(ms, "discover timeout")?;
         Ok(())
     })
 }
@@ -497,13 +503,34 @@ pub unsafe extern "C" fn mcp_client_options_set_input_required_max_rounds(
 pub struct mcp_handler_reply {
     result: Option<Value>,
     error: Option<HandlerError>,
+    cancellation: CancellationToken,
+}
+
+/// Whether the server cancelled the request being handled (or the call that met it was
+/// cancelled). A long handler may poll it and give up; its answer is then not sent.
+///
+/// # Safety
+/// `reply` is the pointer passed to the handler, during that call.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_handler_reply_is_cancelled(reply: *const mcp_handler_reply) -> bool {
+    guard(
+        || false,
+        || {
+            reply
+                .as_ref()
+                .is_some_and(|r| r.cancellation.is_cancelled())
+        },
+    )
 }
 
 /// Answers a request the server makes of the client (`elicitation/create`,
 /// `sampling/createMessage`, `roots/list`): receives the method and params (JSON), and sets the
 /// result with `mcp_handler_reply_set_result` (returning true) or an error with
-/// `mcp_handler_reply_set_error` (returning false). Called on the thread of the call that met
-/// the request; it may make calls on the client itself. `params_json` is valid during the call.
+/// `mcp_handler_reply_set_error` (returning false). Handshake era: called on a library thread of
+/// its own per server request, several at once. Modern era (`input_required` rounds): called on
+/// the thread of the call that met the request. Either way it may make calls on the client
+/// itself. `params_json` is valid during the call. Registering one declares the matching client
+/// capability unless capabilities were set explicitly.
 pub type mcp_request_handler = Option<
     unsafe extern "C" fn(
         userdata: *mut c_void,
@@ -579,34 +606,37 @@ pub unsafe extern "C" fn mcp_client_options_set_request_handler(
     set(options, |o| {
         let method = required_str(method, "method")?.to_owned();
         let Some(handler) = handler else {
-            o.client.input_handlers.remove(&method);
+            o.client.callbacks.request_handlers.remove(&method);
             return Ok(());
         };
         let userdata = UserData(userdata);
-        let call =
-            move |method: &str, params: &Value| -> std::result::Result<Value, HandlerError> {
-                let userdata = userdata;
-                let method = super::to_cstring(method);
-                let params = super::to_cstring(params.to_string());
-                let mut reply = mcp_handler_reply {
-                    result: None,
-                    error: None,
-                };
-                let ok = handler(userdata.0, method.as_ptr(), params.as_ptr(), &mut reply);
-                match (ok, reply.result, reply.error) {
-                    (true, Some(result), _) => Ok(result),
-                    (_, _, Some(error)) => Err(error),
-                    (true, None, None) => Err(HandlerError {
-                        code: INTERNAL_ERROR,
-                        message: "the handler set no result".into(),
-                    }),
-                    (false, _, None) => Err(HandlerError {
-                        code: INTERNAL_ERROR,
-                        message: "handler failed".into(),
-                    }),
-                }
+        let call = move |request: &ServerRequest| -> std::result::Result<Value, HandlerError> {
+            let userdata = userdata;
+            let method = super::to_cstring(request.method);
+            let params = super::to_cstring(request.params.to_string());
+            let mut reply = mcp_handler_reply {
+                result: None,
+                error: None,
+                cancellation: request.cancellation.clone(),
             };
-        o.client.input_handlers.insert(method, Arc::new(call));
+            let ok = handler(userdata.0, method.as_ptr(), params.as_ptr(), &mut reply);
+            match (ok, reply.result, reply.error) {
+                (true, Some(result), _) => Ok(result),
+                (_, _, Some(error)) => Err(error),
+                (true, None, None) => Err(HandlerError {
+                    code: INTERNAL_ERROR,
+                    message: "the handler set no result".into(),
+                }),
+                (false, _, None) => Err(HandlerError {
+                    code: INTERNAL_ERROR,
+                    message: "handler failed".into(),
+                }),
+            }
+        };
+        o.client
+            .callbacks
+            .request_handlers
+            .insert(method, Arc::new(call));
         Ok(())
     })
 }
@@ -630,7 +660,7 @@ pub unsafe extern "C" fn mcp_client_options_set_log_callback(
 ) -> mcp_status {
     set(options, |o| {
         let userdata = UserData(userdata);
-        o.client.on_log = callback.map(|callback| -> crate::handlers::LogHandler {
+        o.client.callbacks.on_log = callback.map(|callback| -> crate::handlers::LogHandler {
             Arc::new(move |level: LogLevel, message: &str| {
                 let userdata = userdata;
                 let message = super::to_cstring(message);
@@ -726,23 +756,6 @@ pub unsafe extern "C" fn mcp_client_options_set_http_idle_timeout_ms(
 ) -> mcp_status {
     set(options, |o| {
         o.http.idle_timeout = (ms > 0).then(|| Duration::from_millis(ms));
-        Ok(())
-    })
-}
-
-/// Whether a handshake-era HTTP client opens the standalone GET stream once connected, for
-/// what the server sends outside any call (its requests, list changes). On by default; a
-/// server without one answers 405 and it is not tried again.
-///
-/// # Safety
-/// `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_options_set_http_listen(
-    options: *mut mcp_client_options,
-    listen: bool,
-) -> mcp_status {
-    set(options, |o| {
-        o.http.listen = listen;
         Ok(())
     })
 }

@@ -134,8 +134,9 @@ pub unsafe extern "C" fn mcp_result_error_data(result: *const mcp_result) -> *co
     })
 }
 
-/// The JSON-RPC id of the request, when one was sent; 0 when nothing was sent (for example a
-/// token cancelled before the call). Ids are positive.
+/// For a failed call, the JSON-RPC id of its request when one was sent (positive), so a
+/// cancel or error can be matched with the server's log; 0 for OK results and when nothing was
+/// sent (for example a token cancelled before the call).
 ///
 /// # Safety
 /// `result` is NULL or a live result.
@@ -179,7 +180,7 @@ pub unsafe extern "C" fn mcp_result_free(result: *mut mcp_result) {
 /// Takes an int so that any value from C is safe to pass.
 #[no_mangle]
 pub extern "C" fn mcp_status_name(status: c_int) -> *const c_char {
-    const NAMES: [&std::ffi::CStr; 13] = [
+    const NAMES: [&std::ffi::CStr; 14] = [
         c"OK",
         c"SERVER_ERROR",
         c"CANCELLED",
@@ -193,6 +194,7 @@ pub extern "C" fn mcp_status_name(status: c_int) -> *const c_char {
         c"INTERNAL_ERROR",
         c"INPUT_REQUIRED",
         c"SESSION_EXPIRED",
+        c"NOT_SUPPORTED",
     ];
     usize::try_from(status)
         .ok()
@@ -227,6 +229,7 @@ mod tests {
             Status::InternalError,
             Status::InputRequired,
             Status::SessionExpired,
+            Status::NotSupported,
         ] {
             let name = unsafe { CStr::from_ptr(mcp_status_name(status as c_int)) };
             assert_eq!(name.to_str().unwrap(), status.name());

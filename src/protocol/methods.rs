@@ -13,3 +13,6 @@ pub const RESOURCES_READ: &str = "resources/read";
 pub const PROMPTS_LIST: &str = "prompts/list";
 pub const PROMPTS_GET: &str = "prompts/get";
 pub const COMPLETE: &str = "completion/complete";
+pub const SET_LOGGING_LEVEL: &str = "logging/setLevel";
+pub const SUBSCRIBE: &str = "resources/subscribe";
+pub const UNSUBSCRIBE: &str = "resources/unsubscribe";
