@@ -2,6 +2,7 @@
  * mcp-call: call one method of an MCP server from the command line, like curl for MCP.
  *
  *   mcp-call [options] --stdio PROGRAM [ARG...]
+ *   mcp-call [options] --http URL
  *
  * The server is started as PROGRAM with its ARGs (everything after PROGRAM belongs to it),
  * mcp-call performs the handshake, makes one call, prints the outcome and closes the session.
@@ -33,10 +34,11 @@ enum {
 
 static const char USAGE[] =
     "usage: mcp-call [options] --stdio PROGRAM [ARG...]\n"
+    "       mcp-call [options] --http URL\n"
     "\n"
-    "Starts PROGRAM as an MCP server on stdio (everything after PROGRAM is its argv),\n"
-    "makes one call and prints the result JSON on stdout. Without an action it prints\n"
-    "the server's initialize result.\n"
+    "Starts PROGRAM as an MCP server on stdio (everything after PROGRAM is its argv), or\n"
+    "talks to the Streamable HTTP endpoint URL, makes one call and prints the result JSON\n"
+    "on stdout. Without an action it prints the server's initialize (or discover) result.\n"
     "\n"
     "actions (at most one):\n"
     "  --call NAME [--args JSON]    call a tool (JSON: an object of arguments)\n"
@@ -59,6 +61,7 @@ static const char USAGE[] =
     "  --protocol-version V   pin a protocol version (e.g. 2025-11-25 or 2026-07-28)\n"
     "  --log                  print the server's log messages on stderr, one JSON line each\n"
     "  --roots DIR            answer the server's roots/list with DIR\n"
+    "  --header 'Name: value' add a header to every HTTP request (repeatable)\n"
     "  --help                show this help\n"
     "\n"
     "output: the result JSON on stdout; on a server error, the JSON-RPC error object\n"
@@ -87,6 +90,9 @@ struct command_line {
     const char *protocol_version;
     bool log;
     const char *roots_dir;
+    const char *http_url;
+    const char *headers[32]; /* "Name: value" */
+    int header_count;
     char **server_argv; /* NULL-terminated: it is the tail of main's argv */
 };
 
@@ -186,6 +192,12 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
             cl->log = true;
         } else if (strcmp(opt, "--roots") == 0) {
             cl->roots_dir = value;
+        } else if (strcmp(opt, "--http") == 0) {
+            cl->http_url = value;
+        } else if (strcmp(opt, "--header") == 0) {
+            if (cl->header_count == (int)(sizeof cl->headers / sizeof cl->headers[0]))
+                return usage_error("too many --header options", NULL);
+            cl->headers[cl->header_count++] = value;
         } else {
             return usage_error("unknown option", opt);
         }
@@ -193,8 +205,10 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
             return usage_error("only one action may be given; the second is", opt);
     }
 
-    if (cl->server_argv == NULL)
-        return usage_error("--stdio PROGRAM is required", NULL);
+    if ((cl->server_argv == NULL) == (cl->http_url == NULL))
+        return usage_error("give one server: --stdio PROGRAM [ARG...] or --http URL", NULL);
+    if (cl->header_count > 0 && cl->http_url == NULL)
+        return usage_error("--header goes with --http", NULL);
     if (cl->args_json != NULL && cl->action != ACTION_CALL && cl->action != ACTION_PROMPT)
         return usage_error("--args goes with --call or --prompt", NULL);
     bool call_options = cl->has_timeout || cl->has_cancel_after || cl->reason != NULL ||
@@ -431,8 +445,27 @@ int main(int argc, char **argv) {
         mcp_client_options_set_message_callback(copts, on_message, NULL);
     if (roots_uri != NULL)
         mcp_client_options_set_request_handler(copts, "roots/list", on_roots, roots_uri);
-    /* A bad --protocol-version is remembered by the options and reported by connect (exit 2). */
-    mcp_client *client = mcp_client_new_stdio((const char *const *)cl.server_argv, copts);
+    for (int i = 0; i < cl.header_count; i++) {
+        /* "Name: value" -> name, value; the library rejects bad names and CR/LF in values. */
+        char name[256];
+        const char *colon = strchr(cl.headers[i], ':');
+        size_t length = colon ? (size_t)(colon - cl.headers[i]) : 0;
+        if (colon == NULL || length == 0 || length >= sizeof name) {
+            mcp_client_options_free(copts);
+            free(roots_uri);
+            return usage_error("--header wants 'Name: value', not", cl.headers[i]);
+        }
+        memcpy(name, cl.headers[i], length);
+        name[length] = '\0';
+        const char *value = colon + 1;
+        while (*value == ' ')
+            value++;
+        mcp_client_options_add_header(copts, name, value);
+    }
+    /* A bad option value is remembered by the options and reported by connect (exit 2). */
+    mcp_client *client = cl.http_url != NULL
+                             ? mcp_client_new_http(cl.http_url, copts)
+                             : mcp_client_new_stdio((const char *const *)cl.server_argv, copts);
     mcp_client_options_free(copts); /* copied by the client */
 
     /* Starting the server and the handshake: a failure here is exit 5 (or 2 for bad argv). */
