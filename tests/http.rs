@@ -383,6 +383,19 @@ fn an_unprimed_stream_that_drops_fails_without_resuming() {
 }
 
 #[test]
+fn the_modern_era_never_resumes_a_dropped_stream() {
+    let server = HttpServer::start(
+        "http_modern_no_resume",
+        &["--modern", "--drop-streams", "primed"],
+    );
+    let client = server.connect(ConnectMode::Modern);
+    let error = echo(&client, "x").unwrap_err();
+    assert_eq!(error.status, Status::ProtocolError, "{error}");
+    assert!(error.message.contains("without a response"), "{error}");
+    assert!(resumptions(&server.requests()).is_empty());
+}
+
+#[test]
 fn resumption_gives_up_after_two_attempts_that_bring_nothing() {
     let server = HttpServer::start(
         "http_resume_fails",
@@ -592,12 +605,45 @@ fn calls_reuse_connections_and_are_not_slower_than_the_first() {
     }
 }
 
+/// A local port that refuses connections for as long as the socket lives: bound, never
+/// listening, so no other test's server can take it meanwhile.
+struct RefusingPort {
+    fd: libc::c_int,
+    port: u16,
+}
+
+impl RefusingPort {
+    fn new() -> Self {
+        // SAFETY: plain socket calls on a socket we own, with correctly sized addresses.
+        unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+            assert!(fd >= 0);
+            let mut addr: libc::sockaddr_in = std::mem::zeroed();
+            addr.sin_family = libc::AF_INET as libc::sa_family_t;
+            addr.sin_addr.s_addr = u32::from_ne_bytes([127, 0, 0, 1]);
+            let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+            let sockaddr = &mut addr as *mut libc::sockaddr_in as *mut libc::sockaddr;
+            assert_eq!(libc::bind(fd, sockaddr, len), 0);
+            assert_eq!(libc::getsockname(fd, sockaddr, &mut len), 0);
+            RefusingPort {
+                fd,
+                port: u16::from_be(addr.sin_port),
+            }
+        }
+    }
+}
+
+impl Drop for RefusingPort {
+    fn drop(&mut self) {
+        // SAFETY: our own descriptor, closed once.
+        unsafe { libc::close(self.fd) };
+    }
+}
+
 #[test]
 fn a_refused_connection_fails_fast() {
-    let port = {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
+    let refusing = RefusingPort::new();
+    let port = refusing.port;
     let client = Client::http(
         HttpConfig::new(format!("http://127.0.0.1:{port}/mcp")),
         ClientOptions::default(),

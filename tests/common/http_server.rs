@@ -62,7 +62,12 @@ impl HttpServer {
     /// returns how many streams took it.
     pub fn broadcast(&self, message: &Value) -> u64 {
         let url = self.url.replace("/mcp", "/broadcast");
-        let mut response = ureq::post(&url)
+        let agent = ureq::Agent::config_builder()
+            .proxy(None)
+            .build()
+            .new_agent();
+        let mut response = agent
+            .post(&url)
             .send(message.to_string())
             .expect("POST /broadcast");
         let answer: Value =

@@ -28,7 +28,7 @@ usage: mcpc-test-server [FLAGS]
                           stdio (0: any free port); the first stdout line says where,
                           and the server exits when stdin closes
   --http-json             answer HTTP requests with JSON bodies, not SSE streams
-  --drop-streams MODE     close legacy tools/call streams before the answer: primed
+  --drop-streams MODE     close tools/call SSE streams before the answer: primed
                           (after an event id, so a GET with Last-Event-ID resumes it),
                           unprimed (no event id), or always (resumptions drop too)
   --retry-ms N            the SSE retry delay announced when priming (default 200)

@@ -190,11 +190,7 @@ impl Http {
     fn request(&self, exchange: Exchange, connection: &TcpStream) -> bool {
         let args = &self.server.args;
         let drop_mode = match args.drop_streams {
-            Some(mode)
-                if !exchange.modern && !args.http_json && exchange.method == "tools/call" =>
-            {
-                Some(mode)
-            }
+            Some(mode) if !args.http_json && exchange.method == "tools/call" => Some(mode),
             _ => None,
         };
         let mut headers = Vec::new();

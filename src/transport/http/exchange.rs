@@ -133,8 +133,9 @@ impl Reply<'_> {
         if self.answered {
             return Ok(());
         }
-        if state.last_event_id.is_none() {
-            // Not primed: there is nothing to resume from.
+        if state.last_event_id.is_none() || self.modern {
+            // Not primed, there is nothing to resume from; and the modern era has no resumption
+            // (a broken stream loses its request).
             let why = match ended {
                 StreamEnd::Closed => String::new(),
                 StreamEnd::Broke(e) => format!(" ({e})"),

@@ -144,6 +144,9 @@ impl HttpTransport {
             .http_status_as_error(false)
             // Never follow a redirect: it could carry the Authorization header elsewhere.
             .max_redirects(0)
+            // Our connector speaks to the server directly; an HTTP_PROXY from the environment
+            // would otherwise make ureq hand it the proxy's address.
+            .proxy(None)
             .timeout_connect(Some(config.connect_timeout))
             .timeout_per_read(config.idle_timeout)
             .max_idle_connections(32)
