@@ -8,6 +8,7 @@
 //! misbehaviours a client has to survive.
 
 mod args;
+mod faults;
 mod http;
 mod http_wire;
 mod methods;
@@ -169,6 +170,10 @@ impl Request {
         self.cancelled.load(Ordering::SeqCst)
     }
 
+    pub fn id(&self) -> &Value {
+        &self.id
+    }
+
     pub fn progress_token(&self) -> Option<&Value> {
         self.params.pointer("/_meta/progressToken")
     }
@@ -275,6 +280,8 @@ impl Server {
             Ok(result) => {
                 self.send(&json!({ "jsonrpc": "2.0", "id": request.id, "result": result }))
             }
+            // The handler stopped (or answered by hand): there is nothing to send.
+            Err(error) if error.code == RpcError::cancelled().code => {}
             Err(error) => self.send_error(&request.id, &error),
         }
     }

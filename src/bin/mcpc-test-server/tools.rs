@@ -42,6 +42,11 @@ pub fn definitions(args: &Args) -> Vec<Value> {
         ),
         ("noise", "Writes a non-JSON line to stdout", json!({})),
         (
+            "fault",
+            "Misbehaves on purpose: wrong_id, duplicate, not_jsonrpc, flood, drip, close_stdout",
+            json!({ "kind": { "type": "string" }, "count": { "type": "integer" } }),
+        ),
+        (
             "oversized",
             "Answers with at least the given number of bytes",
             json!({ "bytes": { "type": "integer" } }),
@@ -138,6 +143,7 @@ pub fn call(server: &Server, request: &Request) -> Reply {
         "state_only" => rounds::state_only(args, &request.params),
         "always_input" => rounds::always_input(),
         "header_ok" | "header_bad" if server.args.modern => Ok(text_result(args.to_string())),
+        "fault" => crate::faults::fault(server, request, args),
         _ => Err(RpcError::invalid_params(format!("Unknown tool: {name}"))),
     }
 }

@@ -1,0 +1,71 @@
+//! The `fault` tool: a server misbehaving on purpose, so the client's handling of each kind of
+//! bad output can be tested over stdio.
+
+use crate::tools::text_result;
+use crate::{Reply, Request, RpcError, Server};
+use serde_json::{json, Value};
+use std::thread;
+use std::time::Duration;
+
+/// `fault {kind, count?}`. Kinds:
+/// - `wrong_id`: answers with an id it was never sent, and never with the right one;
+/// - `duplicate`: answers twice with the same id;
+/// - `not_jsonrpc`: writes a JSON line that is not JSON-RPC, then answers;
+/// - `flood`: sends `count` (default 10000) log notifications, then answers;
+/// - `drip`: writes its answer one byte per millisecond;
+/// - `close_stdout`: closes its stdout but keeps running (until stdin closes).
+pub fn fault(server: &Server, request: &Request, args: &Value) -> Reply {
+    let kind = args["kind"].as_str().unwrap_or_default();
+    let answer =
+        |text: &str| json!({ "jsonrpc": "2.0", "id": request.id(), "result": text_result(text) });
+    match kind {
+        "wrong_id" => {
+            let stray =
+                json!({ "jsonrpc": "2.0", "id": 987_654_321, "result": text_result("stray") });
+            server.send(&stray);
+            never_answer(request)
+        }
+        "duplicate" => {
+            server.send(&answer("first"));
+            server.send(&answer("second"));
+            Err(RpcError::cancelled()) // answered already: send nothing more
+        }
+        "not_jsonrpc" => {
+            server.send(&json!({ "hello": "world" }));
+            Ok(text_result("after the odd line"))
+        }
+        "flood" => {
+            let count = args["count"].as_u64().unwrap_or(10_000);
+            for i in 0..count {
+                server.notify(
+                    "notifications/message",
+                    Some(json!({ "level": "debug", "data": i })),
+                );
+            }
+            Ok(text_result(format!("flooded {count}")))
+        }
+        "drip" => {
+            let mut line = answer("dripped").to_string();
+            line.push('\n');
+            for byte in line.as_bytes() {
+                server.write_raw(std::slice::from_ref(byte));
+                thread::sleep(Duration::from_millis(1));
+            }
+            Err(RpcError::cancelled()) // answered by hand
+        }
+        "close_stdout" => {
+            // SAFETY: closing our own stdout; later writes fail and are ignored.
+            unsafe { libc::close(1) };
+            never_answer(request)
+        }
+        _ => Err(RpcError::invalid_params(format!("unknown fault {kind:?}"))),
+    }
+}
+
+/// Waits until the client cancels (or forever), answering nothing.
+fn never_answer(request: &Request) -> Reply {
+    while !request.is_cancelled() {
+        thread::sleep(Duration::from_millis(5));
+    }
+    Err(RpcError::cancelled())
+}
