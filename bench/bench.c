@@ -1,0 +1,429 @@
+/*
+ * mcpc measured through its public C API, as a host sees it, against the project's test server.
+ *
+ *   bench SERVER ITERATIONS SECONDS CANCELS
+ *
+ * ITERATIONS sequential calls per latency case, SECONDS per throughput case, CANCELS cancels per
+ * cancellation case. Output: `key=value` lines (see common.h), read by bench/table.py.
+ *
+ * Where the server must be watched (cancellation, calls in flight), its --log file is a FIFO
+ * that a thread of ours reads: the server writes each line it reads there before handling it,
+ * so the time we read a line is the time the server read it, plus one pipe hop.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "../include/mcpc.h"
+#include "common.h"
+
+static const char *server;
+static char echo_args[1100];
+
+static void check(mcp_result *result, const char *what) {
+    if (mcp_result_status(result) != MCP_STATUS_OK) {
+        fprintf(stderr, "bench: %s failed: status %d: %s\n", what, mcp_result_status(result),
+                mcp_result_message(result) ? mcp_result_message(result) : "");
+        exit(1);
+    }
+    mcp_result_free(result);
+}
+
+/* ---- the server's log, through a FIFO ---- */
+
+typedef struct {
+    char path[64];
+    int fd;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    long calls;          /* lines holding a tools/call */
+    long cancels;        /* lines saying a cancel arrived: the notice, or the stream closing */
+    double last_cancel;  /* when we read the last of those */
+} server_log;
+
+static void *log_reader(void *arg) {
+    server_log *log = arg;
+    char buf[1 << 16];
+    size_t len = 0;
+    for (;;) {
+        ssize_t n = read(log->fd, buf + len, sizeof buf - len);
+        if (n <= 0) return NULL;
+        double at = now_us();
+        len += (size_t)n;
+        char *start = buf, *nl;
+        pthread_mutex_lock(&log->lock);
+        while ((nl = memchr(start, '\n', (size_t)(buf + len - start)))) {
+            size_t line_len = (size_t)(nl - start);
+            if (memmem(start, line_len, "\"tools/call\"", 12)) log->calls++;
+            if (memmem(start, line_len, "notifications/cancelled", 23) ||
+                memmem(start, line_len, "closed_by_client", 16)) {
+                log->cancels++;
+                log->last_cancel = at;
+            }
+            start = nl + 1;
+        }
+        pthread_cond_broadcast(&log->changed);
+        pthread_mutex_unlock(&log->lock);
+        len = (size_t)(buf + len - start);
+        memmove(buf, start, len);
+        if (len == sizeof buf) len = 0; /* a huge line: its tail is not worth reading */
+    }
+}
+
+static void log_open(server_log *log) {
+    static int counter;
+    snprintf(log->path, sizeof log->path, "/tmp/mcpc-bench-%d-%d.fifo", getpid(), counter++);
+    unlink(log->path);
+    if (mkfifo(log->path, 0600) != 0) die("bench: mkfifo failed");
+    /* Opened without blocking, then a write end of our own keeps reads from seeing EOF before
+     * the server opens it. */
+    log->fd = open(log->path, O_RDONLY | O_NONBLOCK);
+    int keep = open(log->path, O_WRONLY);
+    (void)keep;
+    fcntl(log->fd, F_SETFL, 0);
+    pthread_mutex_init(&log->lock, NULL);
+    pthread_cond_init(&log->changed, NULL);
+    log->calls = log->cancels = 0;
+    pthread_create(&log->thread, NULL, log_reader, log);
+}
+
+/* Waits until the server has read `calls` tool calls and `cancels` cancels in all. */
+static void log_wait(server_log *log, long calls, long cancels) {
+    pthread_mutex_lock(&log->lock);
+    while (log->calls < calls || log->cancels < cancels)
+        pthread_cond_wait(&log->changed, &log->lock);
+    pthread_mutex_unlock(&log->lock);
+}
+
+/* ---- clients ---- */
+
+typedef struct {
+    pid_t pid; /* the HTTP server, or 0 */
+    int to_server;
+    char url[256];
+} http_server;
+
+static mcp_client *stdio_client(int mode, const char *log) {
+    const char *argv[] = {server, "--modern", log ? "--log" : NULL, log, NULL};
+    mcp_client_options *options = mcp_client_options_new();
+    mcp_client_options_set_mode(options, mode);
+    mcp_client *client = mcp_client_new_stdio(argv, options);
+    mcp_client_options_free(options);
+    check(mcp_client_connect(client), "connect");
+    return client;
+}
+
+static http_server start_http(int modern, const char *log) {
+    http_server s;
+    s.pid = spawn_http_server(server, modern, log, s.url, &s.to_server);
+    return s;
+}
+
+static void stop_http(http_server *s) {
+    close(s->to_server);
+    waitpid(s->pid, NULL, 0);
+}
+
+static mcp_client *http_client(const http_server *s, int mode) {
+    mcp_client_options *options = mcp_client_options_new();
+    mcp_client_options_set_mode(options, mode);
+    mcp_client *client = mcp_client_new_http(s->url, options);
+    mcp_client_options_free(options);
+    check(mcp_client_connect(client), "connect");
+    return client;
+}
+
+/* ---- sequential round trips ---- */
+
+static void sequential(mcp_client *client, const char *prefix, bool ping, int iterations) {
+    double *samples = malloc(sizeof(double) * (size_t)iterations);
+    for (int kind = ping ? 0 : 1; kind < 2; kind++) {
+        for (int i = -warmup(iterations); i < iterations; i++) {
+            double t0 = now_us();
+            mcp_result *r = kind == 0 ? mcp_client_ping(client, NULL)
+                                      : mcp_client_call_tool(client, "echo", echo_args, NULL);
+            double t1 = now_us();
+            check(r, kind == 0 ? "ping" : "echo");
+            if (i >= 0) samples[i] = t1 - t0;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "%s.%s", prefix, kind == 0 ? "ping" : "echo");
+        report("mcpc", name, samples, iterations, -1);
+    }
+    free(samples);
+}
+
+/* CPU per call, measured apart from the latency samples to keep the loop above simple. */
+static void cpu_per_call(mcp_client *client, const char *prefix, int iterations) {
+    double cpu = cpu_seconds(), t0 = now_us();
+    for (int i = 0; i < iterations; i++)
+        check(mcp_client_call_tool(client, "echo", echo_args, NULL), "echo");
+    printf("impl=mcpc case=%s.echo cpu=%.1f wall=%.1f\n", prefix,
+           (cpu_seconds() - cpu) * 1e6 / iterations, (now_us() - t0) / iterations);
+}
+
+/* ---- throughput: N caller threads on one client ---- */
+
+typedef struct {
+    mcp_client *client;
+    double end;
+    long calls;
+} caller;
+
+static void *throughput_caller(void *arg) {
+    caller *c = arg;
+    while (now_us() < c->end) {
+        check(mcp_client_call_tool(c->client, "echo", echo_args, NULL), "echo");
+        c->calls++;
+    }
+    return NULL;
+}
+
+static void throughput(mcp_client *client, const char *prefix, double seconds) {
+    int counts[] = {1, 4, 16};
+    for (int k = 0; k < 3; k++) {
+        caller callers[16];
+        pthread_t ids[16];
+        double start = now_us();
+        for (int i = 0; i < counts[k]; i++) {
+            callers[i] = (caller){client, start + seconds * 1e6, 0};
+            pthread_create(&ids[i], NULL, throughput_caller, &callers[i]);
+        }
+        long calls = 0;
+        for (int i = 0; i < counts[k]; i++) {
+            pthread_join(ids[i], NULL);
+            calls += callers[i].calls;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "%s.tput%d", prefix, counts[k]);
+        report_rate("mcpc", name, calls / ((now_us() - start) / 1e6));
+    }
+}
+
+/* ---- cancellation ---- */
+
+typedef struct {
+    mcp_client *client;
+    sem_t go, done;
+    mcp_cancellation *token;
+    double returned;
+    int status;
+    bool quit;
+} blocked_caller;
+
+static void *cancel_caller(void *arg) {
+    blocked_caller *b = arg;
+    mcp_request_options *options = mcp_request_options_new();
+    for (;;) {
+        sem_wait(&b->go);
+        if (b->quit) break;
+        mcp_request_options_set_cancellation(options, b->token);
+        mcp_result *r = mcp_client_call_tool(b->client, "never", "{}", options);
+        b->returned = now_us();
+        b->status = mcp_result_status(r);
+        mcp_result_free(r);
+        sem_post(&b->done);
+    }
+    mcp_request_options_free(options);
+    return NULL;
+}
+
+/* Each round: a call blocks in the server's `never` tool; once the server has read it, we
+ * cancel, and time the cancel's return, the caller's return and the server hearing of it. */
+static void cancellation(mcp_client *client, server_log *log, const char *prefix, int cancels) {
+    blocked_caller b = {.client = client};
+    sem_init(&b.go, 0, 0);
+    sem_init(&b.done, 0, 0);
+    pthread_t thread;
+    pthread_create(&thread, NULL, cancel_caller, &b);
+    double *ret = malloc(sizeof(double) * (size_t)cancels);
+    double *woke = malloc(sizeof(double) * (size_t)cancels);
+    double *heard = malloc(sizeof(double) * (size_t)cancels);
+    long calls = log->calls, heard_count = log->cancels;
+    for (int i = 0; i < cancels; i++) {
+        b.token = mcp_cancellation_new();
+        sem_post(&b.go);
+        log_wait(log, ++calls, heard_count);
+        double t0 = now_us();
+        mcp_cancellation_cancel(b.token, NULL);
+        double t1 = now_us();
+        sem_wait(&b.done);
+        if (b.status != MCP_STATUS_CANCELLED) die("bench: a cancelled call did not say so");
+        log_wait(log, calls, ++heard_count);
+        ret[i] = t1 - t0;
+        woke[i] = b.returned - t0;
+        heard[i] = log->last_cancel - t0;
+        mcp_cancellation_free(b.token);
+    }
+    b.quit = true;
+    sem_post(&b.go);
+    pthread_join(thread, NULL);
+    char name[64];
+    snprintf(name, sizeof name, "%s.cancel_return", prefix);
+    report("mcpc", name, ret, cancels, -1);
+    snprintf(name, sizeof name, "%s.cancel_to_caller", prefix);
+    report("mcpc", name, woke, cancels, -1);
+    snprintf(name, sizeof name, "%s.cancel_to_server", prefix);
+    report("mcpc", name, heard, cancels, -1);
+    free(ret);
+    free(woke);
+    free(heard);
+}
+
+/* ---- cost: memory and threads ---- */
+
+static long status_field(const char *field) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long value = -1;
+    size_t len = strlen(field);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, field, len) == 0) value = atol(line + len);
+    fclose(f);
+    return value;
+}
+
+typedef struct {
+    mcp_client *client;
+    pthread_barrier_t *start;
+} parked_caller;
+
+static void *slow_caller(void *arg) {
+    parked_caller *p = arg;
+    pthread_barrier_wait(p->start);
+    /* Ends with CLOSED when the client closes; the status is not the point. */
+    mcp_result_free(mcp_client_call_tool(p->client, "slow", "{\"ms\":60000}", NULL));
+    return NULL;
+}
+
+/* RSS (KiB) and threads added by one idle client, then per call in flight: N caller threads
+ * are created and parked first, so their own stacks are in the baseline. */
+static void cost(mcp_client *(*make)(void *), void *arg, server_log *log, const char *prefix) {
+    enum { N = 32 };
+    long rss0 = status_field("VmRSS:"), threads0 = status_field("Threads:");
+    mcp_client *client = make(arg);
+    check(mcp_client_ping(client, NULL), "ping");
+    long rss1 = status_field("VmRSS:"), threads1 = status_field("Threads:");
+    printf("impl=mcpc case=%s.idle rss_kib=%ld threads=%ld\n", prefix, rss1 - rss0,
+           threads1 - threads0);
+
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, N + 1);
+    pthread_t ids[N];
+    parked_caller p = {client, &start};
+    for (int i = 0; i < N; i++) pthread_create(&ids[i], NULL, slow_caller, &p);
+    usleep(20000);
+    long rss2 = status_field("VmRSS:"), threads2 = status_field("Threads:");
+    long calls = log->calls;
+    pthread_barrier_wait(&start);
+    log_wait(log, calls + N, 0);
+    usleep(20000);
+    long rss3 = status_field("VmRSS:"), threads3 = status_field("Threads:");
+    printf("impl=mcpc case=%s.inflight rss_kib=%.1f threads=%.2f\n", prefix,
+           (double)(rss3 - rss2) / N, (double)(threads3 - threads2) / N);
+    mcp_client_close(client);
+    for (int i = 0; i < N; i++) pthread_join(ids[i], NULL);
+    mcp_client_free(client);
+    pthread_barrier_destroy(&start);
+}
+
+static const char *cost_log_path;
+static mcp_client *make_stdio(void *arg) { return stdio_client(*(int *)arg, cost_log_path); }
+static mcp_client *make_http(void *arg) { return http_client(arg, MCP_CONNECT_MODE_LEGACY); }
+
+/* ---- connect time ---- */
+
+static void connect_time(const char *name, http_server *s, int mode, int rounds) {
+    double *samples = malloc(sizeof(double) * (size_t)rounds);
+    for (int i = 0; i < rounds; i++) {
+        double t0 = now_us();
+        mcp_client *client = s ? http_client(s, mode) : stdio_client(mode, NULL);
+        samples[i] = now_us() - t0;
+        mcp_client_free(client);
+    }
+    report("mcpc", name, samples, rounds, -1);
+    free(samples);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 5) die("usage: bench SERVER ITERATIONS SECONDS CANCELS");
+    signal(SIGPIPE, SIG_IGN);
+    server = argv[1];
+    int iterations = atoi(argv[2]), cancels = atoi(argv[4]);
+    double seconds = atof(argv[3]);
+    snprintf(echo_args, sizeof echo_args, "{\"text\":\"%s\"}", kib_text());
+    int modes[] = {MCP_CONNECT_MODE_LEGACY, MCP_CONNECT_MODE_MODERN};
+    const char *eras[] = {"legacy", "modern"};
+
+    /* Cost first, while the process is small and its heap unfragmented. */
+    server_log cost_log;
+    log_open(&cost_log);
+    cost_log_path = cost_log.path;
+    cost(make_stdio, &modes[0], &cost_log, "stdio");
+    http_server hs = start_http(0, cost_log.path);
+    cost(make_http, &hs, &cost_log, "http");
+    stop_http(&hs);
+
+    /* Sequential round trips and throughput, stdio then HTTP, each era. */
+    for (int e = 0; e < 2; e++) {
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "stdio%s", e ? ".modern" : "");
+        mcp_client *client = stdio_client(modes[e], NULL);
+        sequential(client, prefix, e == 0, iterations);
+        cpu_per_call(client, prefix, iterations);
+        if (e == 0) throughput(client, "stdio", seconds);
+        mcp_client_free(client);
+    }
+    for (int e = 0; e < 2; e++) {
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "http.%s", eras[e]);
+        http_server s = start_http(e, NULL);
+        mcp_client *client = http_client(&s, modes[e]);
+        sequential(client, prefix, e == 0, iterations);
+        cpu_per_call(client, prefix, iterations);
+        throughput(client, prefix, seconds);
+        mcp_client_free(client);
+        stop_http(&s);
+    }
+
+    /* Cancellation: stdio (the notice) in each era, modern HTTP (the stream closes). */
+    for (int e = 0; e < 2; e++) {
+        server_log log;
+        log_open(&log);
+        mcp_client *client = stdio_client(modes[e], log.path);
+        cancellation(client, &log, e ? "stdio.modern" : "stdio", cancels);
+        mcp_client_free(client);
+        unlink(log.path);
+    }
+    {
+        server_log log;
+        log_open(&log);
+        http_server s = start_http(1, log.path);
+        mcp_client *client = http_client(&s, MCP_CONNECT_MODE_MODERN);
+        cancellation(client, &log, "http.modern", cancels);
+        mcp_client_free(client);
+        stop_http(&s);
+        unlink(log.path);
+    }
+
+    /* Connect time: stdio includes starting the server process. */
+    int rounds = iterations < 50 ? iterations : 50;
+    connect_time("stdio.legacy.connect", NULL, MCP_CONNECT_MODE_LEGACY, rounds);
+    connect_time("stdio.modern.connect", NULL, MCP_CONNECT_MODE_MODERN, rounds);
+    for (int e = 0; e < 2; e++) {
+        http_server s = start_http(e, NULL);
+        char name[64];
+        snprintf(name, sizeof name, "http.%s.connect", eras[e]);
+        connect_time(name, &s, modes[e], rounds);
+        stop_http(&s);
+    }
+    unlink(cost_log.path);
+    return 0;
+}

@@ -1,0 +1,121 @@
+/* What bench.c and floor.c share: clocks, percentiles, the output format, spawning servers. */
+#ifndef MCPC_BENCH_COMMON_H
+#define MCPC_BENCH_COMMON_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static void die(const char *message) {
+    fprintf(stderr, "%s\n", message);
+    exit(1);
+}
+
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* CPU time of the whole process, every thread, user and system. */
+static double cpu_seconds(void) {
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec +
+           usage.ru_stime.tv_usec / 1e6;
+}
+
+static int warmup(int iterations) { return iterations < 200 ? iterations / 4 + 1 : 200; }
+
+/* The 1 KiB of text every echo call carries. */
+static const char *kib_text(void) {
+    static char text[1025];
+    if (!text[0]) {
+        memset(text, 'x', 1024);
+        text[1024] = 0;
+    }
+    return text;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double percentile(double *sorted, int n, double p) {
+    return sorted[(int)((n - 1) * p + 0.5)];
+}
+
+/* One latency case: microseconds per sample, and the CPU time the samples took in total. A
+ * negative cpu means "not measured". */
+static void report(const char *impl, const char *name, double *samples, int n, double cpu) {
+    qsort(samples, (size_t)n, sizeof *samples, compare_doubles);
+    printf("impl=%s case=%s p50=%.1f p99=%.1f max=%.1f", impl, name,
+           percentile(samples, n, 0.5), percentile(samples, n, 0.99), samples[n - 1]);
+    if (cpu >= 0) printf(" cpu=%.1f", cpu * 1e6 / n);
+    printf("\n");
+    fflush(stdout);
+}
+
+static void report_rate(const char *impl, const char *name, double per_second) {
+    printf("impl=%s case=%s rate=%.0f\n", impl, name, per_second);
+    fflush(stdout);
+}
+
+/* Runs argv with pipes to its stdin and from its stdout; stderr is inherited. */
+static pid_t spawn(char *const argv[], int *to_child, int *from_child) {
+    int in[2], out[2];
+    if (pipe(in) || pipe(out)) die("pipe failed");
+    pid_t pid = fork();
+    if (pid < 0) die("fork failed");
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[0]);
+        close(in[1]);
+        close(out[0]);
+        close(out[1]);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    *to_child = in[1];
+    *from_child = out[0];
+    return pid;
+}
+
+/* Starts the test server on HTTP (any free port) and copies its URL into `url`. It exits when
+ * `*to_server` is closed. */
+static pid_t spawn_http_server(const char *server, int modern, const char *log, char *url,
+                               int *to_server) {
+    char *argv[8];
+    int argc = 0;
+    argv[argc++] = (char *)server;
+    argv[argc++] = "--http";
+    argv[argc++] = "0";
+    if (modern) argv[argc++] = "--modern";
+    if (log) {
+        argv[argc++] = "--log";
+        argv[argc++] = (char *)log;
+    }
+    argv[argc] = NULL;
+    int from_server;
+    pid_t pid = spawn(argv, to_server, &from_server);
+    /* "listening on URL\n", read byte by byte so nothing after it is consumed. */
+    char line[256];
+    size_t len = 0;
+    while (len + 1 < sizeof line && read(from_server, &line[len], 1) == 1 && line[len] != '\n')
+        len++;
+    line[len] = 0;
+    /* from_server stays open: a closed pipe would kill the server with SIGPIPE if it wrote. */
+    const char *prefix = "listening on ";
+    if (strncmp(line, prefix, strlen(prefix)) != 0) die("the HTTP server did not start");
+    strcpy(url, line + strlen(prefix));
+    return pid;
+}
+
+#endif

@@ -1,0 +1,271 @@
+/*
+ * The floor: the least a client can do for one MCP call. It writes the same JSON-RPC line the
+ * clients send to the same test server and reads the reply, with no JSON parsing, no id
+ * routing and no threads of its own, so what it measures is the pipe (or the socket) and the
+ * server.
+ *
+ *   floor stdio SERVER ITERATIONS SECONDS   sequential ping and echo, then 1/4/16 in flight
+ *   floor http  SERVER ITERATIONS SECONDS   the same over kept-alive HTTP/1.1 connections
+ *
+ * Output: `key=value` lines, as bench.c prints them, read by bench/table.py.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+
+static char echo_line[2048];
+static const char *ping_line = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+static const char *init_line =
+    "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+    "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"floor\",\"version\":\"1\"}}}\n";
+static const char *initialized_line =
+    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
+
+/* A line reader over a file descriptor: one read() serves many lines. */
+typedef struct {
+    int fd;
+    char buf[1 << 16];
+    size_t start, end;
+} reader;
+
+static void write_all(int fd, const char *data, size_t len) {
+    while (len > 0) {
+        ssize_t n = write(fd, data, len);
+        if (n <= 0) die("floor: write failed");
+        data += n;
+        len -= (size_t)n;
+    }
+}
+
+/* Fills the buffer until it holds `needle`; returns the offset just past it. */
+static size_t read_until(reader *r, const char *needle) {
+    size_t nlen = strlen(needle);
+    for (;;) {
+        char *hit = memmem(r->buf + r->start, r->end - r->start, needle, nlen);
+        if (hit) return (size_t)(hit - r->buf) + nlen;
+        if (r->start > 0) {
+            memmove(r->buf, r->buf + r->start, r->end - r->start);
+            r->end -= r->start;
+            r->start = 0;
+        }
+        if (r->end == sizeof r->buf) die("floor: reply too long");
+        ssize_t n = read(r->fd, r->buf + r->end, sizeof r->buf - r->end);
+        if (n <= 0) die("floor: the server closed the stream");
+        r->end += (size_t)n;
+    }
+}
+
+static void read_line(reader *r) { r->start = read_until(r, "\n"); }
+
+/* ---- stdio ---- */
+
+static void floor_stdio(const char *server, int iterations, double seconds) {
+    char *argv[] = {(char *)server, NULL};
+    int to_server, from_server;
+    pid_t pid = spawn(argv, &to_server, &from_server);
+    reader *r = calloc(1, sizeof *r);
+    r->fd = from_server;
+    write_all(to_server, init_line, strlen(init_line));
+    read_line(r);
+    write_all(to_server, initialized_line, strlen(initialized_line));
+
+    const char *lines[] = {ping_line, echo_line};
+    const char *cases[] = {"stdio.ping", "stdio.echo"};
+    for (int c = 0; c < 2; c++) {
+        size_t len = strlen(lines[c]);
+        double *samples = malloc(sizeof(double) * (size_t)iterations);
+        for (int i = 0; i < warmup(iterations); i++) {
+            write_all(to_server, lines[c], len);
+            read_line(r);
+        }
+        double cpu = cpu_seconds();
+        for (int i = 0; i < iterations; i++) {
+            double t0 = now_us();
+            write_all(to_server, lines[c], len);
+            read_line(r);
+            samples[i] = now_us() - t0;
+        }
+        report("floor", cases[c], samples, iterations, cpu_seconds() - cpu);
+        free(samples);
+    }
+
+    /* In flight: keep `window` requests written ahead, writing one more per reply. */
+    int windows[] = {1, 4, 16};
+    size_t len = strlen(echo_line);
+    for (int w = 0; w < 3; w++) {
+        long calls = 0;
+        double start = now_us(), end = start + seconds * 1e6;
+        for (int i = 0; i < windows[w]; i++) write_all(to_server, echo_line, len);
+        while (now_us() < end) {
+            read_line(r);
+            calls++;
+            write_all(to_server, echo_line, len);
+        }
+        for (int i = 0; i < windows[w]; i++) read_line(r);
+        calls += windows[w];
+        char name[32];
+        snprintf(name, sizeof name, "stdio.tput%d", windows[w]);
+        report_rate("floor", name, calls / ((now_us() - start) / 1e6));
+    }
+    close(to_server);
+    waitpid(pid, NULL, 0);
+}
+
+/* ---- HTTP: one kept-alive connection per thread ---- */
+
+typedef struct {
+    int port;
+    const char *session;
+    double end_us;
+    long calls;
+} http_job;
+
+static int http_connect(int port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) die("floor: connect failed");
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+/* One POST and its whole response (JSON with Content-Length, or a chunked SSE stream).
+ * Copies the Mcp-Session-Id header into `session` when asked. */
+static void http_exchange(reader *r, int port, const char *session, const char *body,
+                          char *session_out) {
+    char request[4096];
+    size_t blen = strlen(body) - 1; /* the lines end in '\n'; HTTP bodies need not */
+    int n = snprintf(request, sizeof request,
+                     "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                     "Content-Type: application/json\r\n"
+                     "Accept: application/json, text/event-stream\r\n"
+                     "%s%s%s"
+                     "Content-Length: %zu\r\n\r\n",
+                     port, session ? "Mcp-Session-Id: " : "", session ? session : "",
+                     session ? "\r\nMcp-Protocol-Version: 2025-11-25\r\n" : "", blen);
+    write_all(r->fd, request, (size_t)n);
+    write_all(r->fd, body, blen);
+
+    size_t head_end = read_until(r, "\r\n\r\n");
+    char *head = r->buf + r->start;
+    size_t head_len = head_end - r->start;
+    if (session_out) {
+        char *s = memmem(head, head_len, "Mcp-Session-Id: ", 16);
+        if (!s) die("floor: no session id");
+        s += 16;
+        size_t len = strcspn(s, "\r");
+        memcpy(session_out, s, len);
+        session_out[len] = 0;
+    }
+    char *cl = memmem(head, head_len, "Content-Length: ", 16);
+    int chunked = memmem(head, head_len, "chunked", 7) != NULL;
+    r->start = head_end;
+    if (cl && !chunked) {
+        size_t want = (size_t)atol(cl + 16);
+        while (r->end - r->start < want) {
+            if (r->start > 0) {
+                memmove(r->buf, r->buf + r->start, r->end - r->start);
+                r->end -= r->start;
+                r->start = 0;
+            }
+            ssize_t got = read(r->fd, r->buf + r->end, sizeof r->buf - r->end);
+            if (got <= 0) die("floor: short body");
+            r->end += (size_t)got;
+        }
+        r->start += want;
+    } else if (chunked) {
+        /* Skip chunks up to the last (zero-length) one; the SSE event is inside. */
+        r->start = read_until(r, "\r\n0\r\n\r\n");
+    }
+}
+
+static void *http_worker(void *arg) {
+    http_job *job = arg;
+    reader *r = calloc(1, sizeof *r);
+    r->fd = http_connect(job->port);
+    while (now_us() < job->end_us) {
+        http_exchange(r, job->port, job->session, echo_line, NULL);
+        job->calls++;
+    }
+    close(r->fd);
+    free(r);
+    return NULL;
+}
+
+static void floor_http(const char *server, int iterations, double seconds) {
+    char url[256];
+    int to_server;
+    pid_t pid = spawn_http_server(server, 0, NULL, url, &to_server);
+    int port = atoi(strrchr(url, ':') + 1);
+    reader *r = calloc(1, sizeof *r);
+    r->fd = http_connect(port);
+    char session[128];
+    http_exchange(r, port, NULL, init_line, session);
+    http_exchange(r, port, session, initialized_line, NULL);
+
+    const char *lines[] = {ping_line, echo_line};
+    const char *cases[] = {"http.legacy.ping", "http.legacy.echo"};
+    for (int c = 0; c < 2; c++) {
+        double *samples = malloc(sizeof(double) * (size_t)iterations);
+        for (int i = 0; i < warmup(iterations); i++)
+            http_exchange(r, port, session, lines[c], NULL);
+        double cpu = cpu_seconds();
+        for (int i = 0; i < iterations; i++) {
+            double t0 = now_us();
+            http_exchange(r, port, session, lines[c], NULL);
+            samples[i] = now_us() - t0;
+        }
+        report("floor", cases[c], samples, iterations, cpu_seconds() - cpu);
+        free(samples);
+    }
+    close(r->fd);
+
+    int threads[] = {1, 4, 16};
+    for (int t = 0; t < 3; t++) {
+        http_job jobs[16];
+        pthread_t ids[16];
+        double start = now_us();
+        for (int i = 0; i < threads[t]; i++) {
+            jobs[i] = (http_job){port, session, start + seconds * 1e6, 0};
+            pthread_create(&ids[i], NULL, http_worker, &jobs[i]);
+        }
+        long calls = 0;
+        for (int i = 0; i < threads[t]; i++) {
+            pthread_join(ids[i], NULL);
+            calls += jobs[i].calls;
+        }
+        char name[32];
+        snprintf(name, sizeof name, "http.legacy.tput%d", threads[t]);
+        report_rate("floor", name, calls / ((now_us() - start) / 1e6));
+    }
+    close(to_server);
+    waitpid(pid, NULL, 0);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 5) die("usage: floor stdio|http SERVER ITERATIONS SECONDS");
+    signal(SIGPIPE, SIG_IGN);
+    snprintf(echo_line, sizeof echo_line,
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"echo\",\"arguments\":{\"text\":\"%s\"}}}\n",
+             kib_text());
+    if (strcmp(argv[1], "stdio") == 0)
+        floor_stdio(argv[2], atoi(argv[3]), atof(argv[4]));
+    else
+        floor_http(argv[2], atoi(argv[3]), atof(argv[4]));
+    return 0;
+}

@@ -1,0 +1,104 @@
+//! The Rust SDK (`rmcp`) client doing what bench.c does with mcpc, against the same server and
+//! the same 1 KiB `tools/call echo`: a sequential run (latency percentiles and CPU per call),
+//! then throughput with 1, 4 and 16 calls in flight on one client. Output: one `key=value` line
+//! per case, read by bench/table.py.
+//!
+//! usage: mcpc-bench-rmcp SERVER ITERATIONS SECONDS_PER_THROUGHPUT_CASE
+
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, ClientRequest, PingRequest};
+use rmcp::transport::TokioChildProcess;
+use rmcp::ServiceExt;
+use tokio::process::Command;
+
+/// CPU time of this whole process (every thread), in seconds.
+fn cpu_seconds() -> f64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn report(case: &str, mut samples: Vec<f64>, cpu: f64) {
+    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    println!(
+        "impl=rmcp case={case} p50={:.1} p99={:.1} max={:.1} cpu={:.1}",
+        percentile(&samples, 0.5),
+        percentile(&samples, 0.99),
+        samples[samples.len() - 1],
+        cpu * 1e6 / samples.len() as f64
+    );
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let argv: Vec<String> = std::env::args().collect();
+    let server = &argv[1];
+    let iterations: usize = argv[2].parse()?;
+    let seconds: f64 = argv[3].parse()?;
+
+    let client = ().serve(TokioChildProcess::new(Command::new(server))?).await?;
+    let mut arguments = serde_json::Map::new();
+    arguments.insert("text".into(), "x".repeat(1024).into());
+    let echo = CallToolRequestParams::new("echo").with_arguments(arguments);
+
+    for _ in 0..iterations.min(200) {
+        client.call_tool(echo.clone()).await?;
+    }
+    let cpu = cpu_seconds();
+    let mut samples = Vec::with_capacity(iterations);
+    for _ in 0..iterations {
+        let start = Instant::now();
+        client.call_tool(echo.clone()).await?;
+        samples.push(start.elapsed().as_secs_f64() * 1e6);
+    }
+    report("stdio.echo", samples, cpu_seconds() - cpu);
+
+    let mut samples = Vec::with_capacity(iterations);
+    let cpu = cpu_seconds();
+    for _ in 0..iterations {
+        let start = Instant::now();
+        client
+            .send_request(ClientRequest::PingRequest(PingRequest::default()))
+            .await?;
+        samples.push(start.elapsed().as_secs_f64() * 1e6);
+    }
+    report("stdio.ping", samples, cpu_seconds() - cpu);
+
+    for inflight in [1usize, 4, 16] {
+        let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+        let start = Instant::now();
+        let mut tasks = Vec::new();
+        for _ in 0..inflight {
+            let peer = client.peer().clone();
+            let echo = echo.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut calls = 0u64;
+                while Instant::now() < deadline {
+                    peer.call_tool(echo.clone()).await.expect("call failed");
+                    calls += 1;
+                }
+                calls
+            }));
+        }
+        let mut calls = 0;
+        for task in tasks {
+            calls += task.await?;
+        }
+        println!(
+            "impl=rmcp case=stdio.tput{inflight} rate={:.0}",
+            calls as f64 / start.elapsed().as_secs_f64()
+        );
+    }
+    client.cancel().await?;
+    Ok(())
+}
