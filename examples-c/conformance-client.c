@@ -1,0 +1,573 @@
+/*
+ * mcp-conformance-client: the client the official MCP conformance suite
+ * (@modelcontextprotocol/conformance) drives, written over the C API so that the C API is
+ * what the suite tests.
+ *
+ *   MCP_CONFORMANCE_SCENARIO=tools_call mcp-conformance-client http://localhost:PORT/mcp
+ *
+ * The suite starts a mock server for one scenario and runs this program with the server's URL
+ * as the last argument. The environment says which scenario (MCP_CONFORMANCE_SCENARIO), which
+ * protocol version (MCP_CONFORMANCE_PROTOCOL_VERSION: 2025-11-25 and older mean the
+ * `initialize` handshake, 2026-07-28 the modern era; unset means the handshake) and the
+ * scenario's data (MCP_CONFORMANCE_CONTEXT, JSON). Each scenario is one function below that
+ * follows the flow the mock expects. Exit 0 when the flow finished, 1 when it failed, 2 for an
+ * unknown scenario or bad usage.
+ */
+#include "mcpc.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------------
+ * A tiny JSON reader over spans of text: enough to pick fields out of results. It never builds
+ * a tree; each function scans from the start of a value. Input comes from the library (valid
+ * JSON), but every scan still stops at the end of the span.
+ */
+
+struct span {
+    const char *p;
+    size_t n;
+};
+
+static const struct span NO_SPAN = {NULL, 0};
+
+static struct span span_of(const char *text) {
+    struct span s = {text, text ? strlen(text) : 0};
+    return s;
+}
+
+static size_t skip_ws(struct span s, size_t i) {
+    while (i < s.n && (s.p[i] == ' ' || s.p[i] == '\t' || s.p[i] == '\n' || s.p[i] == '\r'))
+        i++;
+    return i;
+}
+
+/* The index just past the value starting at i (after whitespace), or s.n on malformed input. */
+static size_t skip_value(struct span s, size_t i) {
+    i = skip_ws(s, i);
+    if (i >= s.n)
+        return s.n;
+    if (s.p[i] == '"') {
+        for (i++; i < s.n; i++) {
+            if (s.p[i] == '\\')
+                i++;
+            else if (s.p[i] == '"')
+                return i + 1;
+        }
+        return s.n;
+    }
+    if (s.p[i] == '{' || s.p[i] == '[') {
+        /* Brackets nest; strings may hold brackets, so step over them whole. */
+        int depth = 0;
+        while (i < s.n) {
+            char c = s.p[i];
+            if (c == '"') {
+                i = skip_value(s, i);
+                continue;
+            }
+            if (c == '{' || c == '[')
+                depth++;
+            else if ((c == '}' || c == ']') && --depth == 0)
+                return i + 1;
+            i++;
+        }
+        return s.n;
+    }
+    while (i < s.n && strchr(",}] \t\r\n", s.p[i]) == NULL) /* number, true, false, null */
+        i++;
+    return i;
+}
+
+/* The value at i, trimmed. */
+static struct span value_at(struct span s, size_t i) {
+    i = skip_ws(s, i);
+    struct span v = {s.p + i, skip_value(s, i) - i};
+    return v;
+}
+
+static bool is_kind(struct span v, char first) {
+    return v.p != NULL && v.n > 0 && v.p[0] == first;
+}
+
+/* Decodes a JSON string value into a new NUL-terminated UTF-8 string (free it), or NULL. */
+static char *string_value(struct span v) {
+    if (!is_kind(v, '"') || v.n < 2)
+        return NULL;
+    char *out = malloc(v.n); /* decoding never grows the text */
+    if (out == NULL)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 1; i + 1 < v.n; i++) {
+        char c = v.p[i];
+        if (c != '\\') {
+            out[o++] = c;
+            continue;
+        }
+        c = v.p[++i];
+        switch (c) {
+        case 'b': out[o++] = '\b'; break;
+        case 'f': out[o++] = '\f'; break;
+        case 'n': out[o++] = '\n'; break;
+        case 'r': out[o++] = '\r'; break;
+        case 't': out[o++] = '\t'; break;
+        case 'u': {
+            unsigned long cp = strtoul((char[5]){v.p[i + 1], v.p[i + 2], v.p[i + 3], v.p[i + 4], 0},
+                                       NULL, 16);
+            i += 4;
+            /* A surrogate pair is two escapes for one code point. */
+            if (cp >= 0xD800 && cp < 0xDC00 && i + 6 < v.n && v.p[i + 1] == '\\' &&
+                v.p[i + 2] == 'u') {
+                unsigned long lo = strtoul(
+                    (char[5]){v.p[i + 3], v.p[i + 4], v.p[i + 5], v.p[i + 6], 0}, NULL, 16);
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                i += 6;
+            }
+            if (cp < 0x80) {
+                out[o++] = (char)cp;
+            } else if (cp < 0x800) {
+                out[o++] = (char)(0xC0 | (cp >> 6));
+                out[o++] = (char)(0x80 | (cp & 0x3F));
+            } else if (cp < 0x10000) {
+                out[o++] = (char)(0xE0 | (cp >> 12));
+                out[o++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                out[o++] = (char)(0x80 | (cp & 0x3F));
+            } else {
+                out[o++] = (char)(0xF0 | (cp >> 18));
+                out[o++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+                out[o++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                out[o++] = (char)(0x80 | (cp & 0x3F));
+            }
+            break;
+        }
+        default: out[o++] = c; break; /* \" \\ \/ */
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* The member `key` of an object, or NO_SPAN. */
+static struct span member(struct span obj, const char *key) {
+    if (!is_kind(obj, '{'))
+        return NO_SPAN;
+    size_t i = 1;
+    for (;;) {
+        i = skip_ws(obj, i);
+        if (i >= obj.n || obj.p[i] != '"')
+            return NO_SPAN;
+        struct span k = value_at(obj, i);
+        char *name = string_value(k);
+        bool match = name != NULL && strcmp(name, key) == 0;
+        free(name);
+        i = skip_ws(obj, i + k.n);
+        if (i >= obj.n || obj.p[i] != ':')
+            return NO_SPAN;
+        struct span v = value_at(obj, i + 1);
+        if (match)
+            return v;
+        i = skip_ws(obj, (size_t)(v.p - obj.p) + v.n);
+        if (i >= obj.n || obj.p[i] != ',')
+            return NO_SPAN;
+        i++;
+    }
+}
+
+/* Element `index` of an array, or NO_SPAN past its end. */
+static struct span element(struct span arr, size_t index) {
+    if (!is_kind(arr, '['))
+        return NO_SPAN;
+    size_t i = skip_ws(arr, 1);
+    if (i < arr.n && arr.p[i] == ']')
+        return NO_SPAN;
+    for (size_t k = 0;; k++) {
+        struct span v = value_at(arr, i);
+        if (k == index)
+            return v;
+        i = skip_ws(arr, (size_t)(v.p - arr.p) + v.n);
+        if (i >= arr.n || arr.p[i] != ',')
+            return NO_SPAN;
+        i++;
+    }
+}
+
+/* A span copied into a new NUL-terminated string (free it). */
+static char *span_dup(struct span v) {
+    char *out = malloc(v.n + 1);
+    if (out != NULL) {
+        memcpy(out, v.p, v.n);
+        out[v.n] = '\0';
+    }
+    return out;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Calls, with their failures reported on stderr (the suite saves it next to its checks).
+ */
+
+static const char *scenario_name = "?";
+
+/* Logs a failed result and frees it; returns false. */
+static bool failed(const char *what, mcp_result *r) {
+    fprintf(stderr, "conformance-client [%s]: %s failed: %s %s (code %lld)\n", scenario_name,
+            what, mcp_status_name(mcp_result_status(r)), mcp_result_message(r),
+            (long long)mcp_result_error_code(r));
+    mcp_result_free(r);
+    return false;
+}
+
+/* Runs a call whose result is only checked for success. */
+static bool ok(const char *what, mcp_result *r) {
+    if (mcp_result_status(r) != MCP_STATUS_OK)
+        return failed(what, r);
+    fprintf(stderr, "conformance-client [%s]: %s: %s\n", scenario_name, what, mcp_result_json(r));
+    mcp_result_free(r);
+    return true;
+}
+
+static bool call_tool(mcp_client *client, const char *name, const char *arguments) {
+    char what[256];
+    snprintf(what, sizeof what, "tools/call %s", name);
+    return ok(what, mcp_client_call_tool(client, name, arguments, NULL));
+}
+
+/* Every tool, as a result the caller frees, or NULL after logging the failure. */
+static mcp_result *list_tools(mcp_client *client) {
+    mcp_result *r = mcp_client_tools(client, NULL);
+    if (mcp_result_status(r) != MCP_STATUS_OK) {
+        failed("tools/list", r);
+        return NULL;
+    }
+    fprintf(stderr, "conformance-client [%s]: tools/list: %s\n", scenario_name,
+            mcp_result_json(r));
+    return r;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Scenarios. Each gets a connected client and the scenario's context (JSON, maybe empty).
+ */
+
+/* initialize: the handshake is the test; listing tools shows the session works. */
+static bool scenario_initialize(mcp_client *client, struct span context) {
+    (void)context;
+    mcp_result *tools = list_tools(client);
+    mcp_result_free(tools);
+    return tools != NULL;
+}
+
+/* tools_call: list the tools, then add two numbers. */
+static bool scenario_tools_call(mcp_client *client, struct span context) {
+    (void)context;
+    mcp_result *tools = list_tools(client);
+    if (tools == NULL)
+        return false;
+    mcp_result_free(tools);
+    return call_tool(client, "add_numbers", "{\"a\":5,\"b\":3}");
+}
+
+/* sse-retry: the mock ends the call's stream early; the library resumes it with a GET. */
+static bool scenario_sse_retry(mcp_client *client, struct span context) {
+    (void)context;
+    mcp_result *tools = list_tools(client);
+    if (tools == NULL)
+        return false;
+    mcp_result_free(tools);
+    return call_tool(client, "test_reconnection", "{}");
+}
+
+/* elicitation-sep1034-client-defaults: the elicitation handler (see elicit_with_defaults)
+ * accepts with the schema's defaults. */
+static bool scenario_elicitation_defaults(mcp_client *client, struct span context) {
+    (void)context;
+    mcp_result *tools = list_tools(client);
+    if (tools == NULL)
+        return false;
+    mcp_result_free(tools);
+    return call_tool(client, "test_client_elicitation_defaults", "{}");
+}
+
+/* Answers `elicitation/create` by accepting with the defaults of the requested schema. */
+static bool elicit_with_defaults(void *userdata, const char *method, const char *params_json,
+                                 mcp_handler_reply *reply) {
+    (void)userdata;
+    fprintf(stderr, "conformance-client [%s]: %s %s\n", scenario_name, method, params_json);
+    char *schema = span_dup(member(span_of(params_json), "requestedSchema"));
+    mcp_result *filled = mcp_elicitation_defaults(schema && *schema ? schema : NULL, NULL);
+    free(schema);
+    if (mcp_result_status(filled) != MCP_STATUS_OK) {
+        mcp_handler_reply_set_error(reply, -32603, mcp_result_message(filled));
+        mcp_result_free(filled);
+        return false;
+    }
+    const char *content = mcp_result_json(filled);
+    size_t size = strlen(content) + 64;
+    char *answer = malloc(size);
+    snprintf(answer, size, "{\"action\":\"accept\",\"content\":%s}", content);
+    bool set = mcp_handler_reply_set_result(reply, answer);
+    free(answer);
+    mcp_result_free(filled);
+    return set;
+}
+
+/* request-metadata: the mock rejects the first request's version (-32022) and checks `_meta`
+ * and headers on every request; the library retries and stamps both. */
+static bool scenario_request_metadata(mcp_client *client, struct span context) {
+    return scenario_initialize(client, context);
+}
+
+/* Calls `name` with no handlers, expecting `input_required`: its interim result (free it). */
+static mcp_result *call_expecting_input(mcp_client *client, const char *name) {
+    mcp_result *r = mcp_client_call_tool(client, name, "{}", NULL);
+    if (mcp_result_status(r) != MCP_STATUS_INPUT_REQUIRED) {
+        failed(name, r);
+        return NULL;
+    }
+    fprintf(stderr, "conformance-client [%s]: %s: input required: %s\n", scenario_name, name,
+            mcp_result_json(r));
+    return r;
+}
+
+/* Calls `name` again with one accepted answer to every input request of `interim`, and its
+ * request state (if any) sent back unchanged. */
+static bool retry_with_answers(mcp_client *client, const char *name, mcp_result *interim) {
+    struct span result = span_of(mcp_result_json(interim));
+    struct span requests = member(result, "inputRequests");
+    char *state = string_value(member(result, "requestState"));
+
+    /* {"<key>":{"action":"accept","content":{"confirmed":true}},...} */
+    char answers[4096] = "{";
+    size_t used = 1;
+    for (size_t i = 1; is_kind(requests, '{') && i < requests.n;) {
+        i = skip_ws(requests, i);
+        if (requests.p[i] != '"')
+            break;
+        struct span key = value_at(requests, i);
+        used += (size_t)snprintf(answers + used, sizeof answers - used,
+                                 "%s%.*s:{\"action\":\"accept\",\"content\":{\"confirmed\":true}}",
+                                 used > 1 ? "," : "", (int)key.n, key.p);
+        i = skip_ws(requests, (size_t)(key.p - requests.p) + key.n) + 1; /* past ':' */
+        struct span v = value_at(requests, i);
+        i = skip_ws(requests, (size_t)(v.p - requests.p) + v.n) + 1; /* past ',' or '}' */
+        if (used >= sizeof answers - 2)
+            break;
+    }
+    snprintf(answers + used, sizeof answers - used, "}");
+
+    mcp_request_options *options = mcp_request_options_new();
+    mcp_request_options_set_input_responses(options, answers);
+    if (state != NULL)
+        mcp_request_options_set_request_state(options, state);
+    char what[256];
+    snprintf(what, sizeof what, "tools/call %s (retry%s)", name, state ? " with state" : "");
+    bool done = ok(what, mcp_client_call_tool(client, name, "{}", options));
+    mcp_request_options_free(options);
+    free(state);
+    return done;
+}
+
+/* sep-2322-client-request-state: answer `input_required` by hand. Between the first call and
+ * its retry, an unrelated call carries no input fields; the retry echoes `requestState`
+ * byte for byte (or sends none when the server gave none) under a new request id. A result
+ * without `resultType` is complete. */
+static bool scenario_request_state(mcp_client *client, struct span context) {
+    (void)context;
+    mcp_result *tools = list_tools(client);
+    if (tools == NULL)
+        return false;
+    mcp_result_free(tools);
+
+    mcp_result *interim = call_expecting_input(client, "test_mrtr_echo_state");
+    if (interim == NULL)
+        return false;
+    bool done = call_tool(client, "test_mrtr_unrelated", "{}") &&
+                retry_with_answers(client, "test_mrtr_echo_state", interim);
+    mcp_result_free(interim);
+    if (!done)
+        return false;
+
+    interim = call_expecting_input(client, "test_mrtr_no_state");
+    if (interim == NULL)
+        return false;
+    done = retry_with_answers(client, "test_mrtr_no_state", interim);
+    mcp_result_free(interim);
+    return done && call_tool(client, "test_mrtr_no_result_type", "{}");
+}
+
+/* Calls `fn` with the string member `key` of every element of `list` (a JSON array). */
+static bool for_each_name(mcp_client *client, struct span list, const char *key,
+                          bool (*fn)(mcp_client *, const char *)) {
+    struct span item;
+    for (size_t i = 0; (item = element(list, i)).p != NULL; i++) {
+        char *name = string_value(member(item, key));
+        bool done = name != NULL && fn(client, name);
+        free(name);
+        if (!done)
+            return false;
+    }
+    return true;
+}
+
+static bool call_named_tool(mcp_client *client, const char *name) {
+    return call_tool(client, name, "{}");
+}
+
+static bool read_named_resource(mcp_client *client, const char *uri) {
+    return ok(uri, mcp_client_read_resource(client, uri, NULL));
+}
+
+static bool get_named_prompt(mcp_client *client, const char *name) {
+    return ok(name, mcp_client_get_prompt(client, name, NULL, NULL));
+}
+
+/* Lists with `list`, then applies `fn` to the `key` of each item in the result's `field`. */
+static bool list_and_use(mcp_client *client, mcp_result *(*list)(mcp_client *,
+                                                                   const mcp_request_options *),
+                         const char *field, const char *key,
+                         bool (*fn)(mcp_client *, const char *)) {
+    mcp_result *r = list(client, NULL);
+    if (mcp_result_status(r) != MCP_STATUS_OK)
+        return failed(field, r);
+    bool done = for_each_name(client, member(span_of(mcp_result_json(r)), field), key, fn);
+    mcp_result_free(r);
+    return done;
+}
+
+/* http-standard-headers: every request carries Mcp-Method, and Mcp-Name where it names a
+ * tool, resource or prompt; the library sets both, so use each kind once per item. */
+static bool scenario_standard_headers(mcp_client *client, struct span context) {
+    (void)context;
+    return list_and_use(client, mcp_client_tools, "tools", "name", call_named_tool) &&
+           list_and_use(client, mcp_client_resources, "resources", "uri", read_named_resource) &&
+           list_and_use(client, mcp_client_prompts, "prompts", "name", get_named_prompt);
+}
+
+/* http-custom-headers: make exactly the calls in the context's `toolCalls`; the library turns
+ * the arguments the tool marks with `x-mcp-header` into Mcp-Param-* headers. */
+static bool scenario_custom_headers(mcp_client *client, struct span context) {
+    mcp_result *tools = list_tools(client); /* the library learns the headers from the list */
+    if (tools == NULL)
+        return false;
+    mcp_result_free(tools);
+    struct span calls = member(context, "toolCalls");
+    struct span call;
+    bool done = is_kind(calls, '[');
+    for (size_t i = 0; done && (call = element(calls, i)).p != NULL; i++) {
+        char *name = string_value(member(call, "name"));
+        char *arguments = span_dup(member(call, "arguments"));
+        done = name != NULL && call_tool(client, name, *arguments ? arguments : NULL);
+        free(name);
+        free(arguments);
+    }
+    return done;
+}
+
+/* http-invalid-tool-headers: the library drops tools whose x-mcp-header is invalid, so
+ * calling whatever it lists calls the valid tool and none of the others. */
+static bool scenario_invalid_tool_headers(mcp_client *client, struct span context) {
+    (void)context;
+    return list_and_use(client, mcp_client_tools, "tools", "name", call_named_tool);
+}
+
+/* json-schema-ref-no-deref: listing must not fetch the network `$ref` in a tool's schema
+ * (the library never dereferences schemas). */
+static bool scenario_ref_no_deref(mcp_client *client, struct span context) {
+    return scenario_initialize(client, context);
+}
+
+/* json-schema-2020-12-preservation: echo one tool's input schema back verbatim, as the
+ * library gave it, to show that nothing in it was lost or rewritten. */
+static bool scenario_schema_preservation(mcp_client *client, struct span context) {
+    (void)context;
+    mcp_result *tools = list_tools(client);
+    if (tools == NULL)
+        return false;
+    struct span list = member(span_of(mcp_result_json(tools)), "tools");
+    struct span schema = NO_SPAN, tool;
+    for (size_t i = 0; schema.p == NULL && (tool = element(list, i)).p != NULL; i++) {
+        char *name = string_value(member(tool, "name"));
+        if (name != NULL && strcmp(name, "json_schema_2020_12_tool") == 0)
+            schema = member(tool, "inputSchema");
+        free(name);
+    }
+    bool done = false;
+    if (schema.p == NULL) {
+        fprintf(stderr, "conformance-client [%s]: json_schema_2020_12_tool not listed\n",
+                scenario_name);
+    } else {
+        size_t size = schema.n + 16;
+        char *arguments = malloc(size);
+        snprintf(arguments, size, "{\"schema\":%.*s}", (int)schema.n, schema.p);
+        done = call_tool(client, "json_schema_echo", arguments);
+        free(arguments);
+    }
+    mcp_result_free(tools);
+    return done;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * main: pick the scenario, set the client up for its era, connect, run the flow.
+ */
+
+static const struct {
+    const char *name;
+    bool (*run)(mcp_client *, struct span);
+    bool elicitation; /* handles elicitation/create (and so declares the capability) */
+} SCENARIOS[] = {
+    {"initialize", scenario_initialize, false},
+    {"tools_call", scenario_tools_call, false},
+    {"elicitation-sep1034-client-defaults", scenario_elicitation_defaults, true},
+    {"sse-retry", scenario_sse_retry, false},
+    {"request-metadata", scenario_request_metadata, false},
+    {"sep-2322-client-request-state", scenario_request_state, false},
+    {"http-standard-headers", scenario_standard_headers, false},
+    {"http-custom-headers", scenario_custom_headers, false},
+    {"http-invalid-tool-headers", scenario_invalid_tool_headers, false},
+    {"json-schema-ref-no-deref", scenario_ref_no_deref, false},
+    {"json-schema-2020-12-preservation", scenario_schema_preservation, false},
+};
+
+static void log_library(void *userdata, mcp_log_level level, const char *message) {
+    (void)userdata;
+    fprintf(stderr, "conformance-client [%s]: library (%d): %s\n", scenario_name, (int)level,
+            message);
+}
+
+int main(int argc, char **argv) {
+    const char *scenario = getenv("MCP_CONFORMANCE_SCENARIO");
+    const char *version = getenv("MCP_CONFORMANCE_PROTOCOL_VERSION");
+    const char *context = getenv("MCP_CONFORMANCE_CONTEXT");
+    if (argc < 2 || scenario == NULL) {
+        fprintf(stderr, "usage: MCP_CONFORMANCE_SCENARIO=NAME mcp-conformance-client URL\n");
+        return 2;
+    }
+    scenario_name = scenario;
+    size_t which = 0, count = sizeof SCENARIOS / sizeof SCENARIOS[0];
+    while (which < count && strcmp(SCENARIOS[which].name, scenario) != 0)
+        which++;
+    if (which == count) {
+        fprintf(stderr, "mcp-conformance-client: unknown scenario: %s\n", scenario);
+        return 2;
+    }
+
+    /* Version strings are dates, so they compare as text: after 2025-11-25 is the modern era. */
+    bool modern = version != NULL && *version != '\0' && strcmp(version, "2025-11-25") > 0;
+    mcp_client_options *options = mcp_client_options_new();
+    mcp_client_options_set_client_info(options, "mcpc-conformance-client", mcp_version());
+    mcp_client_options_set_mode(options, modern ? MCP_CONNECT_MODE_MODERN
+                                                : MCP_CONNECT_MODE_LEGACY);
+    if (version != NULL && *version != '\0')
+        mcp_client_options_set_protocol_version(options, version);
+    mcp_client_options_set_timeout_ms(options, 20000); /* inside the suite's 30 s */
+    mcp_client_options_set_log_callback(options, log_library, NULL);
+    if (SCENARIOS[which].elicitation)
+        mcp_client_options_set_request_handler(options, "elicitation/create",
+                                               elicit_with_defaults, NULL);
+    mcp_client *client = mcp_client_new_http(argv[argc - 1], options);
+    mcp_client_options_free(options);
+
+    bool passed = ok("connect", mcp_client_connect(client)) &&
+                  SCENARIOS[which].run(client, span_of(context));
+    mcp_client_free(client);
+    return passed ? 0 : 1;
+}
