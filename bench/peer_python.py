@@ -1,0 +1,65 @@
+"""The Python SDK (`mcp` 2.3.0) client doing what bench.c does with mcpc: the same server, the
+same 1 KiB `tools/call echo`, sequential (latency percentiles, CPU per call), then 1, 4 and 16
+calls in flight on one session. Prints `key=value` lines for bench/table.py.
+
+usage: python peer_python.py SERVER ITERATIONS SECONDS
+"""
+
+import sys
+import time
+
+import anyio
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+
+def report(case, samples, cpu):
+    samples.sort()
+    n = len(samples)
+    pick = lambda p: samples[int((n - 1) * p + 0.5)]
+    print(
+        f"impl=python case={case} p50={pick(0.5):.1f} p99={pick(0.99):.1f} "
+        f"max={samples[-1]:.1f} cpu={cpu * 1e6 / n:.1f}",
+        flush=True,
+    )
+
+
+async def main(server, iterations, seconds):
+    arguments = {"text": "x" * 1024}
+    async with stdio_client(StdioServerParameters(command=server)) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            for _ in range(min(iterations, 200)):
+                await session.call_tool("echo", arguments)
+            for case, call in (
+                ("stdio.echo", lambda: session.call_tool("echo", arguments)),
+                ("stdio.ping", session.send_ping),
+            ):
+                samples = []
+                cpu = time.process_time()
+                for _ in range(iterations):
+                    start = time.perf_counter()
+                    await call()
+                    samples.append((time.perf_counter() - start) * 1e6)
+                report(case, samples, time.process_time() - cpu)
+
+            for inflight in (1, 4, 16):
+                calls = 0
+                deadline = time.perf_counter() + seconds
+                start = time.perf_counter()
+
+                async def caller():
+                    nonlocal calls
+                    while time.perf_counter() < deadline:
+                        await session.call_tool("echo", arguments)
+                        calls += 1
+
+                async with anyio.create_task_group() as group:
+                    for _ in range(inflight):
+                        group.start_soon(caller)
+                rate = calls / (time.perf_counter() - start)
+                print(f"impl=python case=stdio.tput{inflight} rate={rate:.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    anyio.run(main, sys.argv[1], int(sys.argv[2]), float(sys.argv[3]))
