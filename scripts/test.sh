@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
 bash scripts/install-peers.sh
+bash scripts/install-conformance.sh
 # The interop tests fail, rather than skip, when a peer server is missing.
 export MCPC_REQUIRE_PEERS=1
 
