@@ -24,3 +24,6 @@ echo "== C examples under ctest (plain and sanitized)"
 cmake -S examples-c -B build/examples -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build/examples -j2
 ctest --test-dir build/examples --output-on-failure
+
+echo "== benchmark harness smoke run (builds and runs every case; figures not checked)"
+bash bench/run.sh --smoke >/dev/null
