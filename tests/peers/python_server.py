@@ -9,6 +9,7 @@ import sys
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import Completion, PromptReference
 
 server = MCPServer(name="python-peer", version="2.3.0")
 
@@ -47,6 +48,20 @@ def greeting() -> str:
 def greet(name: str) -> str:
     """Greets someone by name."""
     return f"Hello, {name}!"
+
+
+@server.resource("peer://items/{item}")
+def item(item: str) -> str:
+    """A templated text resource."""
+    return f"item {item}"
+
+
+@server.completion()
+async def complete(ref, argument, context):
+    """Completes the `greet` prompt's `name` from a fixed list."""
+    if isinstance(ref, PromptReference) and ref.name == "greet" and argument.name == "name":
+        return Completion(values=[n for n in ("Ada", "Alan", "Grace") if n.startswith(argument.value)])
+    return None
 
 
 if __name__ == "__main__":

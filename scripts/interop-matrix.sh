@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs the interop matrix (tests/interop_matrix.rs: Python `mcp` 2.3.0 and server-everything,
+# over stdio and Streamable HTTP, in each era they speak) and writes its table to
+# docs/interop.md. Fails if any cell fails (the page is still written, showing which).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-peers.sh
+mkdir -p docs
+MCPC_REQUIRE_PEERS=1 MCPC_INTEROP_MATRIX_OUT="$PWD/docs/interop.md" \
+  cargo test --test interop_matrix -- --nocapture
+echo "wrote docs/interop.md"
