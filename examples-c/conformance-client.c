@@ -148,30 +148,41 @@ static char *string_value(struct span v) {
     return out;
 }
 
-/* The member `key` of an object, or NO_SPAN. */
-static struct span member(struct span obj, const char *key) {
+/* Member `index` of an object: its value, with its key (a JSON string) in *key; NO_SPAN past
+ * the last member. */
+static struct span member_at(struct span obj, size_t index, struct span *key) {
     if (!is_kind(obj, '{'))
         return NO_SPAN;
     size_t i = 1;
-    for (;;) {
+    for (size_t k = 0;; k++) {
         i = skip_ws(obj, i);
         if (i >= obj.n || obj.p[i] != '"')
             return NO_SPAN;
-        struct span k = value_at(obj, i);
-        char *name = string_value(k);
-        bool match = name != NULL && strcmp(name, key) == 0;
-        free(name);
-        i = skip_ws(obj, i + k.n);
+        *key = value_at(obj, i);
+        i = skip_ws(obj, i + key->n);
         if (i >= obj.n || obj.p[i] != ':')
             return NO_SPAN;
         struct span v = value_at(obj, i + 1);
-        if (match)
+        if (k == index)
             return v;
         i = skip_ws(obj, (size_t)(v.p - obj.p) + v.n);
         if (i >= obj.n || obj.p[i] != ',')
             return NO_SPAN;
         i++;
     }
+}
+
+/* The member `name` of an object, or NO_SPAN. */
+static struct span member(struct span obj, const char *name) {
+    struct span key, v;
+    for (size_t k = 0; (v = member_at(obj, k, &key)).p != NULL; k++) {
+        char *decoded = string_value(key);
+        bool match = decoded != NULL && strcmp(decoded, name) == 0;
+        free(decoded);
+        if (match)
+            return v;
+    }
+    return NO_SPAN;
 }
 
 /* Element `index` of an array, or NO_SPAN past its end. */
@@ -338,19 +349,15 @@ static bool retry_with_answers(mcp_client *client, const char *name, mcp_result 
     /* {"<key>":{"action":"accept","content":{"confirmed":true}},...} */
     char answers[4096] = "{";
     size_t used = 1;
-    for (size_t i = 1; is_kind(requests, '{') && i < requests.n;) {
-        i = skip_ws(requests, i);
-        if (requests.p[i] != '"')
-            break;
-        struct span key = value_at(requests, i);
+    struct span key;
+    for (size_t k = 0; member_at(requests, k, &key).p != NULL && used < sizeof answers; k++)
         used += (size_t)snprintf(answers + used, sizeof answers - used,
                                  "%s%.*s:{\"action\":\"accept\",\"content\":{\"confirmed\":true}}",
-                                 used > 1 ? "," : "", (int)key.n, key.p);
-        i = skip_ws(requests, (size_t)(key.p - requests.p) + key.n) + 1; /* past ':' */
-        struct span v = value_at(requests, i);
-        i = skip_ws(requests, (size_t)(v.p - requests.p) + v.n) + 1; /* past ',' or '}' */
-        if (used >= sizeof answers - 2)
-            break;
+                                 k > 0 ? "," : "", (int)key.n, key.p);
+    if (used >= sizeof answers - 1) {
+        fprintf(stderr, "conformance-client [%s]: too many input requests\n", scenario_name);
+        free(state);
+        return false;
     }
     snprintf(answers + used, sizeof answers - used, "}");
 
