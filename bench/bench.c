@@ -362,6 +362,16 @@ int main(int argc, char **argv) {
     int modes[] = {MCP_CONNECT_MODE_LEGACY, MCP_CONNECT_MODE_MODERN};
     const char *eras[] = {"legacy", "modern"};
 
+    /* MCPC_BENCH_PROFILE=1: only sequential stdio echo calls, a steady loop to run under perf
+     * or callgrind. */
+    if (getenv("MCPC_BENCH_PROFILE")) {
+        mcp_client *client = stdio_client(MCP_CONNECT_MODE_LEGACY, NULL);
+        sequential(client, "stdio", false, iterations);
+        cpu_per_call(client, "stdio", iterations);
+        mcp_client_free(client);
+        return 0;
+    }
+
     /* Cost first, while the process is small and its heap unfragmented. */
     server_log cost_log;
     log_open(&cost_log);
