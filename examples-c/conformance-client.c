@@ -206,10 +206,10 @@ static struct span element(struct span arr, size_t index) {
 /* A span copied into a new NUL-terminated string (free it). */
 static char *span_dup(struct span v) {
     char *out = malloc(v.n + 1);
-    if (out != NULL) {
+    if (out != NULL && v.n > 0)
         memcpy(out, v.p, v.n);
+    if (out != NULL)
         out[v.n] = '\0';
-    }
     return out;
 }
 
@@ -267,35 +267,31 @@ static bool scenario_initialize(mcp_client *client, struct span context) {
     return tools != NULL;
 }
 
-/* tools_call: list the tools, then add two numbers. */
-static bool scenario_tools_call(mcp_client *client, struct span context) {
-    (void)context;
+/* Lists the tools (as a client would before calling one), then calls `name`. */
+static bool list_then_call(mcp_client *client, const char *name, const char *arguments) {
     mcp_result *tools = list_tools(client);
-    if (tools == NULL)
-        return false;
     mcp_result_free(tools);
-    return call_tool(client, "add_numbers", "{\"a\":5,\"b\":3}");
+    return tools != NULL && call_tool(client, name, arguments);
 }
 
-/* sse-retry: the mock ends the call's stream early; the library resumes it with a GET. */
+/* tools_call: add two numbers. */
+static bool scenario_tools_call(mcp_client *client, struct span context) {
+    (void)context;
+    return list_then_call(client, "add_numbers", "{\"a\":5,\"b\":3}");
+}
+
+/* sse-retry: the mock ends the call's stream early; the library resumes it with a GET
+ * carrying Last-Event-ID after the `retry` delay. */
 static bool scenario_sse_retry(mcp_client *client, struct span context) {
     (void)context;
-    mcp_result *tools = list_tools(client);
-    if (tools == NULL)
-        return false;
-    mcp_result_free(tools);
-    return call_tool(client, "test_reconnection", "{}");
+    return list_then_call(client, "test_reconnection", "{}");
 }
 
 /* elicitation-sep1034-client-defaults: the elicitation handler (see elicit_with_defaults)
  * accepts with the schema's defaults. */
 static bool scenario_elicitation_defaults(mcp_client *client, struct span context) {
     (void)context;
-    mcp_result *tools = list_tools(client);
-    if (tools == NULL)
-        return false;
-    mcp_result_free(tools);
-    return call_tool(client, "test_client_elicitation_defaults", "{}");
+    return list_then_call(client, "test_client_elicitation_defaults", "{}");
 }
 
 /* Answers `elicitation/create` by accepting with the defaults of the requested schema. */
@@ -314,8 +310,11 @@ static bool elicit_with_defaults(void *userdata, const char *method, const char 
     const char *content = mcp_result_json(filled);
     size_t size = strlen(content) + 64;
     char *answer = malloc(size);
-    snprintf(answer, size, "{\"action\":\"accept\",\"content\":%s}", content);
-    bool set = mcp_handler_reply_set_result(reply, answer);
+    bool set = answer != NULL;
+    if (set) {
+        snprintf(answer, size, "{\"action\":\"accept\",\"content\":%s}", content);
+        set = mcp_handler_reply_set_result(reply, answer);
+    }
     free(answer);
     mcp_result_free(filled);
     return set;
@@ -462,7 +461,8 @@ static bool scenario_custom_headers(mcp_client *client, struct span context) {
     for (size_t i = 0; done && (call = element(calls, i)).p != NULL; i++) {
         char *name = string_value(member(call, "name"));
         char *arguments = span_dup(member(call, "arguments"));
-        done = name != NULL && call_tool(client, name, *arguments ? arguments : NULL);
+        done = name != NULL && arguments != NULL &&
+               call_tool(client, name, *arguments ? arguments : NULL);
         free(name);
         free(arguments);
     }
@@ -504,8 +504,10 @@ static bool scenario_schema_preservation(mcp_client *client, struct span context
     } else {
         size_t size = schema.n + 16;
         char *arguments = malloc(size);
-        snprintf(arguments, size, "{\"schema\":%.*s}", (int)schema.n, schema.p);
-        done = call_tool(client, "json_schema_echo", arguments);
+        if (arguments != NULL) {
+            snprintf(arguments, size, "{\"schema\":%.*s}", (int)schema.n, schema.p);
+            done = call_tool(client, "json_schema_echo", arguments);
+        }
         free(arguments);
     }
     mcp_result_free(tools);
