@@ -1,0 +1,245 @@
+/*
+ * stress: many threads, one client, random cancels and timeouts, then a close in the middle.
+ *
+ *   stress CALLS SERVER [ARGS...]     (SERVER: mcpc-test-server; stress adds --log FILE)
+ *
+ * Phase 1: 8 threads make CALLS calls in all, each an `echo` of its own payload after a random
+ * 0-3 ms delay. A third of the calls are cancelled by a canceller thread at a random moment,
+ * a sixth have a 1-3 ms timeout, and half free their token handle before the call even starts
+ * (the call keeps its own reference). Every call must end with exactly one of OK (with its own
+ * payload, never another call's), CANCELLED or TIMEOUT; the server must have read exactly one
+ * notifications/cancelled per cancel or timeout that won after its request was sent.
+ * Phase 2: 8 threads block in calls that never end, and the main thread closes the client:
+ * every call returns CLOSED.
+ *
+ * Built plain, with ASan/UBSan and with TSan, and run under valgrind, by ctest.
+ */
+#include "mcpc.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define THREADS 8
+
+static mcp_client *client;
+static int calls_per_thread;
+
+/* Totals, under `totals_lock`. */
+static pthread_mutex_t totals_lock = PTHREAD_MUTEX_INITIALIZER;
+static long ok_calls, cancelled_calls, timed_out_calls, notices_expected, failures;
+
+static void failure(const char *what, long call, const mcp_result *r) {
+    pthread_mutex_lock(&totals_lock);
+    failures++;
+    pthread_mutex_unlock(&totals_lock);
+    fprintf(stderr, "stress: FAIL call %ld: %s (%s: %s)\n", call, what,
+            mcp_status_name((int)mcp_result_status(r)), mcp_result_message(r));
+}
+
+static void sleep_us(long us) {
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- The canceller: each worker hands it tokens to cancel (and free) later ------------- */
+
+struct pending_cancel {
+    mcp_cancellation *token; /* owned by the canceller once queued */
+    long delay_us;
+};
+
+struct canceller {
+    pthread_mutex_t lock;
+    pthread_cond_t ready;
+    struct pending_cancel queue[4];
+    int count;
+    int done;
+};
+
+static void *canceller_main(void *arg) {
+    struct canceller *c = arg;
+    for (;;) {
+        pthread_mutex_lock(&c->lock);
+        while (c->count == 0 && !c->done)
+            pthread_cond_wait(&c->ready, &c->lock);
+        if (c->count == 0) {
+            pthread_mutex_unlock(&c->lock);
+            return NULL;
+        }
+        struct pending_cancel p = c->queue[--c->count];
+        pthread_mutex_unlock(&c->lock);
+        sleep_us(p.delay_us);
+        mcp_cancellation_cancel(p.token, "stress");
+        mcp_cancellation_free(p.token); /* the call, if still running, holds its own reference */
+    }
+}
+
+static void canceller_queue(struct canceller *c, mcp_cancellation *token, long delay_us) {
+    pthread_mutex_lock(&c->lock);
+    while (c->count == 4) { /* rare: let the canceller catch up */
+        pthread_mutex_unlock(&c->lock);
+        sleep_us(100);
+        pthread_mutex_lock(&c->lock);
+    }
+    c->queue[c->count++] = (struct pending_cancel){token, delay_us};
+    pthread_cond_signal(&c->ready);
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* ---- Phase 1 ---------------------------------------------------------------------------- */
+
+static void *worker_main(void *arg) {
+    long thread = (long)(intptr_t)arg;
+    unsigned int seed = (unsigned int)(thread * 7919 + 1);
+    struct canceller canceller = {.count = 0, .done = 0};
+    pthread_mutex_init(&canceller.lock, NULL);
+    pthread_cond_init(&canceller.ready, NULL);
+    pthread_t canceller_thread;
+    pthread_create(&canceller_thread, NULL, canceller_main, &canceller);
+
+    for (int i = 0; i < calls_per_thread; i++) {
+        long call = thread * calls_per_thread + i;
+        char payload[64], args[128];
+        snprintf(payload, sizeof payload, "t%ld-c%d", thread, i);
+        snprintf(args, sizeof args, "{\"text\":\"%s\",\"delay_ms\":%d}", payload, rand_r(&seed) % 4);
+
+        mcp_cancellation *token = mcp_cancellation_new();
+        mcp_request_options *opts = mcp_request_options_new();
+        mcp_request_options_set_cancellation(opts, token);
+        int plan = rand_r(&seed) % 6;
+        if (plan == 0) /* a timeout of 1-3 ms */
+            mcp_request_options_set_timeout_ms(opts, (uint64_t)(1 + rand_r(&seed) % 3));
+        if (plan == 1 || plan == 2) /* a cancel within 0-3 ms; the canceller frees the token */
+            canceller_queue(&canceller, token, rand_r(&seed) % 3000);
+        else
+            mcp_cancellation_free(token); /* freed while in use: the options keep a reference */
+
+        mcp_result *r = mcp_client_call_tool(client, "echo", args, opts);
+        mcp_status status = mcp_result_status(r);
+        pthread_mutex_lock(&totals_lock);
+        if (status == MCP_STATUS_OK)
+            ok_calls++;
+        else if (status == MCP_STATUS_CANCELLED)
+            cancelled_calls++;
+        else if (status == MCP_STATUS_TIMEOUT)
+            timed_out_calls++;
+        /* A notice is owed only when the request was on the wire (it has an id). */
+        if ((status == MCP_STATUS_CANCELLED || status == MCP_STATUS_TIMEOUT) &&
+            mcp_result_request_id(r) != 0)
+            notices_expected++;
+        pthread_mutex_unlock(&totals_lock);
+
+        if (status == MCP_STATUS_OK) {
+            char want[96];
+            snprintf(want, sizeof want, "\"text\":\"%s\"", payload);
+            if (strstr(mcp_result_json(r), want) == NULL)
+                failure("a response was delivered to the wrong call", call, r);
+        } else if (status != MCP_STATUS_CANCELLED && status != MCP_STATUS_TIMEOUT) {
+            failure("unexpected status", call, r);
+        }
+        mcp_result_free(r);
+        mcp_request_options_free(opts);
+    }
+
+    pthread_mutex_lock(&canceller.lock);
+    canceller.done = 1;
+    pthread_cond_signal(&canceller.ready);
+    pthread_mutex_unlock(&canceller.lock);
+    pthread_join(canceller_thread, NULL);
+    pthread_cond_destroy(&canceller.ready);
+    pthread_mutex_destroy(&canceller.lock);
+    return NULL;
+}
+
+/* ---- Phase 2 ---------------------------------------------------------------------------- */
+
+static void *blocked_main(void *arg) {
+    (void)arg;
+    mcp_result *r = mcp_client_call_tool(client, "never", NULL, NULL);
+    if (mcp_result_status(r) != MCP_STATUS_CLOSED)
+        failure("a call pending at close did not return CLOSED", -1, r);
+    mcp_result_free(r);
+    return NULL;
+}
+
+static long count_lines(const char *path, const char *needle) {
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    long count = 0;
+    char line[8192];
+    while (fgets(line, sizeof line, f) != NULL)
+        count += strstr(line, needle) != NULL;
+    fclose(f);
+    return count;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fputs("usage: stress CALLS SERVER [ARGS...]\n", stderr);
+        return 2;
+    }
+    calls_per_thread = atoi(argv[1]) / THREADS;
+    char log_path[] = "/tmp/mcpc-stress-XXXXXX";
+    int fd = mkstemp(log_path);
+    if (fd < 0 || calls_per_thread <= 0)
+        return 2;
+    close(fd);
+
+    /* The server's argv: ours, then --log FILE. */
+    const char *server_argv[64];
+    int n = 0;
+    for (int i = 2; i < argc && n < 60; i++)
+        server_argv[n++] = argv[i];
+    server_argv[n++] = "--log";
+    server_argv[n++] = log_path;
+    server_argv[n] = NULL;
+
+    client = mcp_client_new_stdio(server_argv, NULL);
+    mcp_result *r = mcp_client_connect(client);
+    if (mcp_result_status(r) != MCP_STATUS_OK) {
+        failure("connect", -1, r);
+        return 1;
+    }
+    mcp_result_free(r);
+
+    pthread_t threads[THREADS];
+    for (long t = 0; t < THREADS; t++)
+        pthread_create(&threads[t], NULL, worker_main, (void *)(intptr_t)t);
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(threads[t], NULL);
+
+    /* Phase 2: calls blocked forever, then a close from this thread. */
+    for (long t = 0; t < THREADS; t++)
+        pthread_create(&threads[t], NULL, blocked_main, NULL);
+    sleep_us(200 * 1000);
+    mcp_client_close(client); /* queued notices are written before the server's stdin closes */
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(threads[t], NULL);
+    mcp_client_free(client);
+
+    long notices = count_lines(log_path, "\"method\":\"notifications/cancelled\"");
+    remove(log_path);
+    long total = ok_calls + cancelled_calls + timed_out_calls;
+    printf("stress: %ld calls: %ld ok, %ld cancelled, %ld timed out; %ld notices owed, %ld read by "
+           "the server\n",
+           total, ok_calls, cancelled_calls, timed_out_calls, notices_expected, notices);
+    if (total != (long)calls_per_thread * THREADS) {
+        fputs("stress: FAIL: some calls had no outcome\n", stderr);
+        failures++;
+    }
+    if (notices != notices_expected) {
+        fputs("stress: FAIL: the server did not read one notice per winning cancel\n", stderr);
+        failures++;
+    }
+    if (ok_calls == 0 || cancelled_calls + timed_out_calls == 0) {
+        fputs("stress: FAIL: the mix should produce both outcomes\n", stderr);
+        failures++;
+    }
+    return failures == 0 ? 0 : 1;
+}
