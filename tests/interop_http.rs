@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use mcpc::handlers::{Callbacks, Progress};
 use mcpc::{
     CancellationToken, Client, ClientOptions, ConnectMode, HttpConfig, RequestOptions, Status,
 };
@@ -111,15 +112,23 @@ fn free_port() -> u16 {
     listener.local_addr().unwrap().port()
 }
 
-/// A connected client.
-fn connect(url: &str, mode: ConnectMode) -> Client {
+/// A connected client that records the progress it hears.
+fn connect(url: &str, mode: ConnectMode) -> (Client, Arc<Mutex<Vec<Progress>>>) {
+    let heard = Arc::new(Mutex::new(Vec::new()));
     let options = ClientOptions {
         mode,
+        callbacks: Callbacks {
+            on_progress: Some({
+                let heard = heard.clone();
+                Arc::new(move |p: &Progress| heard.lock().unwrap().push(p.clone()))
+            }),
+            ..Callbacks::default()
+        },
         ..ClientOptions::default()
     };
     let client = Client::http(HttpConfig::new(url), options);
     client.connect().expect("connect to the peer over HTTP");
-    client
+    (client, heard)
 }
 
 /// Cancels a call after `after`; returns its error and the instant of the cancel. The caller
@@ -158,7 +167,7 @@ fn python_server_over_http_in_both_eras_observes_the_cancel() {
         (ConnectMode::Auto, "2026-07-28"),
         (ConnectMode::Legacy, "2025-11-25"),
     ] {
-        let client = connect(&peer.url, mode);
+        let (client, progress) = connect(&peer.url, mode);
         assert_eq!(client.protocol_version().as_deref(), Some(version));
         assert_eq!(client.is_modern(), version == "2026-07-28");
 
@@ -175,7 +184,7 @@ fn python_server_over_http_in_both_eras_observes_the_cancel() {
             .unwrap();
         assert!(prompt["messages"].to_string().contains("Ada"));
 
-        // A call whose answer streams progress.
+        // Progress arrives on the call's SSE stream.
         let opts = RequestOptions {
             progress_token: Some(json!(format!("p-{version}"))),
             ..none()
@@ -183,6 +192,11 @@ fn python_server_over_http_in_both_eras_observes_the_cancel() {
         client
             .call_tool("slow", Some(json!({"seconds": 0.2})), &opts)
             .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while progress.lock().unwrap().len() < 10 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(progress.lock().unwrap().len(), 10, "{mode:?}");
 
         let client = Arc::new(client);
         // Request ids start again with each client: only this cancel's line may count.
@@ -218,7 +232,7 @@ fn server_everything_over_http_serves_every_method_and_its_session_errors_stay_w
     let Some(peers) = peers_dir() else { return };
     let port = free_port();
     let peer = Peer::everything(&peers, port);
-    let client = connect(&peer.url, ConnectMode::Auto);
+    let (client, progress) = connect(&peer.url, ConnectMode::Auto);
     assert!(!client.is_modern());
     assert_eq!(client.protocol_version().as_deref(), Some("2025-11-25"));
 
@@ -279,7 +293,7 @@ fn server_everything_over_http_serves_every_method_and_its_session_errors_stay_w
         .unwrap();
     assert_eq!(done["completion"]["values"][0], "Engineering");
 
-    // A call whose answer streams progress.
+    // Progress on the call's stream.
     let opts = RequestOptions {
         progress_token: Some(json!("everything-progress")),
         ..none()
@@ -291,6 +305,12 @@ fn server_everything_over_http_serves_every_method_and_its_session_errors_stay_w
             &opts,
         )
         .unwrap();
+    // Callbacks run on their own thread: give the last one a moment.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while progress.lock().unwrap().len() < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(progress.lock().unwrap().len(), 3);
 
     // A cancel: the caller is back at once, and the client goes on working.
     let client = Arc::new(client);
