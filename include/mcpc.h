@@ -769,6 +769,14 @@ mcp_status mcp_client_options_set_http_connect_timeout_ms(mcp_client_options *op
 // `options` is NULL or live.
 mcp_status mcp_client_options_set_http_idle_timeout_ms(mcp_client_options *options, uint64_t ms);
 
+// Whether a handshake-era HTTP client opens the standalone GET stream once connected, for
+// what the server sends outside any call (its requests, list changes). On by default; a
+// server without one answers 405 and it is not tried again.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_http_listen(mcp_client_options *options, bool listen);
+
 // The status. NULL gives MCP_STATUS_INVALID_ARGUMENT.
 //
 // # Safety

@@ -759,3 +759,20 @@ pub unsafe extern "C" fn mcp_client_options_set_http_idle_timeout_ms(
         Ok(())
     })
 }
+
+/// Whether a handshake-era HTTP client opens the standalone GET stream once connected, for
+/// what the server sends outside any call (its requests, list changes). On by default; a
+/// server without one answers 405 and it is not tried again.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_http_listen(
+    options: *mut mcp_client_options,
+    listen: bool,
+) -> mcp_status {
+    set(options, |o| {
+        o.http.listen = listen;
+        Ok(())
+    })
+}
