@@ -63,6 +63,8 @@ impl Watchdog {
 fn watch(state: &(Mutex<State>, Condvar)) {
     let (state, changed) = state;
     let mut guard = lock(state);
+    // Every decision to wait is made under the lock the wait releases, so neither `stop` nor a
+    // new deadline can slip in unseen between looking and waiting.
     while !guard.stopped {
         let now = Instant::now();
         let mut overdue = Vec::new();
@@ -76,17 +78,17 @@ fn watch(state: &(Mutex<State>, Condvar)) {
             }
             true
         });
-        let next = guard.deadlines.iter().map(|(deadline, _)| *deadline).min();
-        // Abort outside the lock; it takes the exchange's own lock.
-        drop(guard);
-        overdue.iter().for_each(|exchange| exchange.abort());
-        guard = lock(state);
         if !overdue.is_empty() {
+            // Abort outside the lock (it takes the exchange's own), then look again.
+            drop(guard);
+            overdue.iter().for_each(|exchange| exchange.abort());
+            guard = lock(state);
             continue;
         }
+        let next = guard.deadlines.iter().map(|(deadline, _)| *deadline).min();
         guard = match next {
             Some(next) => {
-                let wait = next.saturating_duration_since(Instant::now());
+                let wait = next.saturating_duration_since(now);
                 changed
                     .wait_timeout(guard, wait)
                     .unwrap_or_else(|e| e.into_inner())
@@ -99,4 +101,39 @@ fn watch(state: &(Mutex<State>, Condvar)) {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn an_overdue_exchange_is_aborted() {
+        let watchdog = Watchdog::default();
+        let exchange = Exchange::new(None);
+        watchdog.abort_at(Instant::now() + Duration::from_millis(20), &exchange);
+        assert!(!exchange.is_aborted());
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while !exchange.is_aborted() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert!(exchange.is_aborted());
+        watchdog.stop();
+    }
+
+    #[test]
+    fn stop_returns_promptly_whatever_is_pending() {
+        // A far deadline whose exchange is already gone: the thread would wait with no
+        // timeout at all, and only `stop` wakes it.
+        let start = Instant::now();
+        for _ in 0..300 {
+            let watchdog = Watchdog::default();
+            let exchange = Exchange::new(None);
+            watchdog.abort_at(Instant::now() + Duration::from_secs(3600), &exchange);
+            drop(exchange);
+            watchdog.stop();
+        }
+        assert!(start.elapsed() < Duration::from_secs(10));
+    }
 }
