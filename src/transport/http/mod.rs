@@ -11,6 +11,12 @@
 //!
 //! The legacy era also has a session: the `Mcp-Session-Id` of the `initialize` response is sent
 //! on every later request, a 404 to it ends the call with SESSION_EXPIRED, and close DELETEs it.
+//! It also has a standalone GET stream for what belongs to no call (`listener`), and streams
+//! that drop early are resumed by GET with `Last-Event-ID` (`exchange`).
+//!
+//! Files: `connector` (sockets another thread can shut down), `exchange` (one request's POST
+//! and answer), `sse` (the event-stream parser), `headers` (what each request carries),
+//! `listener` (the standalone stream), `deadline` (ends streams left open after their answer).
 
 mod connector;
 mod deadline;
@@ -175,11 +181,6 @@ impl HttpTransport {
                 closed: AtomicBool::new(false),
             }),
         })
-    }
-
-    /// The legacy session id, once the server gave one.
-    pub fn session_id(&self) -> Option<String> {
-        self.shared.session().id
     }
 }
 
