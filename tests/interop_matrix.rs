@@ -217,7 +217,8 @@ fn run(row: &Row, operation: &str, client: &Client, session: &Session) -> Result
                 "peer://greeting".to_owned()
             } else {
                 let resources = client.resources(&none()).map_err(fail)?;
-                resources[0]["uri"].as_str().unwrap_or_default().to_owned()
+                let first = resources.first().ok_or("no resources")?;
+                first["uri"].as_str().unwrap_or_default().to_owned()
             };
             let read = client.read_resource(&uri, &none()).map_err(fail)?;
             check(
