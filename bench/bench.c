@@ -94,12 +94,29 @@ static void log_open(server_log *log) {
     pthread_create(&log->thread, NULL, log_reader, log);
 }
 
-/* Waits until the server has read `calls` tool calls and `cancels` cancels in all. */
-static void log_wait(server_log *log, long calls, long cancels) {
+/* Waits until the server has read `calls` tool calls and `cancels` cancels in all, or for at
+ * most `timeout_ms` (0: no limit). Returns whether they arrived. */
+static bool log_wait(server_log *log, long calls, long cancels, int timeout_ms) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    bool arrived = true;
     pthread_mutex_lock(&log->lock);
-    while (log->calls < calls || log->cancels < cancels)
-        pthread_cond_wait(&log->changed, &log->lock);
+    while (log->calls < calls || log->cancels < cancels) {
+        if (timeout_ms == 0) {
+            pthread_cond_wait(&log->changed, &log->lock);
+        } else if (pthread_cond_timedwait(&log->changed, &log->lock, &deadline) != 0) {
+            arrived = log->calls >= calls && log->cancels >= cancels;
+            break;
+        }
+    }
     pthread_mutex_unlock(&log->lock);
+    return arrived;
 }
 
 /* ---- clients ---- */
@@ -247,19 +264,28 @@ static void cancellation(mcp_client *client, server_log *log, const char *prefix
     double *woke = malloc(sizeof(double) * (size_t)cancels);
     double *heard = malloc(sizeof(double) * (size_t)cancels);
     long calls = log->calls, heard_count = log->cancels;
+    int heard_n = 0, missed = 0;
     for (int i = 0; i < cancels; i++) {
         b.token = mcp_cancellation_new();
         sem_post(&b.go);
-        log_wait(log, ++calls, heard_count);
+        log_wait(log, ++calls, heard_count, 0);
         double t0 = now_us();
         mcp_cancellation_cancel(b.token, NULL);
         double t1 = now_us();
         sem_wait(&b.done);
         if (b.status != MCP_STATUS_CANCELLED) die("bench: a cancelled call did not say so");
-        log_wait(log, calls, ++heard_count);
         ret[i] = t1 - t0;
         woke[i] = b.returned - t0;
-        heard[i] = log->last_cancel - t0;
+        /* The test server may miss a stream that closes while it is still writing the
+         * response head: count those apart instead of waiting forever. */
+        if (log_wait(log, calls, heard_count + 1, 2000)) {
+            heard[heard_n++] = log->last_cancel - t0;
+        } else {
+            missed++;
+        }
+        pthread_mutex_lock(&log->lock);
+        heard_count = log->cancels;
+        pthread_mutex_unlock(&log->lock);
         mcp_cancellation_free(b.token);
     }
     b.quit = true;
@@ -271,7 +297,8 @@ static void cancellation(mcp_client *client, server_log *log, const char *prefix
     snprintf(name, sizeof name, "%s.cancel_to_caller", prefix);
     report("mcpc", name, woke, cancels, -1);
     snprintf(name, sizeof name, "%s.cancel_to_server", prefix);
-    report("mcpc", name, heard, cancels, -1);
+    if (heard_n > 0) report("mcpc", name, heard, heard_n, -1);
+    printf("impl=mcpc case=%s.cancel_unseen count=%d of=%d\n", prefix, missed, cancels);
     free(ret);
     free(woke);
     free(heard);
@@ -323,7 +350,7 @@ static void cost(mcp_client *(*make)(void *), void *arg, server_log *log, const 
     long rss2 = status_field("VmRSS:"), threads2 = status_field("Threads:");
     long calls = log->calls;
     pthread_barrier_wait(&start);
-    log_wait(log, calls + N, 0);
+    log_wait(log, calls + N, 0, 0);
     usleep(20000);
     long rss3 = status_field("VmRSS:"), threads3 = status_field("Threads:");
     printf("impl=mcpc case=%s.inflight rss_kib=%.1f threads=%.2f\n", prefix,

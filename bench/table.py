@@ -96,8 +96,8 @@ def main():
 
     out.append("\n### Cancellation (us, from the moment mcp_cancellation_cancel is called)\n")
     out.append("| transport | cancel returns p50 / p99 | caller returns p50 / p99 "
-               "| server hears of it p50 / p99 |")
-    out.append("|---|---|---|---|")
+               "| server hears of it p50 / p99 | rounds the server never saw |")
+    out.append("|---|---|---|---|---|")
     for label, prefix in [("stdio (notice)", "stdio"), ("stdio, modern era (notice)", "stdio.modern"),
                           ("HTTP modern (stream closed)", "http.modern")]:
         cells = []
@@ -106,6 +106,8 @@ def main():
             digits = 1 if what == "cancel_return" else 0
             cells.append(f"{fmt(get('mcpc', case, 'p50'), digits)} / "
                          f"{fmt(get('mcpc', case, 'p99'), digits)}")
+        unseen = results.get(("mcpc", f"{prefix}.cancel_unseen"), {})
+        cells.append(f"{fmt(unseen.get('count'))} of {fmt(unseen.get('of'))}")
         out.append(f"| {label} | " + " | ".join(cells) + " |")
 
     out.append("\n### Cost\n")
