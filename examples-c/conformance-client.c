@@ -569,6 +569,10 @@ int main(int argc, char **argv) {
         mcp_client_options_set_protocol_version(options, version);
     mcp_client_options_set_timeout_ms(options, 20000); /* inside the suite's 30 s */
     mcp_client_options_set_log_callback(options, log_library, NULL);
+    /* No standalone GET stream: nothing in these scenarios comes outside a call, and the
+     * sse-retry mock takes any GET for the resumption of the call's stream (a GET without
+     * Last-Event-ID racing the call then fails its check). */
+    mcp_client_options_set_http_listen(options, false);
     if (SCENARIOS[which].elicitation)
         mcp_client_options_set_request_handler(options, "elicitation/create",
                                                elicit_with_defaults, NULL);
