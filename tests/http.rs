@@ -88,8 +88,8 @@ fn legacy_session_and_version_go_on_every_request_after_initialize() {
         Some("echo")
     );
     // close ends the session.
-    let delete = requests.last().unwrap();
-    assert_eq!(delete["method"], "DELETE");
+    // (Found by method: the standalone GET, sent earlier, may be logged after it.)
+    let delete = requests.iter().find(|r| r["method"] == "DELETE").unwrap();
     assert_eq!(header(delete, "mcp-session-id"), Some("session-1"));
     assert_eq!(header(delete, "mcp-protocol-version"), Some("2025-11-25"));
 }
@@ -653,6 +653,74 @@ fn a_refused_connection_fails_fast() {
     assert_eq!(error.status, Status::TransportError, "{error}");
     assert!(error.message.contains("refused"), "{error}");
     assert!(start.elapsed() < Duration::from_secs(1));
+}
+
+#[test]
+fn https_verifies_the_server_certificate() {
+    // A TLS server with a self-signed certificate, made by the openssl tool when there is one.
+    let dir = std::env::temp_dir().join(format!("mcpc-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args(["-subj", "/CN=localhost"])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+        .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: no openssl tool to make a certificate");
+        return;
+    }
+    // A port freed a moment ago may be taken by another test's server before openssl binds it:
+    // then openssl exits, and we try another.
+    let (mut server, port) = (1..=3)
+        .find_map(|_| {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let mut server = std::process::Command::new("openssl")
+                .args(["s_server", "-quiet", "-www", "-accept", &port.to_string()])
+                .arg("-cert")
+                .arg(&cert)
+                .arg("-key")
+                .arg(&key)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while server.try_wait().unwrap().is_none() && Instant::now() < deadline {
+                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    return Some((server, port));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = server.kill();
+            let _ = server.wait();
+            None
+        })
+        .expect("openssl s_server did not start");
+    let client = Client::http(
+        HttpConfig::new(format!("https://127.0.0.1:{port}/mcp")),
+        ClientOptions::default(),
+    );
+    let error = client.connect().unwrap_err();
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(error.status, Status::TransportError, "{error}");
+    // Self-signed: nobody we trust issued it.
+    assert!(error.message.contains("UnknownIssuer"), "{error}");
 }
 
 #[test]

@@ -424,8 +424,12 @@ impl Http {
 
     fn log(&self, line: Value) {
         if let Some(log) = &self.log {
+            // One write per line: handler threads append to the same file through handles of
+            // their own, and `writeln!` may split a line into several writes.
+            let line = format!("{line}\n");
             let mut file = log.lock().unwrap();
-            writeln!(file, "{line}").expect("cannot write the log file");
+            file.write_all(line.as_bytes())
+                .expect("cannot write the log file");
         }
     }
 
