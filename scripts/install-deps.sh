@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Installs what a fresh Debian machine lacks for the tests: cmake (for the C examples and ctest).
+# Installs what a fresh Debian machine lacks for the tests: cmake (for the C examples and ctest),
+# pkg-config, g++ and clang (the packaging and header-as-module tests).
 # Rust, gcc and python3 are expected to be there already. Safe to run again: it skips what exists.
 set -euo pipefail
 
 missing=()
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+command -v c++ >/dev/null 2>&1 || missing+=(g++)
+command -v clang >/dev/null 2>&1 || missing+=(clang)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
