@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: Rust unit and integration tests (the header freshness check and the interop
 # tests against real MCP servers among them), clippy, rustfmt, then the C examples under ctest,
-# plain and with ASan/UBSan.
+# plain and with ASan/UBSan, with the packaging and header tests, then the Go bindings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,3 +27,6 @@ ctest --test-dir build/examples --output-on-failure
 
 echo "== benchmark harness smoke run (builds and runs every case; figures not checked)"
 bash bench/run.sh --smoke >/dev/null
+
+echo "== Go bindings: gofmt, go vet, go test -race"
+bash bindings/go/test.sh

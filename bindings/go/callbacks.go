@@ -1,0 +1,116 @@
+package mcpc
+
+/*
+#include "callbacks.h"
+*/
+import "C"
+
+import (
+	"encoding/json"
+	"runtime/cgo"
+	"sync"
+	"sync/atomic"
+)
+
+// callbacks are the Go functions a client hands the library. The library gets a cgo.Handle of
+// them as userdata (it may not hold a Go pointer); the handle lives until the client is freed,
+// when the library's threads have stopped.
+type callbacks struct {
+	progress     func(Progress)
+	notification func(method string, params json.RawMessage)
+	stderr       func(line string)
+}
+
+func (cb *callbacks) any() bool {
+	return cb.progress != nil || cb.notification != nil || cb.stderr != nil
+}
+
+// install registers the set callbacks on C client options under one new handle, which the
+// caller deletes once the client is freed.
+func (cb *callbacks) install(o *C.mcp_client_options) (cgo.Handle, Status) {
+	h := cgo.NewHandle(cb)
+	status := StatusOK
+	set := func(s C.mcp_status) {
+		if status == StatusOK {
+			status = Status(s)
+		}
+	}
+	if cb.progress != nil {
+		set(C.mcpc_go_client_progress(o, C.uintptr_t(h)))
+	}
+	if cb.notification != nil {
+		set(C.mcpc_go_notification(o, C.uintptr_t(h)))
+	}
+	if cb.stderr != nil {
+		set(C.mcpc_go_stderr(o, C.uintptr_t(h)))
+	}
+	if status != StatusOK {
+		h.Delete()
+	}
+	return h, status
+}
+
+// The progress funcs of calls in flight, by key. The library may deliver a call's last
+// progress after the call has returned (its callback thread runs behind the reader), so a
+// call's C userdata is a key, not a cgo.Handle: a late key finds nothing and the progress is
+// dropped, where a deleted handle would panic.
+var (
+	callProgress    sync.Map // uint64 -> func(Progress)
+	lastProgressKey atomic.Uint64
+)
+
+// installCallProgress registers fn as the progress callback of one call; the caller calls
+// remove once the call has returned.
+func installCallProgress(o *C.mcp_request_options, fn func(Progress)) (remove func(), status Status) {
+	key := lastProgressKey.Add(1)
+	callProgress.Store(key, fn)
+	remove = func() { callProgress.Delete(key) }
+	status = Status(C.mcpc_go_call_progress(o, C.uintptr_t(key)))
+	if status != StatusOK {
+		remove()
+	}
+	return remove, status
+}
+
+func callbacksOf(h C.uintptr_t) *callbacks {
+	return cgo.Handle(h).Value().(*callbacks)
+}
+
+// optionalJSON is nil for a NULL string.
+func optionalJSON(s *C.char) json.RawMessage {
+	if s == nil {
+		return nil
+	}
+	return json.RawMessage(C.GoString(s))
+}
+
+func progressOf(token *C.char, progress, total C.double, message *C.char) Progress {
+	return Progress{
+		Token:    optionalJSON(token),
+		Progress: float64(progress),
+		Total:    float64(total),
+		Message:  C.GoString(message),
+	}
+}
+
+//export mcpcGoProgress
+func mcpcGoProgress(h C.uintptr_t, token *C.char, progress, total C.double, message *C.char) {
+	callbacksOf(h).progress(progressOf(token, progress, total, message))
+}
+
+//export mcpcGoCallProgress
+func mcpcGoCallProgress(key C.uintptr_t, token *C.char, progress, total C.double, message *C.char) {
+	if fn, ok := callProgress.Load(uint64(key)); ok {
+		fn.(func(Progress))(progressOf(token, progress, total, message))
+	}
+}
+
+//export mcpcGoNotification
+func mcpcGoNotification(h C.uintptr_t, method, params *C.char) {
+	callbacksOf(h).notification(C.GoString(method), optionalJSON(params))
+}
+
+//export mcpcGoStderr
+func mcpcGoStderr(h C.uintptr_t, line *C.char) {
+	callbacksOf(h).stderr(C.GoString(line))
+}

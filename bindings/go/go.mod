@@ -1,0 +1,3 @@
+module github.com/mcpc/mcpc-go
+
+go 1.19
