@@ -1,16 +1,19 @@
 """The Python SDK (`mcp` 2.3.0) client doing what bench.c does with mcpc: the same server, the
 same 1 KiB `tools/call echo`, sequential (latency percentiles, CPU per call), then 1, 4 and 16
-calls in flight on one session. Prints `key=value` lines for bench/table.py.
+calls in flight on one session; over stdio, then over Streamable HTTP (legacy era) to the same
+server started with `--http 0`. Prints `key=value` lines for bench/table.py.
 
 usage: python peer_python.py SERVER ITERATIONS SECONDS
 """
 
+import subprocess
 import sys
 import time
 
 import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 
 def report(case, samples, cpu):
@@ -24,16 +27,16 @@ def report(case, samples, cpu):
     )
 
 
-async def main(server, iterations, seconds):
+async def measure(streams, prefix, iterations, seconds):
     arguments = {"text": "x" * 1024}
-    async with stdio_client(StdioServerParameters(command=server)) as (read, write):
+    async with streams as (read, write, *_):
         async with ClientSession(read, write) as session:
             await session.initialize()
-            for _ in range(min(iterations, 200)):
+            for _ in range(min(iterations // 4, 200)):
                 await session.call_tool("echo", arguments)
             for case, call in (
-                ("stdio.echo", lambda: session.call_tool("echo", arguments)),
-                ("stdio.ping", session.send_ping),
+                ("echo", lambda: session.call_tool("echo", arguments)),
+                ("ping", session.send_ping),
             ):
                 samples = []
                 cpu = time.process_time()
@@ -41,7 +44,7 @@ async def main(server, iterations, seconds):
                     start = time.perf_counter()
                     await call()
                     samples.append((time.perf_counter() - start) * 1e6)
-                report(case, samples, time.process_time() - cpu)
+                report(f"{prefix}.{case}", samples, time.process_time() - cpu)
 
             for inflight in (1, 4, 16):
                 calls = 0
@@ -58,7 +61,20 @@ async def main(server, iterations, seconds):
                     for _ in range(inflight):
                         group.start_soon(caller)
                 rate = calls / (time.perf_counter() - start)
-                print(f"impl=python case=stdio.tput{inflight} rate={rate:.0f}", flush=True)
+                print(f"impl=python case={prefix}.tput{inflight} rate={rate:.0f}", flush=True)
+
+
+async def main(server, iterations, seconds):
+    await measure(stdio_client(StdioServerParameters(command=server)), "stdio", iterations, seconds)
+    # The HTTP server prints "listening on URL" first and exits when its stdin closes. At most
+    # 300 sequential calls here: this client can take tens of milliseconds per call over HTTP.
+    http = subprocess.Popen([server, "--http", "0"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        url = http.stdout.readline().decode().split()[-1]
+        await measure(streamable_http_client(url), "http.legacy", min(iterations, 300), seconds)
+    finally:
+        http.stdin.close()
+        http.wait()
 
 
 if __name__ == "__main__":

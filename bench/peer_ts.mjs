@@ -1,11 +1,16 @@
 // The TypeScript SDK (`@modelcontextprotocol/sdk`) client doing what bench.c does with mcpc: the
 // same server, the same 1 KiB `tools/call echo`, sequential (latency percentiles, CPU per call),
-// then 1, 4 and 16 calls in flight on one client. Prints `key=value` lines for bench/table.py.
+// then 1, 4 and 16 calls in flight on one client; over stdio, then over Streamable HTTP (legacy
+// era) to the same server started with `--http 0`. Prints `key=value` lines for bench/table.py.
 // bench/run.sh copies it next to the node_modules it installs, so that the imports resolve.
 //
 // usage: node peer_ts.mjs SERVER ITERATIONS SECONDS
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
 
 const [server, iterations, seconds] = [process.argv[2], +process.argv[3], +process.argv[4]];
 const args = { text: "x".repeat(1024) };
@@ -24,31 +29,43 @@ function report(name, samples, cpu) {
   );
 }
 
-const client = new Client({ name: "bench", version: "1" });
-await client.connect(new StdioClientTransport({ command: server, stderr: "inherit" }));
-const echo = () => client.callTool({ name: "echo", arguments: args });
-for (let i = 0; i < Math.min(iterations, 200); i++) await echo();
-for (const [name, call] of [["stdio.echo", echo], ["stdio.ping", () => client.ping()]]) {
-  const samples = [];
-  const cpu = cpuUs();
-  for (let i = 0; i < iterations; i++) {
-    const start = nowUs();
-    await call();
-    samples.push(nowUs() - start);
-  }
-  report(name, samples, cpuUs() - cpu);
-}
-for (const inflight of [1, 4, 16]) {
-  let calls = 0;
-  const start = nowUs();
-  const deadline = start + seconds * 1e6;
-  const caller = async () => {
-    while (nowUs() < deadline) {
-      await echo();
-      calls++;
+async function measure(transport, prefix, iterations) {
+  const client = new Client({ name: "bench", version: "1" });
+  await client.connect(transport);
+  const echo = () => client.callTool({ name: "echo", arguments: args });
+  for (let i = 0; i < Math.min(iterations / 4, 200); i++) await echo();
+  for (const [name, call] of [["echo", echo], ["ping", () => client.ping()]]) {
+    const samples = [];
+    const cpu = cpuUs();
+    for (let i = 0; i < iterations; i++) {
+      const start = nowUs();
+      await call();
+      samples.push(nowUs() - start);
     }
-  };
-  await Promise.all(Array.from({ length: inflight }, caller));
-  console.log(`impl=ts case=stdio.tput${inflight} rate=${(calls / ((nowUs() - start) / 1e6)).toFixed(0)}`);
+    report(`${prefix}.${name}`, samples, cpuUs() - cpu);
+  }
+  for (const inflight of [1, 4, 16]) {
+    let calls = 0;
+    const start = nowUs();
+    const deadline = start + seconds * 1e6;
+    const caller = async () => {
+      while (nowUs() < deadline) {
+        await echo();
+        calls++;
+      }
+    };
+    await Promise.all(Array.from({ length: inflight }, caller));
+    const rate = calls / ((nowUs() - start) / 1e6);
+    console.log(`impl=ts case=${prefix}.tput${inflight} rate=${rate.toFixed(0)}`);
+  }
+  await client.close();
 }
-await client.close();
+
+await measure(new StdioClientTransport({ command: server, stderr: "inherit" }), "stdio", iterations);
+
+// The HTTP server prints "listening on URL" first and exits when its stdin closes. At most 300
+// sequential calls here: this client can take tens of milliseconds per call over HTTP.
+const http = spawn(server, ["--http", "0"], { stdio: ["pipe", "pipe", "inherit"] });
+const [first] = await once(createInterface({ input: http.stdout }), "line");
+await measure(new StreamableHTTPClientTransport(new URL(first.split(" ").at(-1))), "http.legacy", Math.min(iterations, 300));
+http.stdin.end();
