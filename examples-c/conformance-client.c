@@ -522,18 +522,22 @@ static const struct {
     const char *name;
     bool (*run)(mcp_client *, struct span);
     bool elicitation; /* handles elicitation/create (and so declares the capability) */
+    bool no_listen;   /* opens no standalone GET stream (see sse-retry below) */
 } SCENARIOS[] = {
-    {"initialize", scenario_initialize, false},
-    {"tools_call", scenario_tools_call, false},
-    {"elicitation-sep1034-client-defaults", scenario_elicitation_defaults, true},
-    {"sse-retry", scenario_sse_retry, false},
-    {"request-metadata", scenario_request_metadata, false},
-    {"sep-2322-client-request-state", scenario_request_state, false},
-    {"http-standard-headers", scenario_standard_headers, false},
-    {"http-custom-headers", scenario_custom_headers, false},
-    {"http-invalid-tool-headers", scenario_invalid_tool_headers, false},
-    {"json-schema-ref-no-deref", scenario_ref_no_deref, false},
-    {"json-schema-2020-12-preservation", scenario_schema_preservation, false},
+    {"initialize", scenario_initialize, false, false},
+    {"tools_call", scenario_tools_call, false, false},
+    /* The mock sends its elicitation/create on the standalone GET stream. */
+    {"elicitation-sep1034-client-defaults", scenario_elicitation_defaults, true, false},
+    /* The mock takes any GET for the resumption of the call's stream, so a standalone GET
+     * (without Last-Event-ID) racing the call would fail its check. */
+    {"sse-retry", scenario_sse_retry, false, true},
+    {"request-metadata", scenario_request_metadata, false, false},
+    {"sep-2322-client-request-state", scenario_request_state, false, false},
+    {"http-standard-headers", scenario_standard_headers, false, false},
+    {"http-custom-headers", scenario_custom_headers, false, false},
+    {"http-invalid-tool-headers", scenario_invalid_tool_headers, false, false},
+    {"json-schema-ref-no-deref", scenario_ref_no_deref, false, false},
+    {"json-schema-2020-12-preservation", scenario_schema_preservation, false, false},
 };
 
 static void log_library(void *userdata, mcp_log_level level, const char *message) {
@@ -569,10 +573,8 @@ int main(int argc, char **argv) {
         mcp_client_options_set_protocol_version(options, version);
     mcp_client_options_set_timeout_ms(options, 20000); /* inside the suite's 30 s */
     mcp_client_options_set_log_callback(options, log_library, NULL);
-    /* No standalone GET stream: nothing in these scenarios comes outside a call, and the
-     * sse-retry mock takes any GET for the resumption of the call's stream (a GET without
-     * Last-Event-ID racing the call then fails its check). */
-    mcp_client_options_set_http_listen(options, false);
+    if (SCENARIOS[which].no_listen)
+        mcp_client_options_set_http_listen(options, false);
     if (SCENARIOS[which].elicitation)
         mcp_client_options_set_request_handler(options, "elicitation/create",
                                                elicit_with_defaults, NULL);
