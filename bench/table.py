@@ -46,9 +46,9 @@ def main():
     out = []
 
     out.append("### Sequential round trip (us; mcpc p50 / p99 / max, others p50)\n")
-    out.append("| case | mcpc p50 | p99 | max | floor p50 | mcpc/floor | "
+    out.append("| case | mcpc p50 | p99 | max | first call | floor p50 | mcpc/floor | "
                + " | ".join(f"{PEER_NAMES[p]} p50" for p in PEERS) + " |")
-    out.append("|---" * (6 + len(PEERS)) + "|")
+    out.append("|---" * (7 + len(PEERS)) + "|")
     rows = [
         ("stdio ping", "stdio.ping", "stdio.ping"),
         ("stdio echo 1 KiB", "stdio.echo", "stdio.echo"),
@@ -62,7 +62,8 @@ def main():
         floor = get("floor", floor_case, "p50")
         peers = [peer_cell(p, fmt(get(p, case, "p50"))) for p in PEERS]
         out.append(f"| {label} | {fmt(p50)} | {fmt(get('mcpc', case, 'p99'))} | "
-                   f"{fmt(get('mcpc', case, 'max'))} | {fmt(floor)} | {ratio(p50, floor)} | "
+                   f"{fmt(get('mcpc', case, 'max'))} | {fmt(get('mcpc', case, 'first'))} | "
+                   f"{fmt(floor)} | {ratio(p50, floor)} | "
                    + " | ".join(peers) + " |")
 
     out.append("\n### Client CPU per sequential echo call (us, user + system, whole process)\n")
