@@ -555,3 +555,19 @@ fn unsupported_version_on_a_request_is_retried_once_with_a_shared_version() {
     assert_ne!(calls[0]["id"], calls[1]["id"]);
     assert!(has_envelope(calls[1], "2026-07-28"));
 }
+
+#[test]
+fn a_modern_server_slower_than_the_probe_is_still_spoken_to_in_the_modern_era() {
+    // The probe gives up before the server has even started; the server then refuses the
+    // fallback `initialize` naming its modern version, so the client discovers again.
+    let log = log_path("slow-modern");
+    let options = ClientOptions {
+        discover_timeout: Duration::from_millis(1),
+        ..ClientOptions::default()
+    };
+    let client = connect_with(logged(&log, &["--modern-only"]), options);
+    assert!(client.is_modern());
+    assert_eq!(client.protocol_version().as_deref(), Some("2026-07-28"));
+    let lines = wait_for_log(&log, |l| l.len() >= 3);
+    assert_eq!(methods(&lines)[..3], ["server/discover", "initialize", "server/discover"]);
+}

@@ -80,7 +80,18 @@ impl Client {
                     Ok(negotiated) => Ok(negotiated),
                     Err(ProbeFailure::NotModern(e)) if modern_pin.is_none() => {
                         self.log(LogLevel::Info, &format!("{e}; using the initialize handshake"));
-                        self.handshake(connection, None)
+                        match self.handshake(connection, None) {
+                            // A slow modern server (the probe timed out while it started) refuses
+                            // `initialize` naming its modern versions: it is modern after all.
+                            Err(e) if refuses_handshake_for_modern(&e) => {
+                                self.log(LogLevel::Info, "initialize refused for a modern version; using server/discover");
+                                let timeout = self.options.connect_timeout;
+                                self.discover_era(connection, version, timeout).map_err(|failure| match failure {
+                                    ProbeFailure::NotModern(e) | ProbeFailure::Fatal(e) => e,
+                                })
+                            }
+                            other => other,
+                        }
                     }
                     Err(ProbeFailure::NotModern(e) | ProbeFailure::Fatal(e)) => Err(e),
                 }
@@ -206,6 +217,13 @@ impl Client {
             client_capabilities: self.capabilities(),
         }
     }
+}
+
+/// An `initialize` answered -32022 with a list that holds a modern version we speak.
+fn refuses_handshake_for_modern(error: &Error) -> bool {
+    let supported = supported_versions(error.data.as_ref().and_then(|d| d.get("supported")));
+    error.code == Some(UNSUPPORTED_VERSION)
+        && versions::mutual_modern(supported.iter().map(String::as_str)).is_some()
 }
 
 /// The strings of a `supported` or `supportedVersions` list.
