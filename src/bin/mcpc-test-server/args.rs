@@ -32,7 +32,8 @@ usage: mcpc-test-server [FLAGS]
                           (after an event id, so a GET with Last-Event-ID resumes it),
                           unprimed (no event id), or always (resumptions drop too)
   --retry-ms N            the SSE retry delay announced when priming (default 200)
-  --expire-session-after N  a legacy session ends after serving N requests (then 404)";
+  --expire-session-after N  a legacy session ends after serving N requests (then 404)
+  --standalone-delay-ms N  answer the standalone GET only after N ms";
 
 #[derive(Debug, Default)]
 pub struct Args {
@@ -57,6 +58,7 @@ pub struct Args {
     pub drop_streams: Option<DropStreams>,
     pub retry_ms: u64,
     pub expire_session_after: Option<usize>,
+    pub standalone_delay_ms: u64,
 }
 
 impl Args {
@@ -111,6 +113,9 @@ impl Args {
                 "--retry-ms" => args.retry_ms = parse_number(&flag, value()?)? as u64,
                 "--expire-session-after" => {
                     args.expire_session_after = Some(parse_number(&flag, value()?)?)
+                }
+                "--standalone-delay-ms" => {
+                    args.standalone_delay_ms = parse_number(&flag, value()?)? as u64
                 }
                 "-h" | "--help" => return Ok(None),
                 _ => return Err(format!("unknown flag {flag}")),

@@ -328,10 +328,14 @@ impl Http {
         let Ok(mut writer) = connection.try_clone() else {
             return false;
         };
+        thread::sleep(Duration::from_millis(self.server.args.standalone_delay_ms));
+        // Under the lock, so that a broadcast made once the client has the headers finds it.
+        let mut streams = self.standalone.lock().unwrap();
         if http_wire::start_chunked(&mut writer, 200, &sse_headers()).is_err() {
             return false;
         }
-        self.standalone.lock().unwrap().push(writer);
+        streams.push(writer);
+        drop(streams);
         while !client_closed(connection) {
             thread::sleep(WATCH_EVERY);
         }

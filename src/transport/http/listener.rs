@@ -1,7 +1,10 @@
 //! The legacy era's standalone stream: a GET the server may use for what belongs to no call
 //! (requests such as `roots/list`, notifications such as list changes). It is opened once the
 //! session is initialized, opened again after the server's retry delay when the server ends it,
-//! and given up after a 405 (the server offers none) or two failures in a row.
+//! and given up after a 405 (the server offers none) or two failures in a row. Opening it waits
+//! (briefly) for the server's answer to the first GET, so that what the server sends on it right
+//! after the handshake (a request made while handling the first call) is not lost: servers
+//! without an event store drop messages for a standalone stream that is not open yet.
 
 use super::connector::Exchange;
 use super::exchange::{self, StreamEnd, StreamState};
@@ -9,12 +12,14 @@ use super::{Shared, Workers};
 use crate::protocol::jsonrpc;
 use serde_json::Value;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 const DEFAULT_RETRY: Duration = Duration::from_millis(1000);
 const MIN_RETRY: Duration = Duration::from_millis(100);
 const MAX_FAILURES: u32 = 2;
+/// The longest `start` waits for the server to answer the first GET.
+const OPEN_WAIT: Duration = Duration::from_secs(2);
 
 /// How one GET went.
 enum Round {
@@ -25,7 +30,8 @@ enum Round {
     Failed,
 }
 
-/// Starts the listener on a worker thread; close aborts it.
+/// Starts the listener on a worker thread, and waits until the server has answered its first GET
+/// (at most OPEN_WAIT); close aborts it.
 pub(super) fn start(shared: &Arc<Shared>) {
     let exchange = Exchange::new(None);
     {
@@ -35,20 +41,25 @@ pub(super) fn start(shared: &Arc<Shared>) {
         }
         *listener = Some(exchange.clone());
     }
+    let (opened, answered) = mpsc::channel();
     let worker = {
         let shared = shared.clone();
-        move || listen(&shared, &exchange)
+        move || listen(&shared, &exchange, opened)
     };
     // Without a thread there is no standalone stream: calls work all the same.
-    let _ = Workers::spawn(shared, worker);
+    if Workers::spawn(shared, worker).is_ok() {
+        // Whatever the answer (or none in time), the session goes on.
+        let _ = answered.recv_timeout(OPEN_WAIT);
+    }
 }
 
-fn listen(shared: &Shared, exchange: &Arc<Exchange>) {
+fn listen(shared: &Shared, exchange: &Arc<Exchange>, opened: mpsc::Sender<()>) {
     let _entered = exchange.enter();
     let mut state = StreamState::default();
     let mut failures = 0;
+    let mut opened = Some(opened);
     while !exchange.is_aborted() {
-        match round(shared, &mut state) {
+        match round(shared, &mut state, &mut opened) {
             Round::Ended => failures = 0,
             Round::Refused => return,
             Round::Failed => {
@@ -65,8 +76,13 @@ fn listen(shared: &Shared, exchange: &Arc<Exchange>) {
     }
 }
 
-fn round(shared: &Shared, state: &mut StreamState) -> Round {
-    let Ok(response) = exchange::open_stream(shared, state.last_event_id.as_deref()) else {
+/// One GET; `opened` is told once the server has answered it (or it failed).
+fn round(shared: &Shared, state: &mut StreamState, opened: &mut Option<mpsc::Sender<()>>) -> Round {
+    let response = exchange::open_stream(shared, state.last_event_id.as_deref());
+    if let Some(opened) = opened.take() {
+        let _ = opened.send(());
+    }
+    let Ok(response) = response else {
         return Round::Failed;
     };
     match response.status().as_u16() {
