@@ -118,7 +118,7 @@ fn close_ends_pending_calls_and_the_session_in_bounded_time() {
 }
 
 #[test]
-fn an_expired_session_is_reported_and_a_new_client_starts_another() {
+fn an_expired_session_is_reported_and_connect_starts_another() {
     // The session serves notifications/initialized and one call, then it is gone.
     let server = HttpServer::start("http_expiry", &["--expire-session-after", "2"]);
     let client = server.connect(ConnectMode::Legacy);
@@ -133,26 +133,26 @@ fn an_expired_session_is_reported_and_a_new_client_starts_another() {
         "the server's JSON-RPC error is kept"
     );
 
-    // The session is forgotten: the next request carries none (the server refuses it).
-    let refused = echo(&client, "three").unwrap_err();
+    // The session is forgotten: calls say so until the host connects again, which starts a
+    // new session on the same client.
     assert_eq!(
-        (refused.status, refused.code),
-        (Status::ServerError, Some(-32000))
+        echo(&client, "three").unwrap_err().status,
+        Status::NotConnected
     );
-    let requests = server.requests();
-    let last = posts_of(&requests, "tools/call").pop().unwrap();
-    assert_eq!(header(last, "mcp-session-id"), None);
-    client.close();
-    assert!(
-        !server.requests().iter().any(|r| r["method"] == "DELETE"),
-        "no DELETE for a session that is gone"
-    );
-
-    let again = server.connect(ConnectMode::Legacy);
-    assert_eq!(text(&echo(&again, "back").unwrap()), "back");
+    client.connect().unwrap();
+    assert!(echo(&client, "four").is_ok());
     let requests = server.requests();
     let last = posts_of(&requests, "tools/call").pop().unwrap();
     assert_eq!(header(last, "mcp-session-id"), Some("session-2"));
+    client.close();
+    let lines =
+        server.wait_for(|lines| http_requests(lines).iter().any(|r| r["method"] == "DELETE"));
+    let deletes: Vec<_> = http_requests(&lines)
+        .into_iter()
+        .filter(|r| r["method"] == "DELETE")
+        .collect();
+    assert_eq!(deletes.len(), 1, "no DELETE for the session that is gone");
+    assert_eq!(header(&deletes[0], "mcp-session-id"), Some("session-2"));
 }
 
 /// Every request method.

@@ -328,6 +328,23 @@ impl Client {
             .unwrap_or_default()
     }
 
+    /// Drops `session` if it is still the current one, so that `connect` starts afresh.
+    fn forget_session(&self, session: &Arc<Session>) {
+        let forgotten = {
+            let mut state = self.lock();
+            match &state.session {
+                Some(current) if Arc::ptr_eq(current, session) => state.session.take(),
+                _ => None,
+            }
+        };
+        if let Some(forgotten) = forgotten {
+            forgotten.connection.close(Error::new(
+                Status::SessionExpired,
+                "the server ended the session",
+            ));
+        }
+    }
+
     /// The live session, or why there is none.
     fn session(&self) -> Result<Arc<Session>> {
         let state = self.lock();

@@ -85,7 +85,14 @@ impl Client {
                     other => other,
                 }
             }
-        }?;
+        };
+        if let Err(e) = &result {
+            if e.status == Status::SessionExpired {
+                // The server forgot us: the next connect starts a new session.
+                self.forget_session(&session);
+            }
+        }
+        let result = result?;
         match result.get("resultType") {
             None => Ok(result),
             Some(Value::String(kind)) if kind == "complete" || kind == "input_required" => {
