@@ -94,6 +94,15 @@ static void log_open(server_log *log) {
     pthread_create(&log->thread, NULL, log_reader, log);
 }
 
+/* The counters as they are now, read under the lock the reader thread writes them under. */
+static void log_snapshot(server_log *log, long *calls, long *cancels, double *last_cancel) {
+    pthread_mutex_lock(&log->lock);
+    if (calls) *calls = log->calls;
+    if (cancels) *cancels = log->cancels;
+    if (last_cancel) *last_cancel = log->last_cancel;
+    pthread_mutex_unlock(&log->lock);
+}
+
 /* Waits until the server has read `calls` tool calls and `cancels` cancels in all, or for at
  * most `timeout_ms` (0: no limit). Returns whether they arrived. */
 static bool log_wait(server_log *log, long calls, long cancels, int timeout_ms) {
@@ -268,7 +277,8 @@ static void cancellation(mcp_client *client, server_log *log, const char *prefix
     double *ret = malloc(sizeof(double) * (size_t)cancels);
     double *woke = malloc(sizeof(double) * (size_t)cancels);
     double *heard = malloc(sizeof(double) * (size_t)cancels);
-    long calls = log->calls, heard_count = log->cancels;
+    long calls, heard_count;
+    log_snapshot(log, &calls, &heard_count, NULL);
     int heard_n = 0, missed = 0;
     for (int i = 0; i < cancels; i++) {
         b.token = mcp_cancellation_new();
@@ -284,13 +294,13 @@ static void cancellation(mcp_client *client, server_log *log, const char *prefix
         /* The test server may miss a stream that closes while it is still writing the
          * response head: count those apart instead of waiting forever. */
         if (log_wait(log, calls, heard_count + 1, 2000)) {
-            heard[heard_n++] = log->last_cancel - t0;
+            double last;
+            log_snapshot(log, NULL, NULL, &last);
+            heard[heard_n++] = last - t0;
         } else {
             missed++;
         }
-        pthread_mutex_lock(&log->lock);
-        heard_count = log->cancels;
-        pthread_mutex_unlock(&log->lock);
+        log_snapshot(log, NULL, &heard_count, NULL);
         mcp_cancellation_free(b.token);
     }
     b.quit = true;
@@ -353,7 +363,8 @@ static void cost(mcp_client *(*make)(void *), void *arg, server_log *log, const 
     for (int i = 0; i < N; i++) pthread_create(&ids[i], NULL, slow_caller, &p);
     usleep(20000);
     long rss2 = status_field("VmRSS:"), threads2 = status_field("Threads:");
-    long calls = log->calls;
+    long calls;
+    log_snapshot(log, &calls, NULL, NULL);
     pthread_barrier_wait(&start);
     log_wait(log, calls + N, 0, 0);
     usleep(20000);
