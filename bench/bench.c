@@ -405,13 +405,19 @@ int main(int argc, char **argv) {
     int modes[] = {MCP_CONNECT_MODE_LEGACY, MCP_CONNECT_MODE_MODERN};
     const char *eras[] = {"legacy", "modern"};
 
-    /* MCPC_BENCH_PROFILE=1: only sequential stdio echo calls, a steady loop to run under perf
-     * or callgrind. */
-    if (getenv("MCPC_BENCH_PROFILE")) {
-        mcp_client *client = stdio_client(MCP_CONNECT_MODE_LEGACY, NULL);
-        sequential(client, "stdio", false, iterations);
-        cpu_per_call(client, "stdio", iterations);
+    /* MCPC_BENCH_PROFILE=stdio (or 1) or =http: only sequential echo calls, a steady loop to
+     * run under perf or callgrind. */
+    const char *profile = getenv("MCPC_BENCH_PROFILE");
+    if (profile) {
+        bool http = strcmp(profile, "http") == 0;
+        http_server s = {0};
+        if (http) s = start_http(0, NULL);
+        mcp_client *client =
+            http ? http_client(&s, MCP_CONNECT_MODE_LEGACY) : stdio_client(MCP_CONNECT_MODE_LEGACY, NULL);
+        sequential(client, profile, false, iterations);
+        cpu_per_call(client, profile, iterations);
         mcp_client_free(client);
+        if (http) stop_http(&s);
         return 0;
     }
 
