@@ -202,7 +202,9 @@ mcp_status mcp_client_options_set_progress_callback(mcp_client_options *options,
                                                     void *userdata);
 
 // Hears the progress of calls made with these options (before the client's callback). Without
-// a progress token of the host's, the library makes one unique on the connection.
+// a progress token of the host's, the library makes one unique on the connection. A call
+// returns only after its progress callbacks have run (unless the call itself was made from
+// inside a callback), so `userdata` may be freed as soon as the call returns.
 //
 // # Safety
 // `options` is NULL or live; `callback` is safe to call from another thread with `userdata`

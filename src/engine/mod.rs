@@ -49,6 +49,7 @@ pub struct Connection {
     /// Where close sends the callback thread its stop sign.
     events: Sender<Option<Event>>,
     callback_thread: Mutex<Option<JoinHandle<()>>>,
+    callback_thread_id: std::thread::ThreadId,
 }
 
 impl Connection {
@@ -86,6 +87,7 @@ impl Connection {
             dispatcher_done: done_rx,
             dispatcher: Mutex::new(Some(dispatcher)),
             events: events_tx,
+            callback_thread_id: callback_thread.thread().id(),
             callback_thread: Mutex::new(Some(callback_thread)),
         })
     }
@@ -136,6 +138,9 @@ impl Connection {
         if let (Some(token), Some(hook)) = (opts.cancellation, hook) {
             token.off_cancel(hook);
         }
+        if matches!(opts.progress, Some((_, Some(_)))) {
+            self.flush_callbacks();
+        }
         let request_id = sent.then_some(id);
         match outcome {
             Outcome::Response(frame) => {
@@ -147,6 +152,23 @@ impl Connection {
             } else {
                 cancelled_error(request_id, reason)
             }),
+        }
+    }
+
+    /// Waits until the callback thread has run everything queued so far, so a call's own
+    /// progress callback never runs after the call has returned (its userdata may be gone).
+    /// A call made from inside a callback cannot wait for its own thread, and does not.
+    fn flush_callbacks(&self) {
+        if std::thread::current().id() == self.callback_thread_id {
+            return;
+        }
+        let (done_tx, done_rx) = crossbeam_channel::bounded(1);
+        let marker: Event = Box::new(move || {
+            let _ = done_tx.send(());
+        });
+        if self.events.send(Some(marker)).is_ok() {
+            // Err: the thread has stopped (the client closed) and dropped the marker.
+            let _ = done_rx.recv();
         }
     }
 
