@@ -569,5 +569,8 @@ fn a_modern_server_slower_than_the_probe_is_still_spoken_to_in_the_modern_era() 
     assert!(client.is_modern());
     assert_eq!(client.protocol_version().as_deref(), Some("2026-07-28"));
     let lines = wait_for_log(&log, |l| l.len() >= 3);
-    assert_eq!(methods(&lines)[..3], ["server/discover", "initialize", "server/discover"]);
+    assert_eq!(
+        methods(&lines)[..3],
+        ["server/discover", "initialize", "server/discover"]
+    );
 }
