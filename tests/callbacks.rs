@@ -349,3 +349,35 @@ fn elicitation_defaults_fill_the_blanks() {
         json!({"name": "Ada"})
     );
 }
+
+#[test]
+fn a_request_the_server_cancels_stops_its_handler_and_gets_no_answer() {
+    let saw_cancel = Arc::new(Mutex::new(None::<bool>));
+    let seen = saw_cancel.clone();
+    let waiting: RequestHandler = Arc::new(move |request: &ServerRequest| {
+        // A handler waiting on a person: it gives up when the server does.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !request.cancellation.is_cancelled() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        *seen.lock().unwrap() = Some(request.cancellation.is_cancelled());
+        Ok(json!({"action": "decline"}))
+    });
+    let options = ClientOptions {
+        callbacks: Callbacks {
+            request_handlers: handler_map(vec![("elicitation/create", waiting)]),
+            ..Callbacks::default()
+        },
+        ..ClientOptions::default()
+    };
+    let client = connect_with(config(&[]), options);
+    let args =
+        json!({"method": "elicitation/create", "params": {"message": "?"}, "cancel_after_ms": 200});
+    let result = client.call_tool("ask_client", Some(args), &none()).unwrap();
+    assert_eq!(text(&result), "cancelled; no reply");
+    assert_eq!(
+        *saw_cancel.lock().unwrap(),
+        Some(true),
+        "the handler's token was cancelled"
+    );
+}

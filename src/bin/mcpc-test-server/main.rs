@@ -308,6 +308,19 @@ impl Server {
         params: Option<Value>,
         timeout: Duration,
     ) -> Option<Value> {
+        self.ask_client_cancelling(method, params, timeout, None)
+    }
+
+    /// Like `ask_client`; with `cancel_after`, gives up after that long and sends
+    /// `notifications/cancelled` for the request, then listens a while longer for a reply
+    /// the client should no longer send.
+    pub fn ask_client_cancelling(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Duration,
+        cancel_after: Option<Duration>,
+    ) -> Option<Value> {
         let n = self.next_outgoing_id.fetch_add(1, Ordering::SeqCst);
         let id = json!(format!("srv-{n}"));
         let (sender, receiver) = crossbeam_channel::bounded(1);
@@ -323,7 +336,12 @@ impl Server {
         }
         self.send(&request);
 
-        let response = receiver.recv_timeout(timeout).ok();
+        let mut response = receiver.recv_timeout(cancel_after.unwrap_or(timeout)).ok();
+        if response.is_none() && cancel_after.is_some() {
+            let cancel = json!({ "requestId": id, "reason": "the server gave up" });
+            self.notify("notifications/cancelled", Some(cancel));
+            response = receiver.recv_timeout(timeout).ok();
+        }
         self.awaiting_reply.lock().unwrap().remove(&id.to_string());
         response
     }

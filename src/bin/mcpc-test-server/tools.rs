@@ -54,7 +54,7 @@ pub fn definitions(args: &Args) -> Vec<Value> {
         (
             "ask_client",
             "Sends a request to the client and returns its response",
-            json!({ "method": { "type": "string" }, "params": { "type": "object" } }),
+            json!({ "method": { "type": "string" }, "params": { "type": "object" }, "cancel_after_ms": { "type": "integer" } }),
         ),
         (
             "progress",
@@ -238,6 +238,15 @@ fn progress(server: &Server, request: &Request, steps: u64) -> Reply {
 fn ask_client(server: &Server, args: &Value) -> Reply {
     let method = args["method"].as_str().unwrap_or("roots/list");
     let params = args.get("params").cloned();
+    if let Some(ms) = args["cancel_after_ms"].as_u64() {
+        // The client's handler must stop and answer nothing once cancelled.
+        let after = Some(Duration::from_millis(ms));
+        let late = server.ask_client_cancelling(method, params, Duration::from_millis(500), after);
+        let text = late.map_or("cancelled; no reply".to_owned(), |r| {
+            format!("cancelled; reply: {r}")
+        });
+        return Ok(text_result(text));
+    }
     match server.ask_client(method, params, ASK_CLIENT_TIMEOUT) {
         Some(response) => Ok(text_result(response.to_string())),
         None => Err(RpcError::new(-32603, "no reply from client")),
