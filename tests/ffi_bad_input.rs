@@ -285,3 +285,150 @@ fn status_names_and_version() {
         );
     }
 }
+
+/// Every option setter refuses a NULL options handle with INVALID_ARGUMENT.
+#[test]
+fn every_setter_refuses_null_options() {
+    unsafe {
+        let (c, r): (*mut mcp_client_options, *mut mcp_request_options) = (null_mut(), null_mut());
+        let statuses = [
+            mcp_client_options_set_capabilities(c, c"{}".as_ptr()),
+            mcp_client_options_set_connect_timeout_ms(c, 1),
+            mcp_client_options_set_cwd(c, c"/".as_ptr()),
+            mcp_client_options_set_discover_timeout_ms(c, 1),
+            mcp_client_options_set_env(c, c"A".as_ptr(), c"B".as_ptr()),
+            mcp_client_options_set_http_connect_timeout_ms(c, 1),
+            mcp_client_options_set_http_idle_timeout_ms(c, 1),
+            mcp_client_options_set_http_listen(c, true),
+            mcp_client_options_add_header(c, c"X".as_ptr(), c"y".as_ptr()),
+            mcp_client_options_set_input_required_max_rounds(c, 1),
+            mcp_client_options_set_list_changed_callback(c, None, null_mut()),
+            mcp_client_options_set_log_callback(c, None, null_mut()),
+            mcp_client_options_set_max_line_bytes(c, 1),
+            mcp_client_options_set_max_pages(c, 1),
+            mcp_client_options_set_message_callback(c, None, null_mut()),
+            mcp_client_options_set_mode(c, 0),
+            mcp_client_options_set_notification_callback(c, None, null_mut()),
+            mcp_client_options_set_progress_callback(c, None, null_mut()),
+            mcp_client_options_set_protocol_version(c, null()),
+            mcp_client_options_set_request_handler(c, c"roots/list".as_ptr(), None, null_mut()),
+            mcp_client_options_set_resource_updated_callback(c, None, null_mut()),
+            mcp_client_options_set_stderr(c, 0),
+            mcp_client_options_set_stderr_callback(c, None, null_mut()),
+            mcp_request_options_set_input_responses(r, null()),
+            mcp_request_options_set_max_total_timeout_ms(r, 1),
+            mcp_request_options_set_meta(r, null()),
+            mcp_request_options_set_progress_callback(r, None, null_mut()),
+            mcp_request_options_set_progress_token(r, null()),
+            mcp_request_options_set_request_state(r, null()),
+            mcp_request_options_set_reset_timeout_on_progress(r, true),
+        ];
+        for (i, status) in statuses.into_iter().enumerate() {
+            assert_eq!(status, Status::InvalidArgument, "setter #{i}");
+        }
+    }
+}
+
+/// Bad values for the newer options and requests: each a clear status, never a crash.
+#[test]
+fn bad_values_for_eras_http_handlers_and_callbacks() {
+    unsafe {
+        let o = mcp_client_options_new();
+        assert_eq!(mcp_client_options_set_mode(o, 7), Status::InvalidArgument);
+        assert_eq!(
+            mcp_client_options_set_protocol_version(o, c"1999-01-01".as_ptr()),
+            Status::InvalidArgument
+        );
+        assert_eq!(
+            mcp_client_options_set_protocol_version(o, bad_utf8()),
+            Status::InvalidArgument
+        );
+        assert_eq!(
+            mcp_client_options_set_discover_timeout_ms(o, 0),
+            Status::InvalidArgument
+        );
+        assert_eq!(
+            mcp_client_options_add_header(o, c"Bad Name".as_ptr(), c"v".as_ptr()),
+            Status::InvalidArgument
+        );
+        assert_eq!(
+            mcp_client_options_add_header(o, c"X-Ok".as_ptr(), c"a\r\nInjected: 1".as_ptr()),
+            Status::InvalidArgument
+        );
+        assert_eq!(
+            mcp_client_options_add_header(o, null(), c"v".as_ptr()),
+            Status::InvalidArgument
+        );
+        assert_eq!(
+            mcp_client_options_set_request_handler(o, null(), None, null_mut()),
+            Status::InvalidArgument
+        );
+        assert_eq!(
+            mcp_client_options_set_env(o, c"A=B".as_ptr(), c"v".as_ptr()),
+            Status::InvalidArgument
+        );
+        mcp_client_options_free(o);
+
+        let r = mcp_request_options_new();
+        assert_eq!(
+            mcp_request_options_set_input_responses(r, c"[1]".as_ptr()),
+            Status::InvalidArgument
+        );
+        assert_eq!(
+            mcp_request_options_set_request_state(r, bad_utf8()),
+            Status::InvalidArgument
+        );
+        mcp_request_options_free(r);
+
+        // A NULL or malformed URL is reported by connect.
+        let client = mcp_client_new_http(null(), null());
+        assert_eq!(take(mcp_client_connect(client)).0, Status::InvalidArgument);
+        mcp_client_free(client);
+        let client = mcp_client_new_http(c"not a url".as_ptr(), null());
+        assert_eq!(take(mcp_client_connect(client)).0, Status::InvalidArgument);
+        assert!(!mcp_client_is_modern(client));
+        assert!(mcp_client_server_implementation(client).is_null());
+        mcp_client_free(client);
+
+        let client = connected_client();
+        assert_eq!(
+            take(mcp_client_set_logging_level(client, null(), null())).0,
+            Status::InvalidArgument
+        );
+        assert_eq!(
+            take(mcp_client_subscribe_resource(client, null(), null())).0,
+            Status::InvalidArgument
+        );
+        assert_eq!(
+            take(mcp_client_unsubscribe_resource(client, bad_utf8(), null())).0,
+            Status::InvalidArgument
+        );
+        mcp_client_free(client);
+
+        assert_eq!(
+            take(mcp_elicitation_defaults(null(), null())).0,
+            Status::InvalidArgument
+        );
+        assert_eq!(
+            take(mcp_elicitation_defaults(c"{oops".as_ptr(), null())).0,
+            Status::InvalidArgument
+        );
+        let filled =
+            mcp_elicitation_defaults(c"{\"properties\":{\"a\":{\"default\":1}}}".as_ptr(), null());
+        assert_eq!(
+            CStr::from_ptr(mcp_result_json(filled)).to_str().unwrap(),
+            r#"{"a":1}"#
+        );
+        mcp_result_free(filled);
+
+        // Reply handles: NULL is refused quietly.
+        assert!(!mcp_handler_reply_set_result(null_mut(), c"{}".as_ptr()));
+        mcp_handler_reply_set_error(null_mut(), 1, null());
+        assert!(!mcp_handler_reply_is_cancelled(null()));
+        assert!(!mcp_transport_reply_set_response(
+            null_mut(),
+            c"{}".as_ptr()
+        ));
+        mcp_transport_reply_set_error(null_mut(), null());
+    }
+}
