@@ -558,14 +558,17 @@ fn unsupported_version_on_a_request_is_retried_once_with_a_shared_version() {
 
 #[test]
 fn a_modern_server_slower_than_the_probe_is_still_spoken_to_in_the_modern_era() {
-    // The probe gives up before the server has even started; the server then refuses the
+    // The probe gives up before the server reads anything; the server then refuses the
     // fallback `initialize` naming its modern version, so the client discovers again.
     let log = log_path("slow-modern");
     let options = ClientOptions {
-        discover_timeout: Duration::from_millis(1),
+        discover_timeout: Duration::from_millis(100),
         ..ClientOptions::default()
     };
-    let client = connect_with(logged(&log, &["--modern-only"]), options);
+    let client = connect_with(
+        logged(&log, &["--modern-only", "--slow-start-ms", "500"]),
+        options,
+    );
     assert!(client.is_modern());
     assert_eq!(client.protocol_version().as_deref(), Some("2026-07-28"));
     let lines = wait_for_log(&log, |l| l.len() >= 3);

@@ -22,6 +22,7 @@ usage: mcpc-test-server [FLAGS]
                           an unsupported version, whatever they offered
   --ignore-stdin-eof      keep running after stdin closes
   --ignore-sigterm        ignore SIGTERM
+  --slow-start-ms N       wait N ms before reading stdin (a slow server start)
   --stderr-lines N        write N lines to stderr at startup
   --stderr-every-request  write one stderr line per request
   --http PORT             serve Streamable HTTP at http://127.0.0.1:PORT/mcp instead of
@@ -51,6 +52,8 @@ pub struct Args {
     pub reject_first: usize,
     pub ignore_stdin_eof: bool,
     pub ignore_sigterm: bool,
+    /// Sleep this long before reading stdin, like a server slow to start.
+    pub slow_start_ms: u64,
     pub stderr_lines: usize,
     pub stderr_every_request: bool,
     pub http: Option<u16>,
@@ -99,6 +102,7 @@ impl Args {
                 "--reject-first" => args.reject_first = parse_number(&flag, value()?)?,
                 "--ignore-stdin-eof" => args.ignore_stdin_eof = true,
                 "--ignore-sigterm" => args.ignore_sigterm = true,
+                "--slow-start-ms" => args.slow_start_ms = parse_number(&flag, value()?)? as u64,
                 "--stderr-lines" => args.stderr_lines = parse_number(&flag, value()?)?,
                 "--stderr-every-request" => args.stderr_every_request = true,
                 "--http" => {

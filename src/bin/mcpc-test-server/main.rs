@@ -43,6 +43,9 @@ fn main() {
             process::exit(2);
         }
     };
+    if args.slow_start_ms > 0 {
+        thread::sleep(std::time::Duration::from_millis(args.slow_start_ms));
+    }
     if args.ignore_sigterm {
         // SAFETY: installs the predefined "ignore" disposition; no handler code runs.
         unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
