@@ -95,12 +95,5 @@ pub unsafe extern "C" fn mcp_cancellation_reason(token: *const mcp_cancellation)
 /// `token` is NULL or a token from `mcp_cancellation_new` not yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_cancellation_free(token: *mut mcp_cancellation) {
-    guard(
-        || (),
-        || {
-            if !token.is_null() {
-                drop(Box::from_raw(token));
-            }
-        },
-    )
+    super::free_handle(token)
 }

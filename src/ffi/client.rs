@@ -188,14 +188,7 @@ pub unsafe extern "C" fn mcp_client_close(client: *mut mcp_client) {
 /// `client` is NULL or a client not yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_client_free(client: *mut mcp_client) {
-    guard(
-        || (),
-        || {
-            if !client.is_null() {
-                drop(Box::from_raw(client));
-            }
-        },
-    )
+    super::free_handle(client)
 }
 
 /// The server's `initialize` result (modern era: its `server/discover` result) as JSON, or

@@ -31,6 +31,21 @@ fn guard<T>(fallback: impl FnOnce() -> T, body: impl FnOnce() -> T) -> T {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| fallback())
 }
 
+/// Frees a handle made by `Box::into_raw`; NULL is accepted. Every `_free` export uses it.
+///
+/// # Safety
+/// `handle` is NULL or came from `Box::into_raw` and was not freed yet.
+unsafe fn free_handle<T>(handle: *mut T) {
+    guard(
+        || (),
+        || {
+            if !handle.is_null() {
+                drop(Box::from_raw(handle));
+            }
+        },
+    )
+}
+
 /// Reads a required C string argument.
 ///
 /// # Safety

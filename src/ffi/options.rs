@@ -135,14 +135,7 @@ pub extern "C" fn mcp_client_options_new() -> *mut mcp_client_options {
 /// `options` is NULL or options not yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_client_options_free(options: *mut mcp_client_options) {
-    guard(
-        || (),
-        || {
-            if !options.is_null() {
-                drop(Box::from_raw(options));
-            }
-        },
-    )
+    super::free_handle(options)
 }
 
 /// The `clientInfo` sent in `initialize`.
@@ -351,14 +344,7 @@ pub extern "C" fn mcp_request_options_new() -> *mut mcp_request_options {
 /// `options` is NULL or options not yet freed, and no call is reading them.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_request_options_free(options: *mut mcp_request_options) {
-    guard(
-        || (),
-        || {
-            if !options.is_null() {
-                drop(Box::from_raw(options));
-            }
-        },
-    )
+    super::free_handle(options)
 }
 
 /// The token that cancels calls made with these options (NULL: none). The options keep their

@@ -166,14 +166,7 @@ pub unsafe extern "C" fn mcp_result_cancel_reason(result: *const mcp_result) -> 
 /// `result` is NULL or a result not yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_result_free(result: *mut mcp_result) {
-    guard(
-        || (),
-        || {
-            if !result.is_null() {
-                drop(Box::from_raw(result));
-            }
-        },
-    )
+    super::free_handle(result)
 }
 
 /// The stable name of a status, e.g. "CANCELLED"; "UNKNOWN" for a number that is not one.
