@@ -12,7 +12,10 @@
  * Phase 2: 8 threads block in calls that never end, and the main thread closes the client:
  * every call returns CLOSED.
  *
- * Built plain, with ASan/UBSan and with TSan, and run under valgrind, by ctest.
+ * Built plain, with ASan/UBSan and with TSan, and run under valgrind, by ctest. With
+ * MCPC_STRESS_RACE_CANARY set, the workers also bump a counter without a lock: a data race on
+ * purpose, which the TSan build must report (ctest checks that it does, so a TSan build that
+ * silently stopped checking would fail).
  */
 #include "mcpc.h"
 
@@ -32,6 +35,8 @@ static int calls_per_thread;
 /* Totals, under `totals_lock`. */
 static pthread_mutex_t totals_lock = PTHREAD_MUTEX_INITIALIZER;
 static long ok_calls, cancelled_calls, timed_out_calls, notices_expected, failures;
+
+static long race_canary; /* written without a lock, only with MCPC_STRESS_RACE_CANARY */
 
 static void failure(const char *what, long call, const mcp_result *r) {
     pthread_mutex_lock(&totals_lock);
@@ -101,6 +106,8 @@ static void *worker_main(void *arg) {
     pthread_cond_init(&canceller.ready, NULL);
     pthread_t canceller_thread;
     pthread_create(&canceller_thread, NULL, canceller_main, &canceller);
+    if (getenv("MCPC_STRESS_RACE_CANARY") != NULL)
+        race_canary++;
 
     for (int i = 0; i < calls_per_thread; i++) {
         long call = thread * calls_per_thread + i;

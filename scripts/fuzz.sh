@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Runs each fuzz target (fuzz/fuzz_targets) for a bounded time, starting from the committed
-# seeds in fuzz/seeds. Needs nightly Rust and cargo-fuzz; without them it says so and skips.
+# seeds in fuzz/seeds. Needs the pinned nightly Rust (scripts/nightly-toolchain) and cargo-fuzz,
+# which scripts/install-nightly.sh installs; without them it says so and skips.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]     (default 30)
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 seconds=${1:-30}
+nightly="$(cat ../scripts/nightly-toolchain)"
 
-if ! cargo +nightly --version >/dev/null 2>&1; then
-  echo "fuzz: skipped: no nightly Rust toolchain (cargo-fuzz needs one)"
+if ! cargo +"$nightly" --version >/dev/null 2>&1; then
+  echo "fuzz: skipped: no $nightly Rust toolchain (cargo-fuzz needs nightly)"
   exit 0
 fi
 if ! cargo fuzz --version >/dev/null 2>&1; then
@@ -20,5 +22,5 @@ for target in sse frame header; do
   corpus="../.cache/fuzz-corpus/$target"
   mkdir -p "$corpus"
   echo "== fuzz $target for ${seconds}s"
-  cargo +nightly fuzz run "$target" "$corpus" "seeds/$target" -- -max_total_time="$seconds" -max_len=65536
+  cargo +"$nightly" fuzz run "$target" "$corpus" "seeds/$target" -- -max_total_time="$seconds" -max_len=65536
 done

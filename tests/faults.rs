@@ -158,13 +158,17 @@ fn a_thousand_connect_close_cycles_leak_no_descriptor_and_no_process() {
         client.close();
     }
     let after = open_fds();
-    assert!(
-        after <= before,
-        "descriptors before {before}, after {after}"
-    );
     let alive: Vec<u32> = pids
         .into_iter()
         .filter(|&pid| process_exists(pid))
         .collect();
+    common::report_figure(&format!(
+        "teardown: 1000 stdio connect/close cycles: {before} descriptors open before, {after} after; {} of 1000 server processes left alive",
+        alive.len()
+    ));
+    assert!(
+        after <= before,
+        "descriptors before {before}, after {after}"
+    );
     assert!(alive.is_empty(), "servers still alive: {alive:?}");
 }

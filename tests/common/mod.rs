@@ -138,3 +138,22 @@ pub fn everything_server(peers: &Path) -> Vec<String> {
         "stdio".into(),
     ]
 }
+
+/// Records a figure for the reliability report (docs/reliability.md, written by
+/// scripts/reliability-report.py): one line appended to `$MCPC_REPORT_DIR/figures.txt` when the
+/// test run sets that variable (scripts/test.sh does), nothing otherwise.
+pub fn report_figure(line: &str) {
+    use std::io::Write;
+    let Some(dir) = std::env::var_os("MCPC_REPORT_DIR") else {
+        return;
+    };
+    let path = Path::new(&dir).join("figures.txt");
+    let _ = std::fs::create_dir_all(&dir);
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = writeln!(file, "{line}"); // one write of one line: O_APPEND keeps lines whole
+    }
+}
