@@ -4,6 +4,7 @@
 //! neither a cancelling thread nor the reader thread ever waits for a write.
 
 pub mod call;
+pub mod callback_thread;
 pub mod router;
 
 use crate::cancellation::CancellationToken;
@@ -12,8 +13,9 @@ use crate::handlers::{Callbacks, ProgressHandler};
 use crate::protocol::jsonrpc;
 use crate::transport::{Inbound, OutgoingRequest, SendBoundary, Transport};
 use call::{Call, Outcome, Outgoing, WireCancel};
+use callback_thread::CallbackThread;
 use crossbeam_channel::{select, Receiver, Sender};
-use router::{Event, Router, RouterInbound, RouterStats};
+use router::{Router, RouterInbound, RouterStats};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -46,10 +48,7 @@ pub struct Connection {
     stop_dispatcher: Sender<()>,
     dispatcher_done: Receiver<()>,
     dispatcher: Mutex<Option<JoinHandle<()>>>,
-    /// Where close sends the callback thread its stop sign.
-    events: Sender<Option<Event>>,
-    callback_thread: Mutex<Option<JoinHandle<()>>>,
-    callback_thread_id: std::thread::ThreadId,
+    callback_thread: Arc<CallbackThread>,
 }
 
 impl Connection {
@@ -60,15 +59,8 @@ impl Connection {
         make_transport: impl FnOnce(Arc<dyn Inbound>) -> Result<Arc<dyn Transport>>,
     ) -> Result<Connection> {
         let (outbound_tx, outbound_rx) = crossbeam_channel::unbounded();
-        let (events_tx, events_rx) = crossbeam_channel::unbounded::<Option<Event>>();
-        let callback_thread = spawn("mcpc-callbacks", move || {
-            // `None` is the stop sign, sent by close after everything queued before it.
-            while let Ok(Some(event)) = events_rx.recv() {
-                // A panicking Rust callback must not take the other callbacks down with it.
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(event));
-            }
-        })?;
-        let router = Arc::new(Router::new(outbound_tx, events_tx.clone(), callbacks));
+        let callback_thread = Arc::<CallbackThread>::default();
+        let router = Arc::new(Router::new(outbound_tx, callback_thread.clone(), callbacks));
         let transport = make_transport(Arc::new(RouterInbound(router.clone())))?;
         let (stop_tx, stop_rx) = crossbeam_channel::bounded(1);
         let (done_tx, done_rx) = crossbeam_channel::bounded(1);
@@ -86,9 +78,7 @@ impl Connection {
             stop_dispatcher: stop_tx,
             dispatcher_done: done_rx,
             dispatcher: Mutex::new(Some(dispatcher)),
-            events: events_tx,
-            callback_thread_id: callback_thread.thread().id(),
-            callback_thread: Mutex::new(Some(callback_thread)),
+            callback_thread,
         })
     }
 
@@ -159,17 +149,7 @@ impl Connection {
     /// progress callback never runs after the call has returned (its userdata may be gone).
     /// A call made from inside a callback cannot wait for its own thread, and does not.
     fn flush_callbacks(&self) {
-        if std::thread::current().id() == self.callback_thread_id {
-            return;
-        }
-        let (done_tx, done_rx) = crossbeam_channel::bounded(1);
-        let marker: Event = Box::new(move || {
-            let _ = done_tx.send(());
-        });
-        if self.events.send(Some(marker)).is_ok() {
-            // Err: the thread has stopped (the client closed) and dropped the marker.
-            let _ = done_rx.recv();
-        }
+        self.callback_thread.flush();
     }
 
     /// Sends a notification from the caller's thread.
@@ -206,8 +186,7 @@ impl Connection {
         join(&self.dispatcher);
         // The callback thread ends once it has run what was queued; a callback that closes the
         // client runs on that thread, which must not wait for itself.
-        let _ = self.events.send(None);
-        join(&self.callback_thread);
+        self.callback_thread.stop();
     }
 }
 

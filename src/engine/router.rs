@@ -3,6 +3,7 @@
 //! the server asks of us. One router per connection; transports feed it through `Inbound`.
 
 use super::call::{Call, Outbound, Outcome, Outgoing};
+use super::callback_thread::CallbackThread;
 use crate::cancellation::CancellationToken;
 use crate::error::Error;
 use crate::handlers::{
@@ -10,19 +11,15 @@ use crate::handlers::{
     ServerRequest,
 };
 use crate::protocol::jsonrpc::{self, Incoming};
-use crossbeam_channel::Sender;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Work for the callback thread.
-pub type Event = Box<dyn FnOnce() + Send>;
-
 pub struct Router {
     table: Mutex<Table>,
     outbound: Outbound,
-    events: Sender<Option<Event>>,
+    callback_thread: Arc<CallbackThread>,
     callbacks: Arc<Callbacks>,
     counters: Counters,
 }
@@ -69,13 +66,13 @@ pub struct RouterStats {
 impl Router {
     pub fn new(
         outbound: Outbound,
-        events: Sender<Option<Event>>,
+        callback_thread: Arc<CallbackThread>,
         callbacks: Arc<Callbacks>,
     ) -> Self {
         Router {
             table: Mutex::default(),
             outbound,
-            events,
+            callback_thread,
             callbacks,
             counters: Counters::default(),
         }
@@ -167,7 +164,9 @@ impl Router {
 
     /// Runs `event` on the callback thread, after those before it.
     fn deliver(&self, event: impl FnOnce() + Send + 'static) {
-        let _ = self.events.send(Some(Box::new(event)));
+        // Err: the callback thread cannot start, or the client is closing; the event is lost
+        // either way, and the calls themselves are unaffected.
+        let _ = self.callback_thread.send(Box::new(event));
     }
 
     fn notification(&self, method: &str, params: Option<Value>) {

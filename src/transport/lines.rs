@@ -29,7 +29,7 @@ pub fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io
                 (false, false) => Line::Complete,
             });
         }
-        let newline = chunk.iter().position(|&b| b == b'\n');
+        let newline = memchr::memchr(b'\n', chunk);
         let take = newline.map_or(chunk.len(), |i| i + 1);
         if !discarding {
             let body = newline.unwrap_or(chunk.len());
