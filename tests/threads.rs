@@ -1,20 +1,38 @@
 //! What a client costs in threads: an idle stdio client has three (the stdout reader, the
 //! stderr reader and the dispatcher of cancel notices); the callback thread starts with the
-//! first callback; close ends them all. Alone in its own test binary, so that no other test's
-//! threads come and go while it counts.
+//! first callback; close ends them all. Sequential HTTP calls reuse one worker thread. In a test
+//! binary of their own, so that no other test's threads come and go while they count; the two
+//! tests take turns (`SERIAL`).
 
 mod common;
 
+use common::http_server::HttpServer;
 use common::*;
 use mcpc::handlers::{Callbacks, Progress};
-use mcpc::{ClientOptions, RequestOptions};
+use mcpc::{Client, ClientOptions, ConnectMode, RequestOptions};
 use serde_json::json;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The names of this process's threads that the library started (all are named `mcpc-...`;
+/// the test harness's own threads come and go and are not counted).
+fn library_threads() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .map(|comm| comm.trim().to_owned())
+        .filter(|name| name.starts_with("mcpc-"))
+        .collect();
+    names.sort();
+    names
+}
+
 fn threads() -> usize {
-    std::fs::read_dir("/proc/self/task").unwrap().count()
+    library_threads().len()
 }
 
 /// The thread count once it has settled on `want` (threads end a moment after being joined
@@ -43,7 +61,12 @@ fn an_idle_stdio_client_has_three_threads_and_the_callback_thread_starts_with_th
     };
     let client = connect_with(config(&[]), options);
     client.ping(&RequestOptions::default()).unwrap();
-    assert_eq!(threads_settled(before + 3), before + 3, "idle client");
+    assert_eq!(
+        threads_settled(before + 3),
+        before + 3,
+        "idle client: {:?}",
+        library_threads()
+    );
 
     // A call whose server reports progress: the client-wide callback runs on a new thread.
     let opts = RequestOptions {
@@ -62,4 +85,51 @@ fn an_idle_stdio_client_has_three_threads_and_the_callback_thread_starts_with_th
 
     client.close();
     assert_eq!(threads_settled(before), before, "after close");
+}
+
+/// The ids of this process's threads named `name`.
+fn threads_named(name: &str) -> HashSet<String> {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| {
+            let task = task.ok()?;
+            let comm = std::fs::read_to_string(task.path().join("comm")).ok()?;
+            (comm.trim() == name).then(|| task.file_name().to_string_lossy().into_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn sequential_http_calls_reuse_one_worker_thread() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let server = HttpServer::start("threads_http_reuse", &[]);
+    let mut config = server.config();
+    config.listen = false; // no standalone stream: every mcpc-http thread runs a call
+    let options = ClientOptions {
+        mode: ConnectMode::Legacy,
+        ..ClientOptions::default()
+    };
+    let client = Client::http(config, options);
+    client.connect().unwrap();
+    let mut seen = HashSet::new();
+    for _ in 0..20 {
+        client.ping(&RequestOptions::default()).unwrap();
+        seen.extend(threads_named("mcpc-http"));
+    }
+    // A thread per request would show up to 20 ids (or none, having ended by the time we look).
+    // Two at most: the caller may send its next request before the worker that ran the last
+    // one has gone idle, and then the other takes it.
+    assert!(
+        (1..=2).contains(&seen.len()),
+        "worker threads seen: {seen:?}"
+    );
+    client.close();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !threads_named("mcpc-http").is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        threads_named("mcpc-http").is_empty(),
+        "close ends idle workers"
+    );
 }

@@ -8,7 +8,7 @@
 
 use super::connector::Exchange;
 use super::exchange::{self, StreamEnd, StreamState};
-use super::{Shared, Workers};
+use super::Shared;
 use crate::protocol::jsonrpc;
 use serde_json::Value;
 use std::sync::atomic::Ordering;
@@ -47,7 +47,7 @@ pub(super) fn start(shared: &Arc<Shared>) {
         move || listen(&shared, &exchange, opened)
     };
     // Without a thread there is no standalone stream: calls work all the same.
-    if Workers::spawn(shared, worker).is_ok() {
+    if shared.workers.run(worker).is_ok() {
         // Whatever the answer (or none in time), the session goes on.
         let _ = answered.recv_timeout(OPEN_WAIT);
     }

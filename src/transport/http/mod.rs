@@ -1,9 +1,9 @@
 //! The Streamable HTTP transport, for both protocol eras.
 //!
-//! Every request is its own exchange: a worker thread POSTs it on a pooled connection, reads the
-//! answer (one JSON body or an SSE stream, see `exchange`), and hands every message it meets to
-//! the engine. The caller never waits on the socket, so a cancel wakes it at once; how the server
-//! learns of the cancel depends on the era:
+//! Every request is its own exchange: a worker thread (reused, see `workers`) POSTs it on a
+//! pooled connection, reads the answer (one JSON body or an SSE stream, see `exchange`), and
+//! hands every message it meets to the engine. The caller never waits on the socket, so a
+//! cancel wakes it at once; how the server learns of the cancel depends on the era:
 //! - legacy (2025-11-25 and older): the engine POSTs `notifications/cancelled` on another
 //!   connection once the request was written, then `abandon` drops the request's stream;
 //! - modern (2026-07-28): `abandon` shuts the request's socket down at once. The server sees its
@@ -16,7 +16,8 @@
 //!
 //! Files: `connector` (sockets another thread can shut down), `exchange` (one request's POST
 //! and answer), `sse` (the event-stream parser), `headers` (what each request carries),
-//! `listener` (the standalone stream), `deadline` (ends streams left open after their answer).
+//! `listener` (the standalone stream), `deadline` (ends streams left open after their answer),
+//! `workers` (the threads that run exchanges).
 
 mod connector;
 mod deadline;
@@ -24,16 +25,18 @@ mod exchange;
 mod headers;
 mod listener;
 pub mod sse;
+mod workers;
 
 use super::{Inbound, OutgoingRequest, Transport, WireCancel};
 use crate::error::{Error, Result, Status};
 use connector::{Exchange, TrackingConnector};
 use deadline::Watchdog;
 use headers::{Headers, MessageInfo, ToolHeaders};
+use workers::Workers;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 use ureq::http::Uri;
 
 /// The default limit for one JSON body or one SSE event from the server.
@@ -110,7 +113,7 @@ struct Shared {
     exchanges: Mutex<Exchanges>,
     /// The standalone stream's exchange, once started.
     listener: Mutex<Option<Arc<Exchange>>>,
-    workers: Workers,
+    workers: Arc<Workers>,
     watchdog: Watchdog,
     closed: AtomicBool,
 }
@@ -128,13 +131,6 @@ struct Exchanges {
     running: HashMap<i64, Arc<Exchange>>,
     /// Calls abandoned before their request reached us (a cancel racing the send).
     abandoned_early: VecDeque<i64>,
-}
-
-/// Counts running workers, so close can wait for them.
-#[derive(Default)]
-struct Workers {
-    running: Mutex<usize>,
-    idle: Condvar,
 }
 
 impl HttpTransport {
@@ -176,7 +172,7 @@ impl HttpTransport {
                 tools: Mutex::default(),
                 exchanges: Mutex::default(),
                 listener: Mutex::default(),
-                workers: Workers::default(),
+                workers: Arc::default(),
                 watchdog: Watchdog::default(),
                 closed: AtomicBool::new(false),
             }),
@@ -227,7 +223,7 @@ impl Transport for HttpTransport {
                 shared.lock_exchanges().running.remove(&id);
             }
         };
-        Workers::spawn(shared, worker).inspect_err(|_| {
+        shared.workers.run(worker).inspect_err(|_| {
             shared.lock_exchanges().running.remove(&id);
         })
     }
@@ -305,6 +301,7 @@ impl Transport for HttpTransport {
         // Connections still opening or idle in the pool.
         shared.agent.clone().shutdown();
         shared.workers.wait(shared.config.close_timeout);
+        shared.workers.stop_idle();
     }
 }
 
@@ -357,46 +354,6 @@ impl Shared {
 
     fn lock_tools(&self) -> MutexGuard<'_, ToolHeaders> {
         lock(&self.tools)
-    }
-}
-
-impl Workers {
-    /// Runs `body` on a new worker thread, counted until it ends.
-    fn spawn(shared: &Arc<Shared>, body: impl FnOnce() + Send + 'static) -> Result<()> {
-        *lock(&shared.workers.running) += 1;
-        let counted = shared.clone();
-        let spawned = std::thread::Builder::new()
-            .name("mcpc-http".into())
-            .spawn(move || {
-                body();
-                counted.workers.finish();
-            });
-        spawned.map(|_| ()).map_err(|e| {
-            shared.workers.finish();
-            Error::transport(format!("cannot start a thread: {e}"))
-        })
-    }
-
-    fn finish(&self) {
-        *lock(&self.running) -= 1;
-        self.idle.notify_all();
-    }
-
-    /// Waits until no worker runs, at most `limit`.
-    fn wait(&self, limit: Duration) {
-        let deadline = Instant::now() + limit;
-        let mut running = lock(&self.running);
-        while *running > 0 {
-            let now = Instant::now();
-            if now >= deadline {
-                return;
-            }
-            running = self
-                .idle
-                .wait_timeout(running, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
     }
 }
 
