@@ -8,10 +8,12 @@
 
 use crate::error::Error;
 use crate::protocol::jsonrpc;
+use crate::transport::Waker;
 pub use crate::transport::WireCancel;
 use crossbeam_channel::Sender;
 use serde_json::Value;
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::thread::ThreadId;
 use std::time::Instant;
 
 /// How a call ended.
@@ -46,6 +48,8 @@ pub struct Call {
     outbound: Outbound,
     state: Mutex<State>,
     finished: Condvar,
+    /// Wakes the caller when it is reading the transport itself (see `start_reading`).
+    reader_waker: Option<Waker>,
 }
 
 #[derive(Default)]
@@ -58,6 +62,8 @@ struct State {
     notice: Notice,
     /// When progress for this call last arrived (a timeout may restart from it).
     last_progress: Option<Instant>,
+    /// The caller's thread, while it reads the transport for its own response.
+    reading: Option<ThreadId>,
 }
 
 #[derive(Default)]
@@ -77,7 +83,30 @@ impl Call {
             outbound,
             state: Mutex::new(State::default()),
             finished: Condvar::new(),
+            reader_waker: None,
         }
+    }
+
+    /// How to wake the caller while it reads the transport itself.
+    pub fn with_reader_waker(mut self, waker: Option<Waker>) -> Self {
+        self.reader_waker = waker;
+        self
+    }
+
+    /// The caller is about to read the transport for its own response: from now on, an outcome
+    /// decided on another thread also wakes it through the reader waker. False when the call
+    /// already has its outcome (nothing to read for).
+    pub fn start_reading(&self) -> bool {
+        let mut state = self.lock();
+        if state.outcome.is_some() || state.taken {
+            return false;
+        }
+        state.reading = Some(std::thread::current().id());
+        true
+    }
+
+    pub fn stop_reading(&self) {
+        self.lock().reading = None;
     }
 
     /// Offers an outcome. Returns true if it won the race.
@@ -88,6 +117,7 @@ impl Call {
         }
         state.outcome = Some(outcome);
         self.finished.notify_all();
+        self.wake_reader(&state);
         true
     }
 
@@ -103,6 +133,7 @@ impl Call {
             timed_out,
         });
         self.finished.notify_all();
+        self.wake_reader(&state);
         match self.wire {
             WireCancel::Notify => {
                 state.notice = Notice::WaitingForSend(reason.map(str::to_owned));
@@ -161,6 +192,16 @@ impl Call {
                         .unwrap_or_else(|e| e.into_inner())
                         .0;
                 }
+            }
+        }
+    }
+
+    /// A caller reading for itself is blocked on the transport, not on `finished`: wake it
+    /// there too, unless this is its own thread (it routed its own response).
+    fn wake_reader(&self, state: &State) {
+        if let (Some(reader), Some(wake)) = (state.reading, &self.reader_waker) {
+            if reader != std::thread::current().id() {
+                wake();
             }
         }
     }

@@ -95,7 +95,10 @@ impl Connection {
             true => self.transport.wire_cancel(),
             false => WireCancel::Silent,
         };
-        let call = Arc::new(Call::new(id, wire, self.router.outbound()));
+        let call = Arc::new(
+            Call::new(id, wire, self.router.outbound())
+                .with_reader_waker(self.transport.reader_waker()),
+        );
         self.router.register(call.clone(), opts.progress.clone())?;
         let hook = opts.cancellation.and_then(|token| {
             let call = call.clone();
@@ -122,7 +125,7 @@ impl Connection {
             }
         }
 
-        let outcome = wait_with_timeout(&call, opts);
+        let outcome = wait_with_timeout(&call, opts, |deadline| self.wait_for(&call, deadline));
         self.router
             .unregister(id, opts.progress.as_ref().map(|(token, _)| *token));
         if let (Some(token), Some(hook)) = (opts.cancellation, hook) {
@@ -143,6 +146,19 @@ impl Connection {
                 cancelled_error(request_id, reason)
             }),
         }
+    }
+
+    /// Waits for the call's outcome until `deadline`. When the call is the only one in flight
+    /// and the transport lets it, this thread reads the response itself (no hand-off from a
+    /// reader thread); otherwise it waits to be handed its outcome.
+    fn wait_for(&self, call: &Call, deadline: Option<Instant>) -> Option<Outcome> {
+        if call.start_reading() {
+            let alone = self.router.in_flight() == 1;
+            self.transport
+                .read_here(&|| call.is_finished(), deadline, alone);
+            call.stop_reading();
+        }
+        call.wait(deadline)
     }
 
     /// Waits until the callback thread has run everything queued so far, so a call's own
@@ -228,7 +244,11 @@ fn dispatch(
 
 /// Waits for the call's outcome. The timeout is a cancel with a reason; with
 /// `reset_timeout_on_progress` it restarts from the last progress, never past `max_total`.
-fn wait_with_timeout(call: &Call, opts: &CallOptions) -> Outcome {
+fn wait_with_timeout(
+    call: &Call,
+    opts: &CallOptions,
+    wait: impl Fn(Option<Instant>) -> Option<Outcome>,
+) -> Outcome {
     let start = Instant::now();
     let hard_deadline = opts.max_total.map(|max| start + max);
     let earliest = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
@@ -237,7 +257,7 @@ fn wait_with_timeout(call: &Call, opts: &CallOptions) -> Outcome {
     };
     let mut deadline = earliest(opts.timeout.map(|t| start + t), hard_deadline);
     loop {
-        if let Some(outcome) = call.wait(deadline) {
+        if let Some(outcome) = wait(deadline) {
             return outcome;
         }
         if let (true, Some(timeout), Some(last)) = (

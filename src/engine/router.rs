@@ -104,6 +104,11 @@ impl Router {
         Ok(())
     }
 
+    /// How many calls are in flight (registered and not yet unregistered).
+    pub fn in_flight(&self) -> usize {
+        self.lock().calls.len()
+    }
+
     pub fn unregister(&self, id: i64, progress_token: Option<&Value>) {
         let mut table = self.lock();
         table.calls.remove(&id);

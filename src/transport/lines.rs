@@ -14,42 +14,83 @@ pub enum Line {
 
 /// Reads one line into `buf` (cleared first), holding at most `max` bytes of it.
 pub fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<Line> {
-    buf.clear();
-    let mut discarding = false;
-    loop {
-        let chunk = match reader.fill_buf() {
-            Ok(chunk) => chunk,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if chunk.is_empty() {
-            return Ok(match (discarding, buf.is_empty()) {
-                (true, _) => Line::TooLong,
-                (false, true) => Line::Eof,
-                (false, false) => Line::Complete,
-            });
+    let mut lines = LineReader::new(max);
+    std::mem::swap(&mut lines.line, buf);
+    lines.line.clear();
+    let result = lines.read(reader);
+    std::mem::swap(&mut lines.line, buf);
+    result
+}
+
+/// Reads lines one after another, keeping a partial line between calls: when the reader fails
+/// (`WouldBlock` from a non-blocking pipe, say), the next `read` goes on where this one stopped.
+pub struct LineReader {
+    line: Vec<u8>,
+    max: usize,
+    /// The line in progress passed the limit: its bytes are skipped up to its newline.
+    discarding: bool,
+    /// `line` holds a whole line, to be cleared before the next one is read.
+    complete: bool,
+}
+
+impl LineReader {
+    pub fn new(max: usize) -> LineReader {
+        LineReader {
+            line: Vec::new(),
+            max,
+            discarding: false,
+            complete: false,
         }
-        let newline = memchr::memchr(b'\n', chunk);
-        let take = newline.map_or(chunk.len(), |i| i + 1);
-        if !discarding {
-            let body = newline.unwrap_or(chunk.len());
-            if buf.len() + body > max {
-                discarding = true;
-                buf.clear();
-                buf.shrink_to(64 * 1024);
-            } else {
-                buf.extend_from_slice(&chunk[..body]);
-            }
+    }
+
+    /// The line `read` last returned as `Complete`, without its newline.
+    pub fn line(&self) -> &[u8] {
+        &self.line
+    }
+
+    /// Reads up to the end of the next line (or of the stream).
+    pub fn read(&mut self, reader: &mut impl BufRead) -> io::Result<Line> {
+        if std::mem::take(&mut self.complete) {
+            self.line.clear();
         }
-        reader.consume(take);
-        if newline.is_some() {
-            if discarding {
-                return Ok(Line::TooLong);
+        loop {
+            let chunk = match reader.fill_buf() {
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if chunk.is_empty() {
+                let end = match (std::mem::take(&mut self.discarding), self.line.is_empty()) {
+                    (true, _) => Line::TooLong,
+                    (false, true) => Line::Eof,
+                    (false, false) => Line::Complete,
+                };
+                self.complete = true;
+                return Ok(end);
             }
-            if buf.last() == Some(&b'\r') {
-                buf.pop();
+            let newline = memchr::memchr(b'\n', chunk);
+            let take = newline.map_or(chunk.len(), |i| i + 1);
+            if !self.discarding {
+                let body = newline.unwrap_or(chunk.len());
+                if self.line.len() + body > self.max {
+                    self.discarding = true;
+                    self.line.clear();
+                    self.line.shrink_to(64 * 1024);
+                } else {
+                    self.line.extend_from_slice(&chunk[..body]);
+                }
             }
-            return Ok(Line::Complete);
+            reader.consume(take);
+            if newline.is_some() {
+                self.complete = true;
+                if std::mem::take(&mut self.discarding) {
+                    return Ok(Line::TooLong);
+                }
+                if self.line.last() == Some(&b'\r') {
+                    self.line.pop();
+                }
+                return Ok(Line::Complete);
+            }
         }
     }
 }
@@ -98,5 +139,51 @@ mod tests {
             (Line::Complete, "12345".to_owned())
         );
         assert_eq!(lines(b"123456", 5)[0].0, Line::TooLong);
+    }
+
+    /// A reader that hands out its bytes a few at a time and says WouldBlock in between.
+    struct Trickle<'a> {
+        bytes: &'a [u8],
+        blocked: bool,
+    }
+
+    impl io::Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            self.blocked = !self.blocked;
+            if self.blocked && !self.bytes.is_empty() {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            let n = self.bytes.len().min(out.len()).min(2);
+            out[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_line_interrupted_by_would_block_goes_on_where_it_stopped() {
+        let input = Trickle {
+            bytes: b"first line\n0123456789abc\nlast",
+            blocked: false,
+        };
+        let mut reader = BufReader::with_capacity(3, input);
+        let mut lines = LineReader::new(10);
+        let mut got = Vec::new();
+        loop {
+            match lines.read(&mut reader) {
+                Ok(Line::Eof) => break,
+                Ok(line) => got.push((line, String::from_utf8_lossy(lines.line()).into_owned())),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(
+            got,
+            [
+                (Line::Complete, "first line".to_owned()),
+                (Line::TooLong, String::new()),
+                (Line::Complete, "last".to_owned()),
+            ]
+        );
     }
 }

@@ -7,9 +7,13 @@ pub mod custom;
 pub mod http;
 mod lines;
 pub mod stdio;
+mod stdout;
+mod wake;
 
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::Incoming;
+use std::sync::Arc;
+use std::time::Instant;
 
 /// How the server learns that a call was cancelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +69,9 @@ impl Drop for SendBoundary {
     }
 }
 
+/// Wakes a thread blocked reading for the engine (see [`Transport::read_here`]).
+pub type Waker = Arc<dyn Fn() + Send + Sync>;
+
 /// A request ready for the wire.
 pub struct OutgoingRequest {
     pub id: i64,
@@ -90,6 +97,27 @@ pub trait Transport: Send + Sync {
     /// The connection's era is settled: `protocol_version` was negotiated (legacy) or adopted
     /// (modern). HTTP sends it as `MCP-Protocol-Version` from now on.
     fn negotiated(&self, _protocol_version: &str, _modern: bool) {}
+    /// Lets a caller waiting for its response read it on its own thread, saving the hand-off
+    /// from a reader thread (a thread wake-up and two context switches per call).
+    ///
+    /// `alone` says whether this caller's call is the only one in flight. When the transport
+    /// lets it, the caller reads and routes frames until `done()` holds, the deadline passes
+    /// or the connection ends, and this returns true. Otherwise it returns false at once (after
+    /// making sure someone else reads) and the caller waits to be handed its outcome. While it
+    /// reads, a cancel or close reaches it through [`Transport::reader_waker`].
+    /// The default: never (HTTP exchanges already run on worker threads).
+    fn read_here(
+        &self,
+        _done: &dyn Fn() -> bool,
+        _deadline: Option<Instant>,
+        _alone: bool,
+    ) -> bool {
+        false
+    }
+    /// Wakes a caller that is reading in `read_here`, so it looks at `done()` again.
+    fn reader_waker(&self) -> Option<Waker> {
+        None
+    }
     /// Ends the connection and releases its resources; after it returns, no thread of the
     /// transport is left running and no more frames arrive.
     fn close(&self);

@@ -1,18 +1,21 @@
 //! The stdio transport: the server is a child process; frames are lines of JSON on its stdin
 //! and stdout.
 //!
-//! Threads: one reader per client routes every stdout line to the engine by id; one drains
-//! stderr; callers write under one mutex. Because a request is written (and its send boundary
+//! Threads: stdout is read by a caller waiting alone for its response, or else by the reader
+//! thread (`stdout`); either routes every line to the engine by id. One thread drains stderr;
+//! callers write under one mutex. Because a request is written (and its send boundary
 //! signalled) under that mutex, and its cancel notice is written later under the same mutex,
 //! the server always reads a request line before its cancel line.
 
 use super::child;
 use super::lines::{self, Line};
-use super::{Inbound, OutgoingRequest, Transport};
+use super::stdout::{Frames, StdoutReader};
+use super::{Inbound, OutgoingRequest, Transport, Waker};
 use crate::error::{Error, Result, Status};
 use crate::protocol::jsonrpc;
 use std::collections::VecDeque;
 use std::io::{BufReader, Read};
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -72,6 +75,7 @@ impl StdioConfig {
 
 pub struct StdioTransport {
     stdin: Mutex<Option<ChildStdin>>,
+    stdout: Arc<StdoutReader>,
     child: Arc<Mutex<Child>>,
     tail: Arc<StderrTail>,
     closing: Arc<AtomicBool>,
@@ -125,19 +129,30 @@ impl StdioTransport {
                 drain_stderr(stderr, &tail, callback)
             })?);
         }
-        let reader = Reader {
+        let frames = Reader {
             inbound,
             child: child.clone(),
             tail: tail.clone(),
             closing: closing.clone(),
             max_line_bytes: config.max_line_bytes,
         };
+        let fd = stdout.as_raw_fd();
+        let stdout = StdoutReader::new(
+            Box::new(stdout),
+            fd,
+            config.max_line_bytes,
+            Box::new(frames),
+        )
+        .map(Arc::new)
+        .map_err(|e| Error::transport(format!("cannot set up reading from the server: {e}")))?;
+        let background = stdout.clone();
         threads.push(spawn_thread("mcpc-stdio-reader", move || {
-            reader.run(stdout)
+            background.run_background()
         })?);
 
         Ok(StdioTransport {
             stdin: Mutex::new(stdin),
+            stdout,
             child,
             tail,
             closing,
@@ -178,6 +193,14 @@ impl Transport for StdioTransport {
         self.write_line(frame.as_bytes().to_vec(), || {})
     }
 
+    fn read_here(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>, alone: bool) -> bool {
+        self.stdout.read_here(done, deadline, alone)
+    }
+
+    fn reader_waker(&self) -> Option<Waker> {
+        Some(self.stdout.waker())
+    }
+
     fn close(&self) {
         if self.closing.swap(true, Ordering::AcqRel) {
             return;
@@ -188,6 +211,7 @@ impl Transport for StdioTransport {
             stdin.take();
         }
         child::shut_down(&mut lock(&self.child), CLOSE_GRACE);
+        self.stdout.close();
         let me = std::thread::current().id();
         let threads = std::mem::take(&mut *lock(&self.threads));
         for thread in threads {
@@ -206,7 +230,7 @@ impl Drop for StdioTransport {
     }
 }
 
-/// The reader thread: every stdout line becomes a frame for the engine.
+/// What becomes of each stdout line: a frame for the engine.
 struct Reader {
     inbound: Arc<dyn Inbound>,
     child: Arc<Mutex<Child>>,
@@ -215,30 +239,30 @@ struct Reader {
     max_line_bytes: usize,
 }
 
-impl Reader {
-    fn run(self, stdout: impl Read) {
-        let mut stdout = BufReader::with_capacity(64 * 1024, stdout);
-        let mut line = Vec::new();
-        let ended = loop {
-            match lines::read_line(&mut stdout, &mut line, self.max_line_bytes) {
-                Ok(Line::Complete) => self.frame(&line),
-                Ok(Line::TooLong) => self.inbound.bad_frame(
-                    Error::protocol(format!(
-                        "the server sent a line longer than the limit of {} bytes",
-                        self.max_line_bytes
-                    )),
-                    // The long line may have been any pending call's answer.
-                    true,
-                ),
-                Ok(Line::Eof) => break None,
-                Err(e) => break Some(e),
-            }
-        };
-        if !self.closing.load(Ordering::Acquire) {
-            self.inbound.closed(self.describe_end(ended));
-        }
+impl Frames for Reader {
+    fn line(&self, line: &[u8]) {
+        self.frame(line);
     }
 
+    fn too_long(&self) {
+        self.inbound.bad_frame(
+            Error::protocol(format!(
+                "the server sent a line longer than the limit of {} bytes",
+                self.max_line_bytes
+            )),
+            // The long line may have been any pending call's answer.
+            true,
+        );
+    }
+
+    fn ended(&self, error: Option<std::io::Error>) {
+        if !self.closing.load(Ordering::Acquire) {
+            self.inbound.closed(self.describe_end(error));
+        }
+    }
+}
+
+impl Reader {
     fn frame(&self, line: &[u8]) {
         if line.iter().all(u8::is_ascii_whitespace) {
             return;

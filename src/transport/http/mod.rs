@@ -32,12 +32,12 @@ use crate::error::{Error, Result, Status};
 use connector::{Exchange, TrackingConnector};
 use deadline::Watchdog;
 use headers::{Headers, MessageInfo, ToolHeaders};
-use workers::Workers;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use ureq::http::Uri;
+use workers::Workers;
 
 /// The default limit for one JSON body or one SSE event from the server.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;

@@ -1,0 +1,254 @@
+//! Reading the server's stdout. Whoever holds the baton reads and routes every line:
+//! - a caller whose call is the only one in flight takes it and reads its own response, so a
+//!   sequential call costs no hand-off between threads (the reader thread's wake-up and two
+//!   context switches were most of the client's CPU per call);
+//! - otherwise the background reader thread reads, as it does whenever nobody waits, after a
+//!   short grace period, so that notifications between calls are still read at once.
+//!
+//! A caller blocks in `poll` on stdout and a wake pipe; a cancel, a timeout or close wakes it
+//! through the pipe (`waker`). The background thread gives the baton up when a lone caller
+//! asks for it.
+
+use super::lines::{Line, LineReader};
+use super::wake::{self, WakePipe};
+use super::Waker;
+use std::io::{self, BufReader, Read};
+use std::os::fd::RawFd;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// How long after a caller lets go the background thread waits before it reads: a sequential
+/// caller's next call takes the baton well within it. Also how often it looks again while a
+/// caller reads. What arrives between calls waits at most about twice this long.
+const GRACE: Duration = Duration::from_millis(2);
+
+/// What the lines are for: the stdio transport routes them to the engine.
+pub trait Frames: Send + Sync {
+    fn line(&self, line: &[u8]);
+    /// A line over the limit was skipped.
+    fn too_long(&self);
+    /// stdout ended (`None`) or failed; called once.
+    fn ended(&self, error: Option<io::Error>);
+}
+
+pub struct StdoutReader {
+    baton: Mutex<Baton>,
+    /// The background thread waits here for the baton.
+    background_turn: Condvar,
+    /// A caller waits here for the background thread to give the baton up.
+    caller_turn: Condvar,
+    wake: Arc<WakePipe>,
+    fd: RawFd,
+    /// The stream and the line in progress; only the baton holder locks it.
+    io: Mutex<Io>,
+    frames: Box<dyn Frames>,
+}
+
+struct Io {
+    stream: BufReader<Box<dyn Read + Send>>,
+    lines: LineReader,
+}
+
+#[derive(Debug, PartialEq, Clone, Copy)]
+enum Holder {
+    Nobody,
+    Background,
+    Caller,
+}
+
+struct Baton {
+    holder: Holder,
+    /// A caller waits without reading: the background thread must read now.
+    needed: bool,
+    /// A lone caller asked the background thread for the baton, and has not taken it yet.
+    yield_wanted: bool,
+    released_at: Instant,
+    /// stdout ended: nobody reads any more.
+    ended: bool,
+    closing: bool,
+}
+
+impl StdoutReader {
+    /// `stdout` is made non-blocking; `fd` is its descriptor.
+    pub fn new(
+        stdout: Box<dyn Read + Send>,
+        fd: RawFd,
+        max_line_bytes: usize,
+        frames: Box<dyn Frames>,
+    ) -> io::Result<StdoutReader> {
+        wake::set_flags(fd)?;
+        Ok(StdoutReader {
+            baton: Mutex::new(Baton {
+                holder: Holder::Nobody,
+                needed: false,
+                yield_wanted: false,
+                released_at: Instant::now(),
+                ended: false,
+                closing: false,
+            }),
+            background_turn: Condvar::new(),
+            caller_turn: Condvar::new(),
+            wake: Arc::new(WakePipe::new()?),
+            fd,
+            io: Mutex::new(Io {
+                stream: BufReader::with_capacity(64 * 1024, stdout),
+                lines: LineReader::new(max_line_bytes),
+            }),
+            frames,
+        })
+    }
+
+    /// The background reader thread's body: returns when stdout ends or on close.
+    pub fn run_background(&self) {
+        loop {
+            {
+                let mut baton = self.lock();
+                loop {
+                    if baton.ended || baton.closing {
+                        return;
+                    }
+                    let idle = baton.released_at.elapsed();
+                    let free = baton.holder == Holder::Nobody && !baton.yield_wanted;
+                    if free && (baton.needed || idle >= GRACE) {
+                        break;
+                    }
+                    let wait = match baton.holder {
+                        Holder::Nobody => GRACE - idle,
+                        _ => GRACE,
+                    };
+                    baton = self
+                        .background_turn
+                        .wait_timeout(baton, wait)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                }
+                baton.holder = Holder::Background;
+                baton.needed = false;
+            }
+            let _release = Release(self);
+            self.read_frames(
+                &|| {
+                    let baton = self.lock();
+                    baton.yield_wanted || baton.closing
+                },
+                None,
+            );
+        }
+    }
+
+    /// See [`super::Transport::read_here`].
+    pub fn read_here(
+        &self,
+        done: &dyn Fn() -> bool,
+        deadline: Option<Instant>,
+        alone: bool,
+    ) -> bool {
+        let mut baton = self.lock();
+        if alone {
+            while baton.holder == Holder::Background && !baton.ended && !baton.closing {
+                // Asked again each time round: the background thread may have taken the
+                // baton back (for buffered bytes) before this thread got the lock.
+                baton.yield_wanted = true;
+                self.wake.wake();
+                baton = self
+                    .caller_turn
+                    .wait(baton)
+                    .unwrap_or_else(|e| e.into_inner());
+            }
+            baton.yield_wanted = false;
+        }
+        if baton.ended || baton.closing {
+            return false;
+        }
+        if !alone || baton.holder != Holder::Nobody {
+            // Someone else reads for us: the background thread, now.
+            baton.needed = true;
+            if baton.holder == Holder::Nobody {
+                self.background_turn.notify_one();
+            }
+            return false;
+        }
+        baton.holder = Holder::Caller;
+        drop(baton);
+        let _release = Release(self);
+        self.read_frames(done, deadline);
+        true
+    }
+
+    /// Wakes the baton holder from `poll`.
+    pub fn waker(&self) -> Waker {
+        let wake = self.wake.clone();
+        Arc::new(move || wake.wake())
+    }
+
+    /// Stops the background thread (it returns from `run_background`).
+    pub fn close(&self) {
+        self.lock().closing = true;
+        self.background_turn.notify_all();
+        self.caller_turn.notify_all();
+        self.wake.wake();
+    }
+
+    /// Reads and routes lines until `stop()` holds, the deadline passes or stdout ends.
+    fn read_frames(&self, stop: &dyn Fn() -> bool, deadline: Option<Instant>) {
+        let mut io = lock(&self.io);
+        let Io { stream, lines } = &mut *io;
+        loop {
+            if stop() {
+                return;
+            }
+            match lines.read(stream) {
+                Ok(Line::Complete) => self.frames.line(lines.line()),
+                Ok(Line::TooLong) => self.frames.too_long(),
+                Ok(Line::Eof) => return self.end(None),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    let timeout = match deadline {
+                        Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
+                            Some(left) if !left.is_zero() => Some(left),
+                            _ => return,
+                        },
+                        None => None,
+                    };
+                    wake::poll_readable(self.fd, &self.wake, timeout);
+                }
+                Err(e) => return self.end(Some(e)),
+            }
+        }
+    }
+
+    fn end(&self, error: Option<io::Error>) {
+        self.lock().ended = true;
+        self.caller_turn.notify_all();
+        self.frames.ended(error);
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Baton> {
+        lock(&self.baton)
+    }
+}
+
+/// Gives the baton back, also when reading panicked. Bytes already buffered but not yet read
+/// are the background thread's to read now.
+struct Release<'a>(&'a StdoutReader);
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        let reader = self.0;
+        let buffered = !lock(&reader.io).stream.buffer().is_empty();
+        let mut baton = reader.lock();
+        let yielded = baton.yield_wanted; // cleared by the caller that takes the baton
+        baton.holder = Holder::Nobody;
+        baton.released_at = Instant::now();
+        baton.needed |= buffered;
+        if baton.needed {
+            reader.background_turn.notify_one();
+        }
+        if yielded {
+            reader.caller_turn.notify_all();
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -1,0 +1,90 @@
+//! A self-pipe: lets any thread wake one that is blocked in `poll` on a file descriptor (the
+//! stdio reader waiting for the server's stdout), without touching that descriptor.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+pub struct WakePipe {
+    read: OwnedFd,
+    write: OwnedFd,
+}
+
+impl WakePipe {
+    pub fn new() -> io::Result<WakePipe> {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors pipe() writes.
+        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: pipe() succeeded, so both are open descriptors that nothing else owns.
+        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        for fd in [&read, &write] {
+            set_flags(fd.as_raw_fd())?;
+        }
+        Ok(WakePipe { read, write })
+    }
+
+    /// Makes the read end readable. Never blocks: when the pipe is full, a wake is already due.
+    pub fn wake(&self) {
+        // SAFETY: writes one byte from a local to a descriptor we own.
+        unsafe { libc::write(self.write.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+    }
+
+    /// Empties the read end after a wake.
+    pub fn drain(&self) {
+        let mut sink = [0u8; 64];
+        // SAFETY: reads into a local buffer of the given size, from a non-blocking descriptor.
+        while unsafe { libc::read(self.read.as_raw_fd(), sink.as_mut_ptr().cast(), sink.len()) } > 0
+        {
+        }
+    }
+
+    pub fn read_fd(&self) -> RawFd {
+        self.read.as_raw_fd()
+    }
+}
+
+/// Makes `fd` non-blocking and close-on-exec (a server we start must not inherit it).
+pub fn set_flags(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fcntl on a descriptor the caller owns, with flag arguments only.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let fd_flags = libc::fcntl(fd, libc::F_GETFD);
+        if fd_flags < 0 || libc::fcntl(fd, libc::F_SETFD, fd_flags | libc::FD_CLOEXEC) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Waits until `fd` or the wake pipe is readable, or `timeout` passes. Returns whether the wake
+/// pipe was readable (it is drained then). EINTR counts as a spurious wake-up.
+pub fn poll_readable(fd: RawFd, wake: &WakePipe, timeout: Option<std::time::Duration>) -> bool {
+    let mut fds = [
+        libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: wake.read_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    let timeout_ms = match timeout {
+        // Rounded up, so a deadline 0.4 ms away is not a busy loop of zero-time polls.
+        Some(t) => i32::try_from(t.as_micros().div_ceil(1000)).unwrap_or(i32::MAX),
+        None => -1,
+    };
+    // SAFETY: `fds` is a valid array of two pollfd for the length given.
+    let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms) };
+    let woken = ready > 0 && fds[1].revents != 0;
+    if woken {
+        wake.drain();
+    }
+    woken
+}
