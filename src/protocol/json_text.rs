@@ -130,34 +130,53 @@ fn needs_escape(b: u8) -> bool {
 /// that needs an escape; zero when none does. Bytes after the first match may be flagged
 /// falsely (a borrow runs upwards), so only the lowest flag is used.
 fn escape_mask(word: u64) -> u64 {
-    // x - 0x01.. sets a byte's high bit when the byte was 0 (or borrowed from), and `& !x`
-    // drops bytes that had their high bit set already (non-ASCII), which never match.
-    let below_space = word.wrapping_sub(LOW_BITS * 0x20) & !word;
-    let quote = word ^ (LOW_BITS * u64::from(b'"'));
-    let quote = quote.wrapping_sub(LOW_BITS) & !quote;
-    let backslash = word ^ (LOW_BITS * u64::from(b'\\'));
-    let backslash = backslash.wrapping_sub(LOW_BITS) & !backslash;
-    (below_space | quote | backslash) & HIGH_BITS
+    // Per byte, b - k sets the high bit when b < k (k <= 0x80): b < 0x20 directly, and
+    // b == c as b ^ c < 1. Bytes with their own high bit set (non-ASCII, never escaped) are
+    // dropped by `& !word`; xor with an ASCII constant keeps that bit, so one `!word` serves.
+    let below_space = word.wrapping_sub(LOW_BITS * 0x20);
+    let quote = (word ^ (LOW_BITS * u64::from(b'"'))).wrapping_sub(LOW_BITS);
+    let backslash = (word ^ (LOW_BITS * u64::from(b'\\'))).wrapping_sub(LOW_BITS);
+    (below_space | quote | backslash) & !word & HIGH_BITS
 }
 
 /// The index of the first byte at or after `from` that needs an escape.
 fn find_escape(bytes: &[u8], from: usize) -> Option<usize> {
-    let rest = &bytes[from..];
-    let mut chunks = rest.chunks_exact(8);
-    let mut offset = from;
-    for chunk in chunks.by_ref() {
-        let word = u64::from_le_bytes(chunk.try_into().expect("chunks of 8"));
-        let mask = escape_mask(word);
-        if mask != 0 {
-            // Little-endian: the lowest set bit is in the first matching byte.
-            return Some(offset + (mask.trailing_zeros() / 8) as usize);
+    let mut at = from;
+    // Two words per step: long runs with nothing to escape are the common case, and one test
+    // of both masks halves the loop overhead.
+    let mut pairs = bytes[from..].chunks_exact(16);
+    for pair in pairs.by_ref() {
+        let (low, high) = pair.split_at(8);
+        let (low, high) = (escape_mask(word(low)), escape_mask(word(high)));
+        if low | high != 0 {
+            return Some(match low {
+                0 => at + 8 + first_flagged(high),
+                _ => at + first_flagged(low),
+            });
         }
-        offset += 8;
+        at += 16;
     }
-    let tail = chunks.remainder();
-    tail.iter()
-        .position(|&b| needs_escape(b))
-        .map(|i| offset + i)
+    let mut rest = pairs.remainder();
+    if rest.len() >= 8 {
+        let (head, tail) = rest.split_at(8);
+        let mask = escape_mask(word(head));
+        if mask != 0 {
+            return Some(at + first_flagged(mask));
+        }
+        at += 8;
+        rest = tail;
+    }
+    rest.iter().position(|&b| needs_escape(b)).map(|i| at + i)
+}
+
+fn word(eight: &[u8]) -> u64 {
+    u64::from_le_bytes(eight.try_into().expect("8 bytes"))
+}
+
+/// The index in its word of the byte a non-zero mask flags first. Little-endian: the lowest
+/// set bit is in the first byte.
+fn first_flagged(mask: u64) -> usize {
+    (mask.trailing_zeros() / 8) as usize
 }
 
 fn push_escape(out: &mut String, byte: u8) {
@@ -222,7 +241,7 @@ mod tests {
     #[test]
     fn specials_at_every_position_around_word_boundaries() {
         for special in ['"', '\\', '\n', '\u{0}', '\u{1f}', '\u{8}', '\u{c}'] {
-            for len in 0usize..=24 {
+            for len in 0usize..=40 {
                 for at in 0..len {
                     let s: String = (0..len)
                         .map(|i| if i == at { special } else { 'a' })
