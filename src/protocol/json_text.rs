@@ -2,7 +2,7 @@
 //!
 //! The output is byte-identical to `serde_json::to_string`. The difference is in strings:
 //! serde_json looks every byte up in an escape table, while here runs of bytes that need no
-//! escape are found 8 bytes at a time and copied with one `push_str`. On the per-call path
+//! escape are found a 64-bit word (8 bytes) at a time and copied with one `push_str`. On the per-call path
 //! (a request's params, a result handed to C) most of the text is such runs.
 //!
 //! The writer appends to a `String` rather than a `Vec<u8>`: every piece written is UTF-8
