@@ -10,6 +10,7 @@ use crate::handlers::{
     Callbacks, HandlerError, ListKind, LogLevel, LogMessage, Progress, ProgressHandler,
     ServerRequest,
 };
+use crate::protocol::json_text;
 use crate::protocol::jsonrpc::{self, Incoming};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -34,6 +35,12 @@ struct Table {
     /// Set once the connection is gone; every later call fails with it.
     terminal: Option<Error>,
     last_bad_frame: Option<String>,
+}
+
+/// The key of a progress token in `Table::progress`: its JSON text. Made twice per call that
+/// asks for progress and once per progress notification, so the fast writer is used.
+fn progress_key(token: &Value) -> String {
+    json_text::to_string(token)
 }
 
 /// Who hears a call's progress.
@@ -98,7 +105,7 @@ impl Router {
                 call: call.clone(),
                 handler,
             };
-            table.progress.insert(token.to_string(), watcher);
+            table.progress.insert(progress_key(token), watcher);
         }
         table.calls.insert(call.id, call);
         Ok(())
@@ -113,7 +120,7 @@ impl Router {
         let mut table = self.lock();
         table.calls.remove(&id);
         if let Some(token) = progress_token {
-            table.progress.remove(&token.to_string());
+            table.progress.remove(&progress_key(token));
         }
     }
 
@@ -233,7 +240,7 @@ impl Router {
         let token = params.get("progressToken").cloned().unwrap_or(Value::Null);
         let per_call = {
             let table = self.lock();
-            match table.progress.get(&token.to_string()) {
+            match table.progress.get(&progress_key(&token)) {
                 Some(watcher) => {
                     watcher.call.saw_progress();
                     watcher.handler.clone()

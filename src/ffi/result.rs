@@ -2,6 +2,7 @@
 
 use super::{guard, to_cstring};
 use crate::error::{mcp_status, Error, Result, Status};
+use crate::protocol::json_text;
 use serde_json::Value;
 use std::ffi::{c_char, c_int, CString};
 
@@ -21,7 +22,7 @@ impl mcp_result {
     fn ok(value: &Value) -> Self {
         mcp_result {
             status: Status::Ok,
-            json: Some(to_cstring(value.to_string())),
+            json: Some(json_cstring(value)),
             message: CString::default(),
             error_code: 0,
             error_data: None,
@@ -33,7 +34,7 @@ impl mcp_result {
     fn error(error: Error) -> Self {
         // An interim result travels as the result JSON, so the host can answer it.
         let json = match (error.status, &error.data) {
-            (Status::InputRequired, Some(interim)) => Some(to_cstring(interim.to_string())),
+            (Status::InputRequired, Some(interim)) => Some(json_cstring(interim)),
             _ => None,
         };
         mcp_result {
@@ -41,11 +42,18 @@ impl mcp_result {
             json,
             message: to_cstring(error.message),
             error_code: error.code.unwrap_or(0),
-            error_data: error.data.map(|d| to_cstring(d.to_string())),
+            error_data: error.data.as_ref().map(json_cstring),
             request_id: error.request_id.unwrap_or(0),
             cancel_reason: error.cancel_reason.map(to_cstring),
         }
     }
+}
+
+/// A value as JSON text for C (the same text as `Value::to_string`). `json_text` leaves room
+/// for the NUL, so the CString takes the buffer over without growing or copying it when the
+/// size estimate was exact (no escapes, no floats). JSON text never holds a raw NUL.
+fn json_cstring(value: &Value) -> CString {
+    to_cstring(json_text::to_string(value))
 }
 
 /// Boxes an outcome for C. Panics inside `body` become MCP_STATUS_INTERNAL_ERROR.
@@ -205,6 +213,19 @@ pub extern "C" fn mcp_version() -> *const c_char {
 mod tests {
     use super::*;
     use std::ffi::CStr;
+
+    #[test]
+    fn json_texts_are_what_serde_json_writes() {
+        let value =
+            serde_json::json!({"content": [{"type": "text", "text": "a\"\u{0}é"}], "n": 1.5});
+        let text = |s: &Option<CString>| s.as_ref().unwrap().to_str().unwrap().to_owned();
+        assert_eq!(text(&mcp_result::ok(&value).json), value.to_string());
+        let mut interim = Error::new(Status::InputRequired, "input");
+        interim.data = Some(value.clone());
+        let r = mcp_result::error(interim);
+        assert_eq!(text(&r.json), value.to_string());
+        assert_eq!(text(&r.error_data), value.to_string());
+    }
 
     #[test]
     fn status_names_match_the_rust_names() {

@@ -1,5 +1,6 @@
 //! JSON-RPC 2.0 framing: encoding our requests and notifications, classifying what arrives.
 
+use super::json_text;
 use crate::error::{Error, Result};
 use serde_json::{json, Value};
 
@@ -7,23 +8,51 @@ use serde_json::{json, Value};
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INTERNAL_ERROR: i64 = -32603;
 
+// The fixed pieces of our frames, named so buffer sizes can be computed from them.
+const HEAD_WITH_ID: &str = r#"{"jsonrpc":"2.0","id":"#;
+const HEAD: &str = r#"{"jsonrpc":"2.0""#;
+const METHOD: &str = r#","method":"#;
+const PARAMS: &str = r#","params":"#;
+
 /// Encodes a request. Ids are integers chosen by the client and unique per connection.
 pub fn encode_request(id: i64, method: &str, params: Option<&Value>) -> String {
-    let method = Value::from(method);
-    match params {
-        Some(params) => {
-            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method},"params":{params}}}"#)
-        }
-        None => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method}}}"#),
-    }
+    let id = Value::from(id);
+    let len = HEAD_WITH_ID.len() + json_text::estimated_len(&id) + rest_len(method, params);
+    let mut line = with_room_for_newline(len);
+    line.push_str(HEAD_WITH_ID);
+    json_text::write_value(&mut line, &id);
+    push_rest(&mut line, method, params);
+    line
 }
 
 pub fn encode_notification(method: &str, params: Option<&Value>) -> String {
-    let method = Value::from(method);
-    match params {
-        Some(params) => format!(r#"{{"jsonrpc":"2.0","method":{method},"params":{params}}}"#),
-        None => format!(r#"{{"jsonrpc":"2.0","method":{method}}}"#),
+    let mut line = with_room_for_newline(HEAD.len() + rest_len(method, params));
+    line.push_str(HEAD);
+    push_rest(&mut line, method, params);
+    line
+}
+
+/// A buffer for a frame of `len` bytes (exact when no string in it needs an escape), plus
+/// one for the newline the stdio transport appends, so the line is allocated once.
+fn with_room_for_newline(len: usize) -> String {
+    String::with_capacity(len + 1)
+}
+
+/// The length of what `push_rest` writes, escapes aside.
+fn rest_len(method: &str, params: Option<&Value>) -> usize {
+    let params = params.map_or(0, |p| PARAMS.len() + json_text::estimated_len(p));
+    METHOD.len() + method.len() + 2 + params + 1
+}
+
+/// The method, the params when there are any, and the closing brace.
+fn push_rest(line: &mut String, method: &str, params: Option<&Value>) {
+    line.push_str(METHOD);
+    json_text::write_str(line, method);
+    if let Some(params) = params {
+        line.push_str(PARAMS);
+        json_text::write_value(line, params);
     }
+    line.push('}');
 }
 
 /// `notifications/cancelled`; the `reason` key is left out when there is no reason.
@@ -37,8 +66,26 @@ pub fn encode_cancelled(request_id: i64, reason: Option<&str>) -> String {
 
 /// Our answer to a request the server sent us.
 pub fn encode_error_response(id: &Value, code: i64, message: &str) -> String {
-    let error = json!({ "code": code, "message": message });
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
+    // The keys in the order `json!` gave them before (serde_json's maps are sorted).
+    const ERROR_CODE: &str = r#","error":{"code":"#;
+    const MESSAGE: &str = r#","message":"#;
+    let code = Value::from(code);
+    let len = HEAD_WITH_ID.len()
+        + json_text::estimated_len(id)
+        + ERROR_CODE.len()
+        + json_text::estimated_len(&code)
+        + MESSAGE.len()
+        + message.len()
+        + 4;
+    let mut line = with_room_for_newline(len);
+    line.push_str(HEAD_WITH_ID);
+    json_text::write_value(&mut line, id);
+    line.push_str(ERROR_CODE);
+    json_text::write_value(&mut line, &code);
+    line.push_str(MESSAGE);
+    json_text::write_str(&mut line, message);
+    line.push_str("}}");
+    line
 }
 
 /// One message from the server, sorted by kind.
@@ -146,6 +193,85 @@ mod tests {
         );
         let bare: Value = serde_json::from_str(&encode_request(1, "ping", None)).unwrap();
         assert_eq!(bare, json!({"jsonrpc":"2.0","id":1,"method":"ping"}));
+    }
+
+    /// The encoders before json_text: `format!` over `Value`'s Display.
+    fn old_request(id: i64, method: &str, params: Option<&Value>) -> String {
+        let method = Value::from(method);
+        match params {
+            Some(params) => {
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method},"params":{params}}}"#)
+            }
+            None => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method}}}"#),
+        }
+    }
+
+    fn old_notification(method: &str, params: Option<&Value>) -> String {
+        let method = Value::from(method);
+        match params {
+            Some(params) => format!(r#"{{"jsonrpc":"2.0","method":{method},"params":{params}}}"#),
+            None => format!(r#"{{"jsonrpc":"2.0","method":{method}}}"#),
+        }
+    }
+
+    fn old_error_response(id: &Value, code: i64, message: &str) -> String {
+        let error = json!({ "code": code, "message": message });
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
+    }
+
+    #[test]
+    fn encoders_are_byte_identical_to_the_format_versions() {
+        let params = [
+            None,
+            Some(json!({})),
+            Some(json!({"name": "echo", "arguments": {"text": "a\"b\\c\n\u{1}é".repeat(50)}})),
+            Some(json!([1, -2.5, null, true, {"k": ["v"]}])),
+        ];
+        for method in ["tools/call", "", "we\"ird\\\u{0}méthod"] {
+            for params in &params {
+                for id in [0, 1, 42, i64::MAX, i64::MIN] {
+                    assert_eq!(
+                        encode_request(id, method, params.as_ref()),
+                        old_request(id, method, params.as_ref())
+                    );
+                }
+                assert_eq!(
+                    encode_notification(method, params.as_ref()),
+                    old_notification(method, params.as_ref())
+                );
+            }
+        }
+        for id in [
+            json!(1),
+            json!("s-\"1\""),
+            json!(null),
+            json!(-7),
+            json!(1.5),
+        ] {
+            for (code, message) in [(METHOD_NOT_FOUND, "Method not found: x\"y"), (0, "")] {
+                assert_eq!(
+                    encode_error_response(&id, code, message),
+                    old_error_response(&id, code, message)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn encoders_allocate_once_with_room_for_the_newline() {
+        let params = json!({"name": "echo", "arguments": {"text": "x".repeat(1024)}});
+        let exact = |line: String| assert_eq!(line.capacity(), line.len() + 1, "{line}");
+        for id in [0, 7, 12345, i64::MAX, i64::MIN] {
+            exact(encode_request(id, "tools/call", Some(&params)));
+            exact(encode_request(id, "ping", None));
+        }
+        exact(encode_notification("notifications/initialized", None));
+        exact(encode_cancelled(3, Some("user")));
+        exact(encode_error_response(
+            &json!("s1"),
+            METHOD_NOT_FOUND,
+            "Method not found: x",
+        ));
     }
 
     #[test]

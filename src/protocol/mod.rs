@@ -2,6 +2,7 @@
 
 pub mod envelope;
 pub mod header_value;
+pub mod json_text;
 pub mod jsonrpc;
 pub mod mcp_header;
 pub mod methods;
