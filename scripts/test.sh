@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # Runs every test: Rust unit and integration tests (the header freshness check and the interop
 # tests against real MCP servers among them), clippy, rustfmt, then the C examples under ctest,
-# plain and with ASan/UBSan, with the packaging and header tests, then the Go bindings.
+# plain, with ASan/UBSan, with TSan and under valgrind, with the packaging and header tests, the
+# fuzz targets for a bounded time, the benchmark smoke run and the Go bindings. Ends by writing
+# docs/reliability.md from this run's logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
 bash scripts/install-peers.sh
 bash scripts/install-conformance.sh
+bash scripts/install-nightly.sh
 # The interop tests fail, rather than skip, when a peer server is missing.
 export MCPC_REQUIRE_PEERS=1
+# Where the tests record figures for the reliability report; logs of this run go beside it.
+rm -rf build/report build/logs
+mkdir -p build/report build/logs
+export MCPC_REPORT_DIR="$PWD/build/report"
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
@@ -18,15 +25,23 @@ echo "== cargo clippy -D warnings"
 cargo clippy --all-targets -- -D warnings
 
 echo "== cargo test"
-cargo test
+cargo test 2>&1 | tee build/logs/cargo-test.log
 
-echo "== C examples under ctest (plain and sanitized)"
-cmake -S examples-c -B build/examples -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+echo "== C examples under ctest (plain, ASan/UBSan, TSan, valgrind)"
+tsan_args="$(bash scripts/build-tsan.sh)"
+tsan_args="${tsan_args:--DMCPC_TSAN_LIB= -DMCPC_TSAN_RUNTIME=}" # none: stress_tsan says skipped
+# shellcheck disable=SC2086 # two -D arguments, or none
+cmake -S examples-c -B build/examples -DCMAKE_BUILD_TYPE=RelWithDebInfo $tsan_args >/dev/null
 cmake --build build/examples -j2
-ctest --test-dir build/examples --output-on-failure
+ctest --test-dir build/examples --output-on-failure 2>&1 | tee build/logs/ctest.log
+
+echo "== fuzz targets, 20 s each"
+bash scripts/fuzz.sh 20 2>&1 | tee build/logs/fuzz.log | grep -E "^(==|fuzz:)|Done [0-9]+ runs"
 
 echo "== benchmark harness smoke run (builds and runs every case; figures not checked)"
 bash bench/run.sh --smoke >/dev/null
 
 echo "== Go bindings: gofmt, go vet, go test -race"
 bash bindings/go/test.sh
+
+python3 scripts/reliability-report.py

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""Writes docs/reliability.md from what a run of scripts/test.sh left behind.
+
+Inputs (all written by that run; a missing one is reported as "not run", never invented):
+  build/logs/cargo-test.log                    `cargo test` output: every Rust test and its result
+  build/logs/ctest.log                         ctest's console output: every C test and its result
+  build/examples/Testing/Temporary/LastTest.log  ctest's full log: the stress runs' own summaries
+  build/logs/fuzz.log                          scripts/fuzz.sh output: libFuzzer's run counts
+  build/report/figures.txt                     figures the tests recorded (common::report_figure)
+  include/mcpc.h, tests/ffi_bad_input.rs       which exported functions the bad-input tests call
+
+Usage: scripts/reliability-report.py [OUTPUT]   (default docs/reliability.md)
+"""
+import datetime
+import os
+import platform
+import re
+import subprocess
+import sys
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+
+def read(path):
+    try:
+        with open(os.path.join(ROOT, path), encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def cargo_tests(log):
+    """{test file: [(test name, result)]} from `cargo test` output."""
+    files, current = {}, None
+    for line in log.splitlines():
+        running = re.match(r"\s*Running (\S+)", line)
+        if running:
+            current = running.group(1)
+            files.setdefault(current, [])
+            continue
+        if line.strip().startswith("Doc-tests"):
+            current = None
+        result = re.match(r"test (\S+) \.\.\. (ok|FAILED|ignored.*)$", line)
+        if result and current:
+            files[current].append((result.group(1), result.group(2)))
+    return files
+
+
+def ctest_runs(console, log):
+    """{test name: (result, output)}: results from ctest's console output, outputs from its
+    LastTest.log (which records a skipped test as passed)."""
+    outputs = {}
+    for block in re.split(r"^(?=\d+/\d+ Testing: )", log or "", flags=re.M):
+        name = re.search(r"\d+/\d+ Testing: (\S+)", block)
+        output = re.search(r"Output:\n-+\n(.*?)<end of output>", block, re.S)
+        if name and output:
+            outputs[name.group(1)] = output.group(1)
+    runs = {}
+    for name, result in re.findall(r"Test +#\d+: (\S+) \.*\s*\**(\w+)", console):
+        runs[name] = (result.lower(), outputs.get(name, ""))
+    return runs
+
+
+def section_faults(out, tests):
+    out.append("## Fault injection\n")
+    out.append(
+        "Each fault is a test against a real process or socket: our test server misbehaving on "
+        "purpose over stdio (`fault`, `crash`, `noise`, `oversized` tools and flags), or a "
+        "scripted TCP server for HTTP. Each asserts the documented status, a wide time bound, "
+        "and that the client goes on working where the transport survives.\n"
+    )
+    if tests is None:
+        out.append("**Not run**: no `cargo test` log.\n")
+        return
+    suites = [
+        ("tests/faults.rs", "stdio: misbehaving server"),
+        ("tests/stdio_client.rs", "stdio: process and framing"),
+        ("tests/http_faults.rs", "HTTP: scripted faulty server"),
+        ("tests/http.rs", "HTTP: transport behaviour"),
+        ("tests/cancellation.rs", "cancellation races"),
+    ]
+    out.append("| suite | tests | passed | failed | ignored |")
+    out.append("|---|---:|---:|---:|---:|")
+    listed = []
+    for path, title in suites:
+        results = next((r for f, r in tests.items() if f.startswith(path)), None)
+        if results is None:
+            out.append(f"| {title} (`{path}`) | not run | | | |")
+            continue
+        passed = sum(1 for _, r in results if r == "ok")
+        failed = sum(1 for _, r in results if r == "FAILED")
+        ignored = sum(1 for _, r in results if r.startswith("ignored"))
+        out.append(f"| {title} (`{path}`) | {len(results)} | {passed} | {failed} | {ignored} |")
+        listed.append((path, results))
+    out.append("")
+    for path, results in listed:
+        if path in ("tests/faults.rs", "tests/http_faults.rs"):
+            out.append(f"`{path}`:\n")
+            for name, result in results:
+                out.append(f"- {name.replace('_', ' ')}: **{result}**")
+            out.append("")
+
+
+def section_bad_input(out, tests):
+    out.append("## Bad input through the C API\n")
+    header, source = read("include/mcpc.h"), read("tests/ffi_bad_input.rs")
+    exports = sorted(set(re.findall(r"\b(mcp_\w+)\(", header or "")))
+    exports = [e for e in exports if re.search(rf"^[^\n#]*\b{e}\(", header, re.M)]
+    called = [e for e in exports if re.search(rf"\b{e}\(", source or "")]
+    missing = [e for e in exports if e not in called]
+    out.append(
+        f"- exported functions in `include/mcpc.h`: {len(exports)}; called with bad input "
+        f"(NULL for each pointer, invalid UTF-8, malformed or non-object JSON, use after "
+        f"close, free of NULL) by `tests/ffi_bad_input.rs`: {len(called)}"
+        + (f"; not called: {', '.join(missing)}" if missing else "")
+    )
+    results = None if tests is None else next(
+        (r for f, r in tests.items() if f.startswith("tests/ffi_bad_input.rs")), None)
+    if results is None:
+        out.append("- result: **not run**\n")
+    else:
+        passed = sum(1 for _, r in results if r == "ok")
+        out.append(f"- result: {passed} of {len(results)} tests passed, no crash\n")
+
+
+def section_stress(out, runs):
+    out.append("## Race stress\n")
+    out.append(
+        "`examples-c/stress.c` through the public header: 8 threads on one client against the "
+        "`echo` tool with 0-3 ms delays, a third of the calls cancelled at a random moment from "
+        "another thread, a sixth with a 1-3 ms timeout, half of the tokens freed while in use; "
+        "then 8 calls blocked forever and a close from another thread. It checks that every "
+        "call has exactly one outcome, that every OK carries its own payload, and that the "
+        "server read exactly one `notifications/cancelled` per cancel or timeout that won after "
+        "its request was sent.\n"
+    )
+    if runs is None:
+        out.append("**Not run**: no ctest log.\n")
+        return
+    out.append("| build | result | what the run printed |")
+    out.append("|---|---|---|")
+    builds = [
+        ("stress", "plain"),
+        ("stress_asan", "ASan + UBSan (C), LeakSanitizer"),
+        ("stress_tsan", "TSan (C, Rust and Rust's std instrumented)"),
+        ("stress_valgrind", "valgrind memcheck"),
+    ]
+    for name, title in builds:
+        result, output = runs.get(name, ("not run", ""))
+        lines = [l.strip() for l in output.splitlines()]
+        summary = [l for l in lines if l.startswith("stress:")]
+        summary += [re.sub(r"^==\d+==\s*", "", l) for l in lines
+                    if "ERROR SUMMARY" in l or "definitely lost" in l]
+        if name == "stress_tsan" and result == "passed":
+            summary.append("ThreadSanitizer: no report (any report fails the run)")
+            canary = runs.get("stress_tsan_canary", ("not run", ""))[0]
+            summary.append("the canary (a data race on purpose) was reported: "
+                           + ("yes" if canary == "passed" else f"no ({canary})"))
+        out.append(f"| {title} | **{result}** | {'<br>'.join(summary) or '-'} |")
+    out.append("")
+    sanitized = {n: r for n, (r, _) in runs.items() if n.endswith("_asan")}
+    passed = sum(1 for r in sanitized.values() if r == "passed")
+    out.append(
+        f"Every other C example test also runs with ASan + UBSan: {passed} of "
+        f"{len(sanitized)} `_asan` tests passed; ctest ran {len(runs)} tests in all, "
+        f"{sum(1 for r, _ in runs.values() if r == 'passed')} passed, "
+        f"{sum(1 for r, _ in runs.values() if r == 'skipped')} skipped.\n"
+    )
+
+
+def section_figures(out, figures):
+    out.append("## Teardown and leaks\n")
+    if not figures:
+        out.append("**Not run**: no figures recorded.\n")
+        return
+    for line in sorted(set(figures.splitlines())):
+        if line.strip():
+            out.append(f"- {line.strip()}")
+    out.append("")
+
+
+def section_fuzz(out, log):
+    out.append("## Fuzzing\n")
+    out.append(
+        "cargo-fuzz (libFuzzer) targets for the SSE parser, the JSON-RPC frame decoder and the "
+        "header encoder, started from the seeds in `fuzz/seeds`, by `scripts/fuzz.sh`.\n"
+    )
+    if log is None:
+        out.append("**Not run**: no fuzz log.\n")
+        return
+    skipped = [l for l in log.splitlines() if l.startswith("fuzz: skipped")]
+    if skipped:
+        out.append(f"**Not run**: {skipped[0][len('fuzz: '):]}\n")
+        return
+    out.append("| target | runs | seconds | coverage | crashes |")
+    out.append("|---|---:|---:|---:|---:|")
+    for target, body in re.findall(r"== fuzz (\w+) for \d+s\n(.*?)(?=\n== fuzz |\Z)", log, re.S):
+        done = re.search(r"Done (\d+) runs in (\d+) second", body)
+        cov = re.findall(r"cov: (\d+)", body)
+        crashed = "deadly signal" in body or "ERROR: libFuzzer" in body or "panicked" in body
+        out.append(
+            f"| {target} | {done.group(1) if done else 'did not finish'} | "
+            f"{done.group(2) if done else '-'} | {cov[-1] if cov else '-'} | "
+            f"{'**yes**' if crashed or not done else 0} |"
+        )
+    out.append("")
+
+
+def main():
+    output = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "docs/reliability.md")
+    cargo_log = read("build/logs/cargo-test.log")
+    ctest_console = read("build/logs/ctest.log")
+    ctest_log = read("build/examples/Testing/Temporary/LastTest.log")
+    tests = cargo_tests(cargo_log) if cargo_log else None
+    runs = ctest_runs(ctest_console, ctest_log) if ctest_console else None
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip() or "unknown"
+    out = [
+        "# Reliability figures\n",
+        "Written by `scripts/reliability-report.py` at the end of `scripts/test.sh` (the "
+        "README's test command, which `.ci/run` runs), from that run's own logs. Every run "
+        "rewrites it; the committed copy is from a run of `.ci/run` on a fresh clone. A part "
+        "that did not run says so.\n",
+        f"Run: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit "
+        f"`{commit}`, {platform.system()} {platform.machine()}, {os.cpu_count()} cores.\n",
+    ]
+    section_faults(out, tests)
+    section_bad_input(out, tests)
+    section_stress(out, runs)
+    section_figures(out, read("build/report/figures.txt"))
+    section_fuzz(out, read("build/logs/fuzz.log"))
+    out.append("What is checked and why: docs/security.md (limits, no shell, TLS, logging).\n")
+    with open(output, "w", encoding="utf-8") as f:
+        f.write("\n".join(out))
+    print(f"reliability report: {os.path.relpath(output, ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
