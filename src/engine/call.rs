@@ -116,8 +116,7 @@ impl Call {
             return false;
         }
         state.outcome = Some(outcome);
-        self.finished.notify_all();
-        self.wake_reader(&state);
+        self.wake_caller(&state);
         true
     }
 
@@ -132,8 +131,7 @@ impl Call {
             reason: reason.map(str::to_owned),
             timed_out,
         });
-        self.finished.notify_all();
-        self.wake_reader(&state);
+        self.wake_caller(&state);
         match self.wire {
             WireCancel::Notify => {
                 state.notice = Notice::WaitingForSend(reason.map(str::to_owned));
@@ -196,13 +194,19 @@ impl Call {
         }
     }
 
-    /// A caller reading for itself is blocked on the transport, not on `finished`: wake it
-    /// there too, unless this is its own thread (it routed its own response).
-    fn wake_reader(&self, state: &State) {
-        if let (Some(reader), Some(wake)) = (state.reading, &self.reader_waker) {
-            if reader != std::thread::current().id() {
-                wake();
+    /// Wakes the caller where it waits: on `finished`, or, while it reads the transport for
+    /// its own response, in the transport (unless this is its own thread, which routed its own
+    /// response). One wake-up either way: a cancel costs the canceller as little as possible.
+    fn wake_caller(&self, state: &State) {
+        match (state.reading, &self.reader_waker) {
+            (Some(reader), Some(wake)) => {
+                if reader != std::thread::current().id() {
+                    wake();
+                }
             }
+            // Not reading (or a transport that never lets it): it waits on the condvar, or
+            // will look at the outcome under the lock before it does.
+            _ => self.finished.notify_all(),
         }
     }
 
