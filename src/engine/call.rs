@@ -2,9 +2,10 @@
 //!
 //! This is where the cancellation invariants live. The first of response, error, cancel,
 //! timeout or close to reach `finish` wins; everything after it is dropped. A cancel that wins
-//! queues exactly one `notifications/cancelled`, and only once the request's bytes are on the
-//! wire: if the boundary has not been reached yet, the notice waits for it, and the thread that
-//! reaches the boundary queues it. Queuing never blocks, so `cancel` never waits for I/O.
+//! leads to exactly one `notifications/cancelled`, and only once the request's bytes are on the
+//! wire. The cancelling thread only decides and wakes the caller (one wake-up, no I/O, so
+//! `cancel` returns at once); the caller queues the notice when it takes the outcome, or, if the
+//! boundary has not been reached yet, the thread that reaches it does. Queuing never blocks.
 
 use crate::error::Error;
 use crate::protocol::jsonrpc;
@@ -120,8 +121,9 @@ impl Call {
         true
     }
 
-    /// Cancels the call. Returns true if the cancel won. The caller is woken first; the notice
-    /// is queued afterwards (now, or when the send boundary is reached).
+    /// Cancels the call. Returns true if the cancel won. Only wakes the caller: what the wire
+    /// needs (the notice, or dropping the exchange) is queued by the caller when it takes the
+    /// outcome (see `wait`), or at the send boundary if that comes later.
     pub fn cancel(&self, reason: Option<&str>, timed_out: bool) -> bool {
         let mut state = self.lock();
         if state.outcome.is_some() || state.taken {
@@ -131,16 +133,10 @@ impl Call {
             reason: reason.map(str::to_owned),
             timed_out,
         });
-        self.wake_caller(&state);
-        match self.wire {
-            WireCancel::Notify => {
-                state.notice = Notice::WaitingForSend(reason.map(str::to_owned));
-                if state.sent {
-                    self.queue_notice(&mut state);
-                }
-            }
-            WireCancel::Silent | WireCancel::Abort => self.queue(Outgoing::Abandon(self.id)),
+        if self.wire == WireCancel::Notify {
+            state.notice = Notice::WaitingForSend(reason.map(str::to_owned));
         }
+        self.wake_caller(&state);
         true
     }
 
@@ -175,6 +171,9 @@ impl Call {
         loop {
             if let Some(outcome) = state.outcome.take() {
                 state.taken = true;
+                if matches!(outcome, Outcome::Cancelled { .. }) {
+                    self.tell_the_wire(&mut state);
+                }
                 return Some(outcome);
             }
             match deadline {
@@ -207,6 +206,16 @@ impl Call {
             // Not reading (or a transport that never lets it): it waits on the condvar, or
             // will look at the outcome under the lock before it does.
             _ => self.finished.notify_all(),
+        }
+    }
+
+    /// A cancel won and the caller has taken it: the notice goes now if the request is on the
+    /// wire (else `mark_sent` sends it), or the exchange is dropped.
+    fn tell_the_wire(&self, state: &mut State) {
+        match self.wire {
+            WireCancel::Notify if state.sent => self.queue_notice(state),
+            WireCancel::Notify => {}
+            WireCancel::Silent | WireCancel::Abort => self.queue(Outgoing::Abandon(self.id)),
         }
     }
 
@@ -263,6 +272,7 @@ mod tests {
     fn cancel_before_boundary_waits_for_it() {
         let (c, rx) = call(WireCancel::Notify);
         assert!(c.cancel(Some("r"), false));
+        assert!(matches!(c.wait(None), Some(Outcome::Cancelled { .. })));
         assert!(
             rx.try_recv().is_err(),
             "notice must wait for the send boundary"
@@ -280,11 +290,16 @@ mod tests {
     }
 
     #[test]
-    fn cancel_after_boundary_queues_at_once_and_only_once() {
+    fn cancel_after_boundary_queues_when_the_caller_wakes_and_only_once() {
         let (c, rx) = call(WireCancel::Notify);
         c.mark_sent();
         assert!(c.cancel(None, false));
         assert!(!c.cancel(Some("again"), false));
+        assert!(
+            rx.try_recv().is_err(),
+            "the cancelling thread only wakes the caller"
+        );
+        assert!(matches!(c.wait(None), Some(Outcome::Cancelled { .. })));
         let frame = notice(&rx);
         assert!(!frame.contains("reason"));
         assert_eq!(rx.try_recv(), Ok(Outgoing::Abandon(5)));
@@ -296,6 +311,7 @@ mod tests {
         let (c, rx) = call(WireCancel::Silent);
         c.mark_sent();
         assert!(c.cancel(Some("t"), true));
+        assert!(c.wait(None).is_some());
         assert_eq!(
             rx.try_recv(),
             Ok(Outgoing::Abandon(5)),
@@ -308,6 +324,7 @@ mod tests {
     fn abort_style_drops_the_exchange_at_once_without_a_notice() {
         let (c, rx) = call(WireCancel::Abort);
         assert!(c.cancel(Some("r"), false));
+        assert!(c.wait(None).is_some());
         assert_eq!(
             rx.try_recv(),
             Ok(Outgoing::Abandon(5)),
@@ -315,6 +332,23 @@ mod tests {
         );
         c.mark_sent();
         assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn a_boundary_between_the_cancel_and_the_wake_sends_one_notice() {
+        let (c, rx) = call(WireCancel::Notify);
+        assert!(c.cancel(Some("r"), false));
+        c.mark_sent();
+        assert!(
+            notice(&rx).contains(r#""requestId":5"#),
+            "the boundary sends it"
+        );
+        assert_eq!(rx.try_recv(), Ok(Outgoing::Abandon(5)));
+        assert!(matches!(c.wait(None), Some(Outcome::Cancelled { .. })));
+        assert!(
+            rx.try_recv().is_err(),
+            "and the caller does not send it again"
+        );
     }
 
     #[test]
