@@ -100,7 +100,7 @@ impl<R: BufRead> SseReader<R> {
             let skip_lf = std::mem::take(&mut self.after_cr) && chunk[0] == b'\n';
             let start = usize::from(skip_lf);
             let rest = &chunk[start..];
-            let end = rest.iter().position(|&b| b == b'\n' || b == b'\r');
+            let end = memchr::memchr2(b'\n', b'\r', rest);
             let content = &rest[..end.unwrap_or(rest.len())];
             if self.line.len() + content.len() > room {
                 return Err(SseError::TooLarge(self.max_event_bytes));
@@ -135,10 +135,14 @@ impl<R: BufRead> SseReader<R> {
         if self.line[0] == b':' {
             return None;
         }
-        let line = String::from_utf8_lossy(&self.line).into_owned();
+        // Valid UTF-8 is the rule: check it the fast way, and repair only when it is not.
+        let line = match std::str::from_utf8(&self.line) {
+            Ok(line) => std::borrow::Cow::Borrowed(line),
+            Err(_) => String::from_utf8_lossy(&self.line),
+        };
         let (field, value) = match line.split_once(':') {
             Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
-            None => (line.as_str(), ""),
+            None => (line.as_ref(), ""),
         };
         match field {
             "event" => self.kind = value.to_owned(),
