@@ -194,10 +194,12 @@ static void sequential(mcp_client *client, const char *prefix, bool ping, int it
 /* CPU per call, measured apart from the latency samples to keep the loop above simple. */
 static void cpu_per_call(mcp_client *client, const char *prefix, int iterations) {
     double cpu = cpu_seconds(), t0 = now_us();
+    long switches = context_switches();
     for (int i = 0; i < iterations; i++)
         check(mcp_client_call_tool(client, "echo", echo_args, NULL), "echo");
-    printf("impl=mcpc case=%s.echo cpu=%.1f wall=%.1f\n", prefix,
-           (cpu_seconds() - cpu) * 1e6 / iterations, (now_us() - t0) / iterations);
+    printf("impl=mcpc case=%s.echo cpu=%.1f wall=%.1f csw=%.2f\n", prefix,
+           (cpu_seconds() - cpu) * 1e6 / iterations, (now_us() - t0) / iterations,
+           (double)(context_switches() - switches) / iterations);
 }
 
 /* ---- throughput: N caller threads on one client ---- */

@@ -28,6 +28,14 @@ static double cpu_seconds(void) {
            usage.ru_stime.tv_usec / 1e6;
 }
 
+/* Context switches of the whole process, every thread, voluntary and not: each is a thread that
+ * blocked or was descheduled, the cost of handing work between threads. */
+static long context_switches(void) {
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_nvcsw + usage.ru_nivcsw;
+}
+
 static int warmup(int iterations) { return iterations < 200 ? iterations / 4 + 1 : 200; }
 
 /* The 1 KiB of text every echo call carries. */

@@ -30,8 +30,13 @@ impl Watchdog {
         if guard.stopped {
             return;
         }
+        // The thread sleeps until the earliest deadline it knows; only an earlier one needs
+        // to wake it (deadlines mostly come in rising order, so this saves a wake-up per call).
+        let earliest = guard.deadlines.iter().map(|(at, _)| *at).min();
         guard.deadlines.push((deadline, Arc::downgrade(exchange)));
-        changed.notify_all();
+        if earliest.is_none_or(|earliest| deadline < earliest) {
+            changed.notify_all();
+        }
         drop(guard);
         self.start();
     }

@@ -4,7 +4,6 @@
 //! call's CPU. Close waits for the jobs in progress, then lets the idle workers go.
 
 use crate::error::{Error, Result};
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -17,24 +16,25 @@ pub struct Workers {
     /// Jobs in progress, so close can wait for them.
     running: Mutex<usize>,
     finished: Condvar,
-    /// Workers waiting for a job and not yet handed one. A job is queued for an idle worker
-    /// under this lock, so a worker leaving on its timeout either sees the job or was not
-    /// counted on for it.
-    idle: Mutex<usize>,
-    /// `None` tells an idle worker to end.
-    jobs: Sender<Option<Job>>,
-    waiting: Receiver<Option<Job>>,
+    /// Workers waiting for a job, the one that went idle last on top: a steady stream of
+    /// calls keeps using the same one or two threads. A job is handed to a worker under this
+    /// lock, so a worker leaving on its timeout either is still here or has its job.
+    idle: Mutex<Vec<Arc<Slot>>>,
+}
+
+/// Where an idle worker waits for its next job: `Some(None)` tells it to end.
+#[derive(Default)]
+struct Slot {
+    next: Mutex<Option<Option<Job>>>,
+    handed: Condvar,
 }
 
 impl Default for Workers {
     fn default() -> Workers {
-        let (jobs, waiting) = crossbeam_channel::unbounded();
         Workers {
             running: Mutex::new(0),
             finished: Condvar::new(),
-            idle: Mutex::new(0),
-            jobs,
-            waiting,
+            idle: Mutex::new(Vec::new()),
         }
     }
 }
@@ -46,10 +46,9 @@ impl Workers {
         let job: Job = Box::new(job);
         {
             let mut idle = lock(&self.idle);
-            if *idle > 0 {
-                *idle -= 1;
-                // Unbounded: never blocks, and an idle worker is there to take it.
-                let _ = self.jobs.send(Some(job));
+            if let Some(worker) = idle.pop() {
+                *lock(&worker.next) = Some(Some(job));
+                worker.handed.notify_one();
                 return Ok(());
             }
         }
@@ -83,35 +82,53 @@ impl Workers {
 
     /// Ends the idle workers now rather than when they time out.
     pub fn stop_idle(&self) {
-        let mut idle = lock(&self.idle);
-        for _ in 0..*idle {
-            let _ = self.jobs.send(None);
+        for worker in lock(&self.idle).drain(..) {
+            *lock(&worker.next) = Some(None);
+            worker.handed.notify_one();
         }
-        *idle = 0;
     }
 
     fn work(&self, first: Job) {
+        let me = Arc::new(Slot::default());
         let mut job = first;
         loop {
             job();
             self.finish();
-            *lock(&self.idle) += 1;
-            job = match self.waiting.recv_timeout(KEEP_IDLE) {
-                Ok(Some(next)) => next,
-                Ok(None) | Err(RecvTimeoutError::Disconnected) => return,
-                Err(RecvTimeoutError::Timeout) => {
-                    let mut idle = lock(&self.idle);
-                    match self.waiting.try_recv() {
-                        // Queued for us as the wait ran out: ours to run.
-                        Ok(Some(next)) => next,
-                        Ok(None) => return,
-                        Err(_) => {
-                            *idle -= 1;
-                            return;
-                        }
-                    }
-                }
+            lock(&self.idle).push(me.clone());
+            job = match self.next_job(&me) {
+                Some(next) => next,
+                None => return,
             };
+        }
+    }
+
+    /// Waits for a job handed to `me`; `None` when told to end or idle for too long.
+    fn next_job(&self, me: &Arc<Slot>) -> Option<Job> {
+        let deadline = Instant::now() + KEEP_IDLE;
+        let mut next = lock(&me.next);
+        loop {
+            if let Some(handed) = next.take() {
+                return handed;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            next = me
+                .handed
+                .wait_timeout(next, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        drop(next);
+        // Timed out: leave, unless a job was handed over meanwhile (then we are off the list).
+        let mut idle = lock(&self.idle);
+        match idle.iter().position(|worker| Arc::ptr_eq(worker, me)) {
+            Some(at) => {
+                idle.remove(at);
+                None
+            }
+            None => lock(&me.next).take().flatten(),
         }
     }
 
