@@ -30,7 +30,7 @@ static double cpu_seconds(void) {
 
 /* Context switches of the whole process, every thread, voluntary and not: each is a thread that
  * blocked or was descheduled, the cost of handing work between threads. */
-static long context_switches(void) {
+static inline long context_switches(void) {
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     return usage.ru_nvcsw + usage.ru_nivcsw;
