@@ -20,6 +20,8 @@ pub struct Watchdog {
 struct State {
     deadlines: Vec<(Instant, Weak<Exchange>)>,
     stopped: bool,
+    /// When the thread will next look, if it sleeps with a deadline (`None`: until woken).
+    sleeping_until: Option<Instant>,
 }
 
 impl Watchdog {
@@ -30,11 +32,10 @@ impl Watchdog {
         if guard.stopped {
             return;
         }
+        guard.deadlines.push((deadline, Arc::downgrade(exchange)));
         // The thread sleeps until the earliest deadline it knows; only an earlier one needs
         // to wake it (deadlines mostly come in rising order, so this saves a wake-up per call).
-        let earliest = guard.deadlines.iter().map(|(at, _)| *at).min();
-        guard.deadlines.push((deadline, Arc::downgrade(exchange)));
-        if earliest.is_none_or(|earliest| deadline < earliest) {
+        if guard.sleeping_until.is_none_or(|until| deadline < until) {
             changed.notify_all();
         }
         drop(guard);
@@ -91,6 +92,7 @@ fn watch(state: &(Mutex<State>, Condvar)) {
             continue;
         }
         let next = guard.deadlines.iter().map(|(deadline, _)| *deadline).min();
+        guard.sleeping_until = next;
         guard = match next {
             Some(next) => {
                 let wait = next.saturating_duration_since(now);
