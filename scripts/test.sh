@@ -36,7 +36,12 @@ cmake --build build/examples -j2
 ctest --test-dir build/examples --output-on-failure 2>&1 | tee build/logs/ctest.log
 
 echo "== fuzz targets, 20 s each"
-bash scripts/fuzz.sh 20 2>&1 | tee build/logs/fuzz.log | grep -E "^(==|fuzz:)|Done [0-9]+ runs"
+if ! bash scripts/fuzz.sh 20 >build/logs/fuzz.log 2>&1; then
+  tail -n 60 build/logs/fuzz.log
+  echo "fuzz: a target failed (the input is in fuzz/artifacts/)"
+  exit 1
+fi
+grep -E "^(==|fuzz:)|Done [0-9]+ runs" build/logs/fuzz.log
 
 echo "== benchmark harness smoke run (builds and runs every case; figures not checked)"
 bash bench/run.sh --smoke >/dev/null

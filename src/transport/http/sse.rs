@@ -76,7 +76,7 @@ impl<R: BufRead> SseReader<R> {
             if !self.read_line()? {
                 return Ok(None);
             }
-            if let Some(event) = self.process_line() {
+            if let Some(event) = self.process_line()? {
                 return Ok(Some(event));
             }
         }
@@ -128,12 +128,12 @@ impl<R: BufRead> SseReader<R> {
         }
     }
 
-    fn process_line(&mut self) -> Option<Event> {
+    fn process_line(&mut self) -> Result<Option<Event>, SseError> {
         if self.line.is_empty() {
-            return self.dispatch();
+            return Ok(self.dispatch());
         }
         if self.line[0] == b':' {
-            return None;
+            return Ok(None);
         }
         // Valid UTF-8 is the rule: check it the fast way, and repair only when it is not.
         let line = match std::str::from_utf8(&self.line) {
@@ -153,6 +153,11 @@ impl<R: BufRead> SseReader<R> {
                 self.data.push_str(value);
                 self.has_data = true;
                 self.pending_bytes = self.data.len() + self.kind.len();
+                // Repaired UTF-8 grows (one bad byte becomes three): the limit holds for what
+                // we would hand on, not only for what was read.
+                if self.pending_bytes > self.max_event_bytes {
+                    return Err(SseError::TooLarge(self.max_event_bytes));
+                }
             }
             "id" if !value.contains('\0') => self.last_event_id = Some(value.to_owned()),
             "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
@@ -162,7 +167,7 @@ impl<R: BufRead> SseReader<R> {
             }
             _ => {}
         }
-        None
+        Ok(None)
     }
 
     fn dispatch(&mut self) -> Option<Event> {
@@ -308,6 +313,15 @@ mod tests {
     #[test]
     fn a_leading_byte_order_mark_is_skipped() {
         assert_eq!(data("\u{feff}data: x\n\n"), vec!["x"]);
+    }
+
+    #[test]
+    fn invalid_utf8_is_repaired_and_the_repair_counts_against_the_limit() {
+        // Four bad bytes fit a 10-byte line, but become 12 bytes of U+FFFD.
+        let mut reader = SseReader::new(&b"data: \xff\xff\xff\xff\n\n"[..], 10);
+        assert!(matches!(reader.next_event(), Err(SseError::TooLarge(10))));
+        let mut reader = SseReader::new(&b"data: a\xffb\n\n"[..], 100);
+        assert_eq!(reader.next_event().unwrap().unwrap().data, "a\u{fffd}b");
     }
 
     #[test]
