@@ -147,7 +147,10 @@ impl StdioTransport {
         .map_err(|e| Error::transport(format!("cannot set up reading from the server: {e}")))?;
         let background = stdout.clone();
         threads.push(spawn_thread("mcpc-stdio-reader", move || {
-            background.run_background()
+            let run = std::panic::AssertUnwindSafe(|| background.run_background());
+            if std::panic::catch_unwind(run).is_err() {
+                background.fail("internal error: the stdout reader thread panicked");
+            }
         })?);
 
         Ok(StdioTransport {

@@ -112,9 +112,11 @@ impl StdoutReader {
                     if free && (baton.needed || idle >= GRACE) {
                         break;
                     }
-                    let wait = match baton.holder {
-                        Holder::Nobody => GRACE - idle,
-                        _ => GRACE,
+                    // Free but not yet due: wait out the rest of the grace period. Otherwise
+                    // (held, or being handed to a caller) look again in a grace period.
+                    let wait = match free {
+                        true => GRACE.saturating_sub(idle),
+                        false => GRACE,
                     };
                     baton = self
                         .background_turn
@@ -179,6 +181,12 @@ impl StdoutReader {
     pub fn waker(&self) -> Waker {
         let wake = self.wake.clone();
         Arc::new(move || wake.wake())
+    }
+
+    /// Ends reading for good after the background thread panicked (a bug): the pending and
+    /// later calls fail with `reason` instead of waiting for a reader that is gone.
+    pub fn fail(&self, reason: &str) {
+        self.end(Some(io::Error::other(reason.to_owned())));
     }
 
     /// Stops the background thread (it returns from `run_background`).
@@ -251,4 +259,49 @@ impl Drop for Release<'_> {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+
+    struct NoFrames;
+
+    impl Frames for NoFrames {
+        fn line(&self, _line: &[u8]) {}
+        fn too_long(&self) {}
+        fn ended(&self, _error: Option<io::Error>) {}
+    }
+
+    /// The baton free, a caller's request for it still pending, the grace period long over:
+    /// the background thread waits for the caller to take it. (It once computed the rest of
+    /// the grace period there, and the subtraction overflowed: a panic that left every call
+    /// waiting for a reader that was gone.)
+    #[test]
+    fn the_background_thread_waits_while_a_caller_is_handed_the_baton() {
+        let (ours, _theirs) = UnixStream::pair().unwrap();
+        let fd = ours.as_raw_fd();
+        let reader = StdoutReader::new(Box::new(ours), fd, 1024, Box::new(NoFrames)).unwrap();
+        let reader = Arc::new(reader);
+        {
+            let mut baton = reader.lock();
+            baton.yield_wanted = true;
+            baton.released_at = Instant::now() - 10 * GRACE;
+        }
+        let background = {
+            let reader = reader.clone();
+            std::thread::spawn(move || reader.run_background())
+        };
+        std::thread::sleep(5 * GRACE);
+        assert!(!background.is_finished(), "it must still be waiting");
+        assert_eq!(
+            reader.lock().holder,
+            Holder::Nobody,
+            "the baton is the caller's to take"
+        );
+        reader.close();
+        background.join().expect("no panic");
+    }
 }
