@@ -26,7 +26,7 @@ unsafe fn take(result: *mut mcp_result) -> (Status, String) {
 }
 
 unsafe fn connected_client() -> *mut mcp_client {
-    let server = CString::new(common::SERVER).unwrap();
+    let server = CString::new(common::SERVER.as_str()).unwrap();
     let argv = [server.as_ptr(), null()];
     let client = mcp_client_new_stdio(argv.as_ptr(), null());
     assert_eq!(take(mcp_client_connect(client)).0, Status::Ok);
@@ -184,7 +184,7 @@ fn bad_options_are_reported_by_the_call_that_uses_them() {
             mcp_client_options_set_stderr(options, 99),
             Status::InvalidArgument
         );
-        let server = CString::new(common::SERVER).unwrap();
+        let server = CString::new(common::SERVER.as_str()).unwrap();
         let argv = [server.as_ptr(), null()];
         let client = mcp_client_new_stdio(argv.as_ptr(), options);
         mcp_client_options_free(options);

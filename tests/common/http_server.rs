@@ -20,7 +20,7 @@ impl HttpServer {
     /// Starts the server with `args`, logging to a file named after the test.
     pub fn start(name: &str, args: &[&str]) -> HttpServer {
         let log = log_path(name);
-        let mut child = Command::new(SERVER)
+        let mut child = Command::new(SERVER.as_str())
             .args(["--http", "0", "--log", log.to_str().unwrap()])
             .args(args)
             .stdin(Stdio::piped())

@@ -6,9 +6,47 @@ pub mod http_server;
 use mcpc::{Client, ClientOptions, StdioConfig};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
-pub const SERVER: &str = env!("CARGO_BIN_EXE_mcpc-test-server");
+/// The path of our test server (the workspace package `tests/server`), built on first use in
+/// the profile these tests were built in, or `$MCPC_TEST_SERVER` when set.
+pub static SERVER: LazyLock<String> = LazyLock::new(build_test_server);
+
+fn build_test_server() -> String {
+    if let Some(path) = std::env::var_os("MCPC_TEST_SERVER") {
+        return path.into_string().expect("MCPC_TEST_SERVER is UTF-8");
+    }
+    // Cargo names itself to the tests it runs; the package is another member of the workspace,
+    // so `cargo test` does not build its binary for us.
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = std::process::Command::new(cargo);
+    command
+        .args([
+            "build",
+            "--quiet",
+            "--message-format=json",
+            "-p",
+            "mcpc-test-server",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    if !cfg!(debug_assertions) {
+        command.arg("--release");
+    }
+    let output = command
+        .output()
+        .expect("run cargo to build the test server");
+    assert!(
+        output.status.success(),
+        "building mcpc-test-server failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find_map(|message| message["executable"].as_str().map(str::to_owned))
+        .expect("cargo reported no mcpc-test-server executable")
+}
 
 /// A fresh log file path for one test.
 pub fn log_path(name: &str) -> PathBuf {
@@ -20,7 +58,7 @@ pub fn log_path(name: &str) -> PathBuf {
 }
 
 pub fn config(args: &[&str]) -> StdioConfig {
-    let mut argv = vec![SERVER.to_owned()];
+    let mut argv = vec![SERVER.clone()];
     argv.extend(args.iter().map(|s| s.to_string()));
     StdioConfig::new(argv)
 }
