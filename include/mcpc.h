@@ -140,6 +140,14 @@ typedef void (*mcp_notification_callback)(void *userdata,
                                           const char *method,
                                           const char *params_json);
 
+// Receives each line a stdio server writes to stderr, without its newline, on the client's
+// stderr thread. `line` is valid during the call only.
+typedef void (*mcp_stderr_callback)(void *userdata, const char *line);
+
+// Receives the library's own log messages (dropped tools, skipped frames, era fallback), with
+// an `mcp_log_level`, on whichever library thread noticed. `message` is valid during the call.
+typedef void (*mcp_log_callback)(void *userdata, mcp_log_level level, const char *message);
+
 // The send-boundary callback handed to `send_request`.
 typedef void (*mcp_on_sent)(void *sent_ctx);
 
@@ -166,10 +174,6 @@ typedef struct {
   void (*close)(void *userdata);
 } mcp_transport_vtable;
 
-// Receives each line a stdio server writes to stderr, without its newline, on the client's
-// stderr thread. `line` is valid during the call only.
-typedef void (*mcp_stderr_callback)(void *userdata, const char *line);
-
 // Answers a request the server makes of the client (`elicitation/create`,
 // `sampling/createMessage`, `roots/list`): receives the method and params (JSON), and sets the
 // result with `mcp_handler_reply_set_result` (returning true) or an error with
@@ -182,10 +186,6 @@ typedef bool (*mcp_request_handler)(void *userdata,
                                     const char *method,
                                     const char *params_json,
                                     mcp_handler_reply *reply);
-
-// Receives the library's own log messages (dropped tools, skipped frames, era fallback), with
-// an `mcp_log_level`, on whichever library thread noticed. `message` is valid during the call.
-typedef void (*mcp_log_callback)(void *userdata, mcp_log_level level, const char *message);
 
 #ifdef __cplusplus
 extern "C" {
@@ -212,20 +212,6 @@ mcp_status mcp_client_options_set_progress_callback(mcp_client_options *options,
 mcp_status mcp_request_options_set_progress_callback(mcp_request_options *options,
                                                      mcp_progress_callback callback,
                                                      void *userdata);
-
-// Progress restarts the call's timeout (never past the maximum total, if one is set).
-//
-// # Safety
-// `options` is NULL or live.
-mcp_status mcp_request_options_set_reset_timeout_on_progress(mcp_request_options *options,
-                                                             bool reset);
-
-// A hard limit on the whole call, whatever progress arrives; 0 means none. Passing it cancels
-// the call like a timeout (MCP_STATUS_TIMEOUT).
-//
-// # Safety
-// `options` is NULL or live.
-mcp_status mcp_request_options_set_max_total_timeout_ms(mcp_request_options *options, uint64_t ms);
 
 // Hears the server's log messages (`notifications/message`).
 //
@@ -259,13 +245,24 @@ mcp_status mcp_client_options_set_notification_callback(mcp_client_options *opti
                                                         mcp_notification_callback callback,
                                                         void *userdata);
 
-// Fills what an elicitation answer leaves out with the defaults of the requested schema
-// (SEP-1034). `requested_schema_json` is the request's `requestedSchema`; `content_json` is
-// the answer so far (NULL: empty). The result JSON is the filled content object.
+// Sends each stderr line of a stdio server to `callback` (the tail is kept too).
+// NULL `callback` goes back to the tail alone.
 //
 // # Safety
-// The strings are NULL or NUL-terminated.
-mcp_result *mcp_elicitation_defaults(const char *requested_schema_json, const char *content_json);
+// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
+// for as long as any client made from these options is alive.
+mcp_status mcp_client_options_set_stderr_callback(mcp_client_options *options,
+                                                  mcp_stderr_callback callback,
+                                                  void *userdata);
+
+// Sets the log callback (NULL: none).
+//
+// # Safety
+// `options` is NULL or live; `callback` is safe to call from any thread with `userdata` for as
+// long as a client made from these options is alive.
+mcp_status mcp_client_options_set_log_callback(mcp_client_options *options,
+                                               mcp_log_callback callback,
+                                               void *userdata);
 
 // Creates a token. Free it with `mcp_cancellation_free`.
 mcp_cancellation *mcp_cancellation_new(void);
@@ -307,6 +304,16 @@ void mcp_cancellation_free(mcp_cancellation *token);
 // # Safety
 // `argv` is NULL or a NULL-terminated array of NUL-terminated strings; `options` is NULL or live.
 mcp_client *mcp_client_new_stdio(const char *const *argv, const mcp_client_options *options);
+
+// A client for a server reached by Streamable HTTP at `url` (e.g. "https://host/mcp"; https
+// is verified, plain http is for loopback and tests). `options` may be NULL and is copied; its
+// headers, HTTP timeouts and max line bytes (here: the largest JSON body or SSE event) apply.
+// Nothing is sent until `mcp_client_connect`. Never returns NULL: a bad URL or option is
+// reported by `mcp_client_connect` as MCP_STATUS_INVALID_ARGUMENT. Free with `mcp_client_free`.
+//
+// # Safety
+// `url` is NULL or NUL-terminated; `options` is NULL or live.
+mcp_client *mcp_client_new_http(const char *url, const mcp_client_options *options);
 
 // A client over a transport of the host's own (see `mcp_transport_vtable`). The vtable is
 // copied; `userdata` is passed to every function in it and must stay valid until
@@ -382,6 +389,242 @@ bool mcp_client_is_modern(const mcp_client *client);
 // # Safety
 // `client` is NULL or a live client.
 const char *mcp_client_server_implementation(const mcp_client *client);
+
+// Default client options: client info {"name":"mcpc","version":<library version>}, no
+// capabilities, no request timeout, a 30 s connect timeout, lines up to 4 MiB, 1000 pages,
+// stderr kept as a tail. Free with `mcp_client_options_free`.
+mcp_client_options *mcp_client_options_new(void);
+
+// Frees the options. NULL is accepted.
+//
+// # Safety
+// `options` is NULL or options not yet freed.
+void mcp_client_options_free(mcp_client_options *options);
+
+// The `clientInfo` sent in `initialize`.
+//
+// # Safety
+// `options` is NULL or live; the strings are NULL or NUL-terminated.
+mcp_status mcp_client_options_set_client_info(mcp_client_options *options,
+                                              const char *name,
+                                              const char *version);
+
+// The client capabilities sent in `initialize`, as a JSON object.
+//
+// # Safety
+// `options` is NULL or live; `json` is NULL or NUL-terminated.
+mcp_status mcp_client_options_set_capabilities(mcp_client_options *options, const char *json);
+
+// The timeout of every request that sets none itself; 0 means no timeout (the default).
+// A request that times out returns MCP_STATUS_TIMEOUT and the server is told, as for a cancel.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_timeout_ms(mcp_client_options *options, uint64_t ms);
+
+// How long `mcp_client_connect` waits for the handshake; must be positive (default 30000).
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_connect_timeout_ms(mcp_client_options *options, uint64_t ms);
+
+// The longest line accepted from a stdio server (default 4 MiB). A longer line fails the
+// calls pending at that moment with MCP_STATUS_PROTOCOL_ERROR; reading goes on after it.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_max_line_bytes(mcp_client_options *options, size_t bytes);
+
+// The most pages an all-pages call fetches before MCP_STATUS_PAGINATION_LIMIT (default 1000).
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_max_pages(mcp_client_options *options, uint32_t pages);
+
+// Adds (or overrides) one environment variable for a stdio server; the rest is inherited.
+//
+// # Safety
+// `options` is NULL or live; the strings are NULL or NUL-terminated.
+mcp_status mcp_client_options_set_env(mcp_client_options *options,
+                                      const char *name,
+                                      const char *value);
+
+// The working directory of a stdio server (default: this process's). NULL resets it.
+//
+// # Safety
+// `options` is NULL or live; `path` is NULL or NUL-terminated.
+mcp_status mcp_client_options_set_cwd(mcp_client_options *options, const char *path);
+
+// What happens to a stdio server's stderr: an `mcp_stderr_mode` value.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_stderr(mcp_client_options *options, int mode);
+
+// Which protocol era to speak: an `mcp_connect_mode` value (default MCP_CONNECT_MODE_AUTO).
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_mode(mcp_client_options *options, int mode);
+
+// Pins a protocol version (NULL: none). A handshake version ("2025-11-25" and older) means the
+// `initialize` handshake offering it; a modern one ("2026-07-28") is never downgraded.
+//
+// # Safety
+// `options` is NULL or live; `version` is NULL or NUL-terminated.
+mcp_status mcp_client_options_set_protocol_version(mcp_client_options *options,
+                                                   const char *version);
+
+// How long the auto mode's `server/discover` probe waits (default 5000); must be positive.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_discover_timeout_ms(mcp_client_options *options, uint64_t ms);
+
+// The most `input_required` rounds one call may take (default 10).
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_input_required_max_rounds(mcp_client_options *options,
+                                                            uint32_t rounds);
+
+// Adds a header to every HTTP request of a client made by `mcp_client_new_http`, e.g.
+// ("Authorization", "Bearer ..."). Rejected (MCP_STATUS_INVALID_ARGUMENT): a name that is not
+// an HTTP token, a value with a control character (CR, LF, NUL...), and the headers the
+// transport sets itself (Accept, Content-Type, Mcp-Session-Id, MCP-Protocol-Version, Mcp-*...).
+// Never sent elsewhere: redirects are not followed.
+//
+// # Safety
+// `options` is NULL or live; `name` and `value` are NULL or NUL-terminated.
+mcp_status mcp_client_options_add_header(mcp_client_options *options,
+                                         const char *name,
+                                         const char *value);
+
+// How long opening an HTTP connection (TCP, then TLS) may take; must be positive (default
+// 10000). A refused connection fails at once whatever this says.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_http_connect_timeout_ms(mcp_client_options *options, uint64_t ms);
+
+// The longest silence while reading an HTTP response before the call fails with
+// MCP_STATUS_TRANSPORT_ERROR; 0 means none (the default: a slow tool may say nothing for
+// long; use request timeouts to bound calls).
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_http_idle_timeout_ms(mcp_client_options *options, uint64_t ms);
+
+// Whether a handshake-era HTTP client opens the standalone GET stream once connected, for
+// what the server sends outside any call (its requests, list changes). On by default; a
+// server without one answers 405 and it is not tried again.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_http_listen(mcp_client_options *options, bool listen);
+
+// Whether the server cancelled the request being handled (or the call that met it was
+// cancelled). A long handler may poll it and give up; its answer is then not sent.
+//
+// # Safety
+// `reply` is the pointer passed to the handler, during that call.
+bool mcp_handler_reply_is_cancelled(const mcp_handler_reply *reply);
+
+// Gives a handler's result (a JSON object, copied). Returns false if it is not one.
+//
+// # Safety
+// `reply` is the pointer passed to the handler, during that call; `json` is NULL or
+// NUL-terminated.
+bool mcp_handler_reply_set_result(mcp_handler_reply *reply, const char *json);
+
+// Gives a handler's error: a JSON-RPC code and message (copied; NULL message: "handler failed").
+//
+// # Safety
+// `reply` is the pointer passed to the handler, during that call; `message` is NULL or
+// NUL-terminated.
+void mcp_handler_reply_set_error(mcp_handler_reply *reply, int64_t code, const char *message);
+
+// Registers the handler for one method the server may ask for (NULL handler: remove it).
+//
+// # Safety
+// `options` is NULL or live; `method` is NULL or NUL-terminated; `handler` is safe to call
+// from any thread with `userdata` for as long as a client made from these options is alive.
+mcp_status mcp_client_options_set_request_handler(mcp_client_options *options,
+                                                  const char *method,
+                                                  mcp_request_handler handler,
+                                                  void *userdata);
+
+// Fills what an elicitation answer leaves out with the defaults of the requested schema
+// (SEP-1034). `requested_schema_json` is the request's `requestedSchema`; `content_json` is
+// the answer so far (NULL: empty). The result JSON is the filled content object.
+//
+// # Safety
+// The strings are NULL or NUL-terminated.
+mcp_result *mcp_elicitation_defaults(const char *requested_schema_json, const char *content_json);
+
+// Default request options: no token, the client's timeout, no progress token, no `_meta`.
+// Free with `mcp_request_options_free`. One options object may serve many calls at once.
+mcp_request_options *mcp_request_options_new(void);
+
+// Frees the options. NULL is accepted. Calls already made with them are unaffected.
+//
+// # Safety
+// `options` is NULL or options not yet freed, and no call is reading them.
+void mcp_request_options_free(mcp_request_options *options);
+
+// The token that cancels calls made with these options (NULL: none). The options keep their
+// own reference, so the token handle may be freed first.
+//
+// # Safety
+// `options` is NULL or live; `token` is NULL or live.
+mcp_status mcp_request_options_set_cancellation(mcp_request_options *options,
+                                                const mcp_cancellation *token);
+
+// This request's timeout in milliseconds; 0 means none, even if the client has one.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_request_options_set_timeout_ms(mcp_request_options *options, uint64_t ms);
+
+// Progress restarts the call's timeout (never past the maximum total, if one is set).
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_request_options_set_reset_timeout_on_progress(mcp_request_options *options,
+                                                             bool reset);
+
+// A hard limit on the whole call, whatever progress arrives; 0 means none. Passing it cancels
+// the call like a timeout (MCP_STATUS_TIMEOUT).
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_request_options_set_max_total_timeout_ms(mcp_request_options *options, uint64_t ms);
+
+// A progress token sent as `params._meta.progressToken` (NULL: none).
+//
+// # Safety
+// `options` is NULL or live; `token` is NULL or NUL-terminated.
+mcp_status mcp_request_options_set_progress_token(mcp_request_options *options, const char *token);
+
+// Extra `params._meta` entries, as a JSON object (NULL: none).
+//
+// # Safety
+// `options` is NULL or live; `json` is NULL or NUL-terminated.
+mcp_status mcp_request_options_set_meta(mcp_request_options *options, const char *json);
+
+// Continues an `input_required` result by hand: the answers as a JSON object keyed like its
+// `inputRequests` (sent as `inputResponses`; NULL: none).
+//
+// # Safety
+// `options` is NULL or live; `json` is NULL or NUL-terminated.
+mcp_status mcp_request_options_set_input_responses(mcp_request_options *options, const char *json);
+
+// Continues an `input_required` result by hand: its `requestState`, sent back unchanged (NULL:
+// none).
+//
+// # Safety
+// `options` is NULL or live; `state` is NULL or NUL-terminated.
+mcp_status mcp_request_options_set_request_state(mcp_request_options *options, const char *state);
 
 // `ping` (handshake era; a modern server answers MCP_STATUS_SERVER_ERROR -32601). The result
 // is `{}`.
@@ -535,249 +778,6 @@ mcp_result *mcp_client_resource_templates(mcp_client *client,
 // # Safety
 // `client` is NULL or live; `options` is NULL or live.
 mcp_result *mcp_client_prompts(mcp_client *client, const mcp_request_options *options);
-
-// A client for a server reached by Streamable HTTP at `url` (e.g. "https://host/mcp"; https
-// is verified, plain http is for loopback and tests). `options` may be NULL and is copied; its
-// headers, HTTP timeouts and max line bytes (here: the largest JSON body or SSE event) apply.
-// Nothing is sent until `mcp_client_connect`. Never returns NULL: a bad URL or option is
-// reported by `mcp_client_connect` as MCP_STATUS_INVALID_ARGUMENT. Free with `mcp_client_free`.
-//
-// # Safety
-// `url` is NULL or NUL-terminated; `options` is NULL or live.
-mcp_client *mcp_client_new_http(const char *url, const mcp_client_options *options);
-
-// Default client options: client info {"name":"mcpc","version":<library version>}, no
-// capabilities, no request timeout, a 30 s connect timeout, lines up to 4 MiB, 1000 pages,
-// stderr kept as a tail. Free with `mcp_client_options_free`.
-mcp_client_options *mcp_client_options_new(void);
-
-// Frees the options. NULL is accepted.
-//
-// # Safety
-// `options` is NULL or options not yet freed.
-void mcp_client_options_free(mcp_client_options *options);
-
-// The `clientInfo` sent in `initialize`.
-//
-// # Safety
-// `options` is NULL or live; the strings are NULL or NUL-terminated.
-mcp_status mcp_client_options_set_client_info(mcp_client_options *options,
-                                              const char *name,
-                                              const char *version);
-
-// The client capabilities sent in `initialize`, as a JSON object.
-//
-// # Safety
-// `options` is NULL or live; `json` is NULL or NUL-terminated.
-mcp_status mcp_client_options_set_capabilities(mcp_client_options *options, const char *json);
-
-// The timeout of every request that sets none itself; 0 means no timeout (the default).
-// A request that times out returns MCP_STATUS_TIMEOUT and the server is told, as for a cancel.
-//
-// # Safety
-// `options` is NULL or live.
-mcp_status mcp_client_options_set_timeout_ms(mcp_client_options *options, uint64_t ms);
-
-// How long `mcp_client_connect` waits for the handshake; must be positive (default 30000).
-//
-// # Safety
-// `options` is NULL or live.
-mcp_status mcp_client_options_set_connect_timeout_ms(mcp_client_options *options, uint64_t ms);
-
-// The longest line accepted from a stdio server (default 4 MiB). A longer line fails the
-// calls pending at that moment with MCP_STATUS_PROTOCOL_ERROR; reading goes on after it.
-//
-// # Safety
-// `options` is NULL or live.
-mcp_status mcp_client_options_set_max_line_bytes(mcp_client_options *options, size_t bytes);
-
-// The most pages an all-pages call fetches before MCP_STATUS_PAGINATION_LIMIT (default 1000).
-//
-// # Safety
-// `options` is NULL or live.
-mcp_status mcp_client_options_set_max_pages(mcp_client_options *options, uint32_t pages);
-
-// Adds (or overrides) one environment variable for a stdio server; the rest is inherited.
-//
-// # Safety
-// `options` is NULL or live; the strings are NULL or NUL-terminated.
-mcp_status mcp_client_options_set_env(mcp_client_options *options,
-                                      const char *name,
-                                      const char *value);
-
-// The working directory of a stdio server (default: this process's). NULL resets it.
-//
-// # Safety
-// `options` is NULL or live; `path` is NULL or NUL-terminated.
-mcp_status mcp_client_options_set_cwd(mcp_client_options *options, const char *path);
-
-// What happens to a stdio server's stderr: an `mcp_stderr_mode` value.
-//
-// # Safety
-// `options` is NULL or live.
-mcp_status mcp_client_options_set_stderr(mcp_client_options *options, int mode);
-
-// Sends each stderr line of a stdio server to `callback` (the tail is kept too).
-// NULL `callback` goes back to the tail alone.
-//
-// # Safety
-// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
-// for as long as any client made from these options is alive.
-mcp_status mcp_client_options_set_stderr_callback(mcp_client_options *options,
-                                                  mcp_stderr_callback callback,
-                                                  void *userdata);
-
-// Default request options: no token, the client's timeout, no progress token, no `_meta`.
-// Free with `mcp_request_options_free`. One options object may serve many calls at once.
-mcp_request_options *mcp_request_options_new(void);
-
-// Frees the options. NULL is accepted. Calls already made with them are unaffected.
-//
-// # Safety
-// `options` is NULL or options not yet freed, and no call is reading them.
-void mcp_request_options_free(mcp_request_options *options);
-
-// The token that cancels calls made with these options (NULL: none). The options keep their
-// own reference, so the token handle may be freed first.
-//
-// # Safety
-// `options` is NULL or live; `token` is NULL or live.
-mcp_status mcp_request_options_set_cancellation(mcp_request_options *options,
-                                                const mcp_cancellation *token);
-
-// This request's timeout in milliseconds; 0 means none, even if the client has one.
-//
-// # Safety
-// `options` is NULL or live.
-mcp_status mcp_request_options_set_timeout_ms(mcp_request_options *options, uint64_t ms);
-
-// A progress token sent as `params._meta.progressToken` (NULL: none).
-//
-// # Safety
-// `options` is NULL or live; `token` is NULL or NUL-terminated.
-mcp_status mcp_request_options_set_progress_token(mcp_request_options *options, const char *token);
-
-// Extra `params._meta` entries, as a JSON object (NULL: none).
-//
-// # Safety
-// `options` is NULL or live; `json` is NULL or NUL-terminated.
-mcp_status mcp_request_options_set_meta(mcp_request_options *options, const char *json);
-
-// Which protocol era to speak: an `mcp_connect_mode` value (default MCP_CONNECT_MODE_AUTO).
-//
-// # Safety
-// `options` is NULL or live.
-mcp_status mcp_client_options_set_mode(mcp_client_options *options, int mode);
-
-// Pins a protocol version (NULL: none). A handshake version ("2025-11-25" and older) means the
-// `initialize` handshake offering it; a modern one ("2026-07-28") is never downgraded.
-//
-// # Safety
-// `options` is NULL or live; `version` is NULL or NUL-terminated.
-mcp_status mcp_client_options_set_protocol_version(mcp_client_options *options,
-                                                   const char *version);
-
-// How long the auto mode's `server/discover` probe waits (default 5000); must be positive.
-//
-// # Safety
-// `options` is NULL or live.
-mcp_status mcp_client_options_set_discover_timeout_ms(mcp_client_options *options, uint64_t ms);
-
-// The most `input_required` rounds one call may take (default 10).
-//
-// # Safety
-// `options` is NULL or live.
-mcp_status mcp_client_options_set_input_required_max_rounds(mcp_client_options *options,
-                                                            uint32_t rounds);
-
-// Whether the server cancelled the request being handled (or the call that met it was
-// cancelled). A long handler may poll it and give up; its answer is then not sent.
-//
-// # Safety
-// `reply` is the pointer passed to the handler, during that call.
-bool mcp_handler_reply_is_cancelled(const mcp_handler_reply *reply);
-
-// Gives a handler's result (a JSON object, copied). Returns false if it is not one.
-//
-// # Safety
-// `reply` is the pointer passed to the handler, during that call; `json` is NULL or
-// NUL-terminated.
-bool mcp_handler_reply_set_result(mcp_handler_reply *reply, const char *json);
-
-// Gives a handler's error: a JSON-RPC code and message (copied; NULL message: "handler failed").
-//
-// # Safety
-// `reply` is the pointer passed to the handler, during that call; `message` is NULL or
-// NUL-terminated.
-void mcp_handler_reply_set_error(mcp_handler_reply *reply, int64_t code, const char *message);
-
-// Registers the handler for one method the server may ask for (NULL handler: remove it).
-//
-// # Safety
-// `options` is NULL or live; `method` is NULL or NUL-terminated; `handler` is safe to call
-// from any thread with `userdata` for as long as a client made from these options is alive.
-mcp_status mcp_client_options_set_request_handler(mcp_client_options *options,
-                                                  const char *method,
-                                                  mcp_request_handler handler,
-                                                  void *userdata);
-
-// Sets the log callback (NULL: none).
-//
-// # Safety
-// `options` is NULL or live; `callback` is safe to call from any thread with `userdata` for as
-// long as a client made from these options is alive.
-mcp_status mcp_client_options_set_log_callback(mcp_client_options *options,
-                                               mcp_log_callback callback,
-                                               void *userdata);
-
-// Continues an `input_required` result by hand: the answers as a JSON object keyed like its
-// `inputRequests` (sent as `inputResponses`; NULL: none).
-//
-// # Safety
-// `options` is NULL or live; `json` is NULL or NUL-terminated.
-mcp_status mcp_request_options_set_input_responses(mcp_request_options *options, const char *json);
-
-// Continues an `input_required` result by hand: its `requestState`, sent back unchanged (NULL:
-// none).
-//
-// # Safety
-// `options` is NULL or live; `state` is NULL or NUL-terminated.
-mcp_status mcp_request_options_set_request_state(mcp_request_options *options, const char *state);
-
-// Adds a header to every HTTP request of a client made by `mcp_client_new_http`, e.g.
-// ("Authorization", "Bearer ..."). Rejected (MCP_STATUS_INVALID_ARGUMENT): a name that is not
-// an HTTP token, a value with a control character (CR, LF, NUL...), and the headers the
-// transport sets itself (Accept, Content-Type, Mcp-Session-Id, MCP-Protocol-Version, Mcp-*...).
-// Never sent elsewhere: redirects are not followed.
-//
-// # Safety
-// `options` is NULL or live; `name` and `value` are NULL or NUL-terminated.
-mcp_status mcp_client_options_add_header(mcp_client_options *options,
-                                         const char *name,
-                                         const char *value);
-
-// How long opening an HTTP connection (TCP, then TLS) may take; must be positive (default
-// 10000). A refused connection fails at once whatever this says.
-//
-// # Safety
-// `options` is NULL or live.
-mcp_status mcp_client_options_set_http_connect_timeout_ms(mcp_client_options *options, uint64_t ms);
-
-// The longest silence while reading an HTTP response before the call fails with
-// MCP_STATUS_TRANSPORT_ERROR; 0 means none (the default: a slow tool may say nothing for
-// long; use request timeouts to bound calls).
-//
-// # Safety
-// `options` is NULL or live.
-mcp_status mcp_client_options_set_http_idle_timeout_ms(mcp_client_options *options, uint64_t ms);
-
-// Whether a handshake-era HTTP client opens the standalone GET stream once connected, for
-// what the server sends outside any call (its requests, list changes). On by default; a
-// server without one answers 405 and it is not tried again.
-//
-// # Safety
-// `options` is NULL or live.
-mcp_status mcp_client_options_set_http_listen(mcp_client_options *options, bool listen);
 
 // The status. NULL gives MCP_STATUS_INVALID_ARGUMENT.
 //

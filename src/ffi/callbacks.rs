@@ -1,16 +1,27 @@
-//! Host callbacks from C: progress, server log messages, list changes, resource updates and
-//! other notifications. They run on the client's callback thread, one at a time, in the order
-//! the server sent them, and may call the client. Strings passed are valid during the call.
+//! Host callbacks from C for what the server says: progress, log messages, list changes,
+//! resource updates, other notifications, stderr lines, and the library's own log. Each setter
+//! wraps the C function pointer and its `userdata` into the Rust handler the client calls.
+//! Strings passed are valid during the call only.
 
-use super::options::{mcp_client_options, mcp_request_options, set, UserData};
-use super::result::{into_result, mcp_result};
-use super::{optional_json, to_cstring};
-use crate::error::{mcp_status, Error};
-use crate::handlers::{self, ListKind, LogMessage, Progress};
+use super::client_options::mcp_client_options;
+use super::request_options::mcp_request_options;
+use super::setter::set;
+use super::strings::to_cstring;
+use crate::error::mcp_status;
+use crate::handlers::{self, mcp_log_level, ListKind, LogLevel, LogMessage, Progress};
+use crate::transport::stdio::StderrMode;
 use serde_json::Value;
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
-use std::time::Duration;
+
+/// A host pointer handed back to a host callback; the host makes it safe to use from our thread.
+#[derive(Clone, Copy)]
+pub(crate) struct UserData(pub *mut c_void);
+
+// SAFETY: the pointer is only passed back to the host, whose docs say which thread calls it.
+unsafe impl Send for UserData {}
+
+unsafe impl Sync for UserData {}
 
 /// Progress of a call: its progress token (JSON text), the progress so far, the total
 /// (negative when the server gave none) and a message (NULL when none).
@@ -47,6 +58,17 @@ pub type mcp_resource_updated_callback =
 /// (JSON text, NULL when the notification had none).
 pub type mcp_notification_callback = Option<
     unsafe extern "C" fn(userdata: *mut c_void, method: *const c_char, params_json: *const c_char),
+>;
+
+/// Receives each line a stdio server writes to stderr, without its newline, on the client's
+/// stderr thread. `line` is valid during the call only.
+pub type mcp_stderr_callback =
+    Option<unsafe extern "C" fn(userdata: *mut c_void, line: *const c_char)>;
+
+/// Receives the library's own log messages (dropped tools, skipped frames, era fallback), with
+/// an `mcp_log_level`, on whichever library thread noticed. `message` is valid during the call.
+pub type mcp_log_callback = Option<
+    unsafe extern "C" fn(userdata: *mut c_void, level: mcp_log_level, message: *const c_char),
 >;
 
 fn progress_handler(
@@ -108,37 +130,6 @@ pub unsafe extern "C" fn mcp_request_options_set_progress_callback(
 ) -> mcp_status {
     set(options, |o| {
         o.request.on_progress = progress_handler(callback, userdata);
-        Ok(())
-    })
-}
-
-/// Progress restarts the call's timeout (never past the maximum total, if one is set).
-///
-/// # Safety
-/// `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_request_options_set_reset_timeout_on_progress(
-    options: *mut mcp_request_options,
-    reset: bool,
-) -> mcp_status {
-    set(options, |o| {
-        o.request.reset_timeout_on_progress = reset;
-        Ok(())
-    })
-}
-
-/// A hard limit on the whole call, whatever progress arrives; 0 means none. Passing it cancels
-/// the call like a timeout (MCP_STATUS_TIMEOUT).
-///
-/// # Safety
-/// `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_request_options_set_max_total_timeout_ms(
-    options: *mut mcp_request_options,
-    ms: u64,
-) -> mcp_status {
-    set(options, |o| {
-        o.request.max_total_timeout = (ms > 0).then(|| Duration::from_millis(ms));
         Ok(())
     })
 }
@@ -242,21 +233,53 @@ pub unsafe extern "C" fn mcp_client_options_set_notification_callback(
     })
 }
 
-/// Fills what an elicitation answer leaves out with the defaults of the requested schema
-/// (SEP-1034). `requested_schema_json` is the request's `requestedSchema`; `content_json` is
-/// the answer so far (NULL: empty). The result JSON is the filled content object.
+/// Sends each stderr line of a stdio server to `callback` (the tail is kept too).
+/// NULL `callback` goes back to the tail alone.
 ///
 /// # Safety
-/// The strings are NULL or NUL-terminated.
+/// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
+/// for as long as any client made from these options is alive.
 #[no_mangle]
-pub unsafe extern "C" fn mcp_elicitation_defaults(
-    requested_schema_json: *const c_char,
-    content_json: *const c_char,
-) -> *mut mcp_result {
-    into_result(|| {
-        let schema = optional_json(requested_schema_json, "requested schema", true)?
-            .ok_or_else(|| Error::invalid("requested schema must not be NULL"))?;
-        let content = optional_json(content_json, "content", true)?.unwrap_or(Value::Null);
-        Ok(handlers::elicitation_defaults(&schema, &content))
+pub unsafe extern "C" fn mcp_client_options_set_stderr_callback(
+    options: *mut mcp_client_options,
+    callback: mcp_stderr_callback,
+    userdata: *mut c_void,
+) -> mcp_status {
+    set(options, |o| {
+        let userdata = UserData(userdata);
+        o.stderr = match callback {
+            None => StderrMode::Tail,
+            Some(callback) => StderrMode::Callback(Arc::new(move |line: &str| {
+                let userdata = userdata;
+                let line = to_cstring(line);
+                // A panic cannot come from C; this only guards our own conversion.
+                let _ = std::panic::catch_unwind(|| callback(userdata.0, line.as_ptr()));
+            })),
+        };
+        Ok(())
+    })
+}
+
+/// Sets the log callback (NULL: none).
+///
+/// # Safety
+/// `options` is NULL or live; `callback` is safe to call from any thread with `userdata` for as
+/// long as a client made from these options is alive.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_log_callback(
+    options: *mut mcp_client_options,
+    callback: mcp_log_callback,
+    userdata: *mut c_void,
+) -> mcp_status {
+    set(options, |o| {
+        let userdata = UserData(userdata);
+        o.client.callbacks.on_log = callback.map(|callback| -> crate::handlers::LogHandler {
+            Arc::new(move |level: LogLevel, message: &str| {
+                let userdata = userdata;
+                let message = to_cstring(message);
+                callback(userdata.0, level, message.as_ptr());
+            })
+        });
+        Ok(())
     })
 }

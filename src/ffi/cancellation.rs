@@ -1,6 +1,7 @@
 //! `mcp_cancellation`: the token, for C.
 
-use super::{guard, optional_str};
+use super::strings::{optional_str, to_cstring};
+use super::{free_handle, guard};
 use crate::cancellation::CancellationToken;
 use std::ffi::{c_char, CString};
 use std::sync::OnceLock;
@@ -84,7 +85,7 @@ pub unsafe extern "C" fn mcp_cancellation_reason(token: *const mcp_cancellation)
         }
         let reason = token
             .reason
-            .get_or_init(|| token.token.reason().map(super::to_cstring));
+            .get_or_init(|| token.token.reason().map(to_cstring));
         reason.as_ref().map_or(std::ptr::null(), |r| r.as_ptr())
     })
 }
@@ -95,5 +96,5 @@ pub unsafe extern "C" fn mcp_cancellation_reason(token: *const mcp_cancellation)
 /// `token` is NULL or a token from `mcp_cancellation_new` not yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_cancellation_free(token: *mut mcp_cancellation) {
-    super::free_handle(token)
+    free_handle(token)
 }

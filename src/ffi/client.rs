@@ -1,16 +1,16 @@
-//! `mcp_client`: create, connect, one function per request, close, free.
-//!
-//! Every request function blocks the calling thread and may be called from many threads at
-//! once on one client. Each returns a non-NULL `mcp_result *`.
+//! `mcp_client`: create (stdio, Streamable HTTP, custom transport), connect, what the server
+//! said about itself, close, free. The request functions are in `requests.rs`.
 
-use super::options::{mcp_client_options, mcp_request_options};
+use super::client_options::mcp_client_options;
+use super::request_options::mcp_request_options;
 use super::result::{into_result, mcp_result};
-use super::{guard, optional_json, optional_str, required_str, to_cstring};
+use super::strings::{required_str, to_cstring};
+use super::{free_handle, guard};
 use crate::client::{Client, ClientOptions, RequestOptions};
 use crate::error::{Error, Result};
 use crate::transport::http::HttpConfig;
 use crate::transport::stdio::StdioConfig;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::ffi::{c_char, CString};
 use std::sync::Mutex;
 
@@ -120,6 +120,43 @@ pub unsafe extern "C" fn mcp_client_new_stdio(
     mcp_client::new(made)
 }
 
+/// A client for a server reached by Streamable HTTP at `url` (e.g. "https://host/mcp"; https
+/// is verified, plain http is for loopback and tests). `options` may be NULL and is copied; its
+/// headers, HTTP timeouts and max line bytes (here: the largest JSON body or SSE event) apply.
+/// Nothing is sent until `mcp_client_connect`. Never returns NULL: a bad URL or option is
+/// reported by `mcp_client_connect` as MCP_STATUS_INVALID_ARGUMENT. Free with `mcp_client_free`.
+///
+/// # Safety
+/// `url` is NULL or NUL-terminated; `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_new_http(
+    url: *const c_char,
+    options: *const mcp_client_options,
+) -> *mut mcp_client {
+    let made = guard(
+        || {
+            Err(Error::new(
+                crate::Status::InternalError,
+                "internal error creating the client",
+            ))
+        },
+        || {
+            let url = required_str(url, "url")?;
+            let (mut config, client_options) = match client_options(options)? {
+                Some(o) => {
+                    let mut config = o.http.clone();
+                    config.max_message_bytes = o.max_line_bytes;
+                    (config, o.client.clone())
+                }
+                None => (HttpConfig::new(""), ClientOptions::default()),
+            };
+            config.url = url.to_owned();
+            Ok(Client::http(config, client_options))
+        },
+    );
+    mcp_client::new(made)
+}
+
 /// A client over a transport of the host's own (see `mcp_transport_vtable`). The vtable is
 /// copied; `userdata` is passed to every function in it and must stay valid until
 /// `mcp_client_free` returns. Never returns NULL.
@@ -188,7 +225,7 @@ pub unsafe extern "C" fn mcp_client_close(client: *mut mcp_client) {
 /// `client` is NULL or a client not yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_client_free(client: *mut mcp_client) {
-    super::free_handle(client)
+    free_handle(client)
 }
 
 /// The server's `initialize` result (modern era: its `server/discover` result) as JSON, or
@@ -265,298 +302,21 @@ pub unsafe extern "C" fn mcp_client_server_implementation(
     })
 }
 
-/// `ping` (handshake era; a modern server answers MCP_STATUS_SERVER_ERROR -32601). The result
-/// is `{}`.
-///
-/// # Safety
-/// `client` is NULL or live; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_ping(
-    client: *mut mcp_client,
-    options: *const mcp_request_options,
-) -> *mut mcp_result {
-    with_request(client, options, |c, o| c.ping(o))
-}
-
-/// `server/discover`. Servers of the handshake era answer MCP_STATUS_SERVER_ERROR (-32601).
-///
-/// # Safety
-/// `client` is NULL or live; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_discover(
-    client: *mut mcp_client,
-    options: *const mcp_request_options,
-) -> *mut mcp_result {
-    with_request(client, options, |c, o| c.discover(o))
-}
-
-/// `tools/call`. `arguments_json` is a JSON object or NULL. The result is the tool's result
-/// object (`content`, `structuredContent`, `isError`).
-///
-/// # Safety
-/// `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_call_tool(
-    client: *mut mcp_client,
-    name: *const c_char,
-    arguments_json: *const c_char,
-    options: *const mcp_request_options,
-) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        let name = required_str(name, "tool name")?;
-        let arguments = optional_json(arguments_json, "tool arguments", true)?;
-        c.call_tool(name, arguments, o)
+pub(super) unsafe fn getter(
+    client: *const mcp_client,
+    key: &'static str,
+    read: impl FnOnce(&Client) -> Option<String>,
+) -> *const c_char {
+    guard(std::ptr::null, || match client.as_ref() {
+        Some(handle) => match handle.get() {
+            Ok(c) => handle.keep(key, read(c)),
+            Err(_) => std::ptr::null(),
+        },
+        None => std::ptr::null(),
     })
 }
 
-/// `resources/read`. The result is `{"contents": [...]}`.
-///
-/// # Safety
-/// `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_read_resource(
-    client: *mut mcp_client,
-    uri: *const c_char,
-    options: *const mcp_request_options,
-) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        c.read_resource(required_str(uri, "resource uri")?, o)
-    })
-}
-
-/// `prompts/get`. `arguments_json` is a JSON object of strings, or NULL.
-///
-/// # Safety
-/// `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_get_prompt(
-    client: *mut mcp_client,
-    name: *const c_char,
-    arguments_json: *const c_char,
-    options: *const mcp_request_options,
-) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        let name = required_str(name, "prompt name")?;
-        let arguments = optional_json(arguments_json, "prompt arguments", true)?;
-        c.get_prompt(name, arguments, o)
-    })
-}
-
-/// `completion/complete`. `ref_json` is e.g. `{"type":"ref/prompt","name":"greet"}`,
-/// `argument_json` is `{"name":...,"value":...}`, `context_json` is a JSON object or NULL.
-/// The result is `{"completion": {...}}`.
-///
-/// # Safety
-/// `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_complete(
-    client: *mut mcp_client,
-    ref_json: *const c_char,
-    argument_json: *const c_char,
-    context_json: *const c_char,
-    options: *const mcp_request_options,
-) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        let reference = optional_json(ref_json, "completion ref", true)?
-            .ok_or_else(|| Error::invalid("completion ref must not be NULL"))?;
-        let argument = optional_json(argument_json, "completion argument", true)?
-            .ok_or_else(|| Error::invalid("completion argument must not be NULL"))?;
-        let context = optional_json(context_json, "completion context", true)?;
-        c.complete(reference, argument, context, o)
-    })
-}
-
-/// Any request by method name, for methods without a function of their own. `params_json` is
-/// a JSON object or NULL. The result is the response's `result`.
-///
-/// # Safety
-/// `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_request(
-    client: *mut mcp_client,
-    method: *const c_char,
-    params_json: *const c_char,
-    options: *const mcp_request_options,
-) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        let method = required_str(method, "method")?;
-        let params = optional_json(params_json, "params", true)?;
-        c.request(method, params, o)
-    })
-}
-
-/// `logging/setLevel` (handshake era only; a modern connection returns
-/// MCP_STATUS_NOT_SUPPORTED and sends nothing). `level` is e.g. "debug", "info", "warning".
-///
-/// # Safety
-/// `client` is NULL or live; `level` is NULL or NUL-terminated; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_set_logging_level(
-    client: *mut mcp_client,
-    level: *const c_char,
-    options: *const mcp_request_options,
-) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        c.set_logging_level(required_str(level, "level")?, o)
-    })
-}
-
-/// `resources/subscribe` (handshake era only, else MCP_STATUS_NOT_SUPPORTED): updates arrive
-/// through the resource-updated callback.
-///
-/// # Safety
-/// `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_subscribe_resource(
-    client: *mut mcp_client,
-    uri: *const c_char,
-    options: *const mcp_request_options,
-) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        c.subscribe_resource(required_str(uri, "resource uri")?, o)
-    })
-}
-
-/// `resources/unsubscribe` (handshake era only, else MCP_STATUS_NOT_SUPPORTED).
-///
-/// # Safety
-/// `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_unsubscribe_resource(
-    client: *mut mcp_client,
-    uri: *const c_char,
-    options: *const mcp_request_options,
-) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        c.unsubscribe_resource(required_str(uri, "resource uri")?, o)
-    })
-}
-
-// cbindgen does not expand macros, so each list function is written out.
-
-/// One page of `tools/list`. `cursor` is NULL for the first page; the result's `nextCursor`
-/// gives the next.
-///
-/// # Safety
-/// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_list_tools(
-    client: *mut mcp_client,
-    cursor: *const c_char,
-    options: *const mcp_request_options,
-) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        c.list_tools(optional_str(cursor, "cursor")?, o)
-    })
-}
-
-/// One page of `resources/list`. `cursor` is NULL for the first page; the result's `nextCursor`
-/// gives the next.
-///
-/// # Safety
-/// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_list_resources(
-    client: *mut mcp_client,
-    cursor: *const c_char,
-    options: *const mcp_request_options,
-) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        c.list_resources(optional_str(cursor, "cursor")?, o)
-    })
-}
-
-/// One page of `resources/templates/list`. `cursor` is NULL for the first page; the result's `nextCursor`
-/// gives the next.
-///
-/// # Safety
-/// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_list_resource_templates(
-    client: *mut mcp_client,
-    cursor: *const c_char,
-    options: *const mcp_request_options,
-) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        c.list_resource_templates(optional_str(cursor, "cursor")?, o)
-    })
-}
-
-/// One page of `prompts/list`. `cursor` is NULL for the first page; the result's `nextCursor`
-/// gives the next.
-///
-/// # Safety
-/// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_list_prompts(
-    client: *mut mcp_client,
-    cursor: *const c_char,
-    options: *const mcp_request_options,
-) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        c.list_prompts(optional_str(cursor, "cursor")?, o)
-    })
-}
-
-/// Every tool, over all pages: `{"tools": [...]}`. One token cancels the walk; a repeated
-/// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
-///
-/// # Safety
-/// `client` is NULL or live; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_tools(
-    client: *mut mcp_client,
-    options: *const mcp_request_options,
-) -> *mut mcp_result {
-    with_request(client, options, |c, o| Ok(json!({ "tools": c.tools(o)? })))
-}
-
-/// Every resource, over all pages: `{"resources": [...]}`. One token cancels the walk; a repeated
-/// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
-///
-/// # Safety
-/// `client` is NULL or live; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_resources(
-    client: *mut mcp_client,
-    options: *const mcp_request_options,
-) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        Ok(json!({ "resources": c.resources(o)? }))
-    })
-}
-
-/// Every resource template, over all pages: `{"resourceTemplates": [...]}`. One token cancels the walk; a repeated
-/// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
-///
-/// # Safety
-/// `client` is NULL or live; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_resource_templates(
-    client: *mut mcp_client,
-    options: *const mcp_request_options,
-) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        Ok(json!({ "resourceTemplates": c.resource_templates(o)? }))
-    })
-}
-
-/// Every prompt, over all pages: `{"prompts": [...]}`. One token cancels the walk; a repeated
-/// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
-///
-/// # Safety
-/// `client` is NULL or live; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_prompts(
-    client: *mut mcp_client,
-    options: *const mcp_request_options,
-) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        Ok(json!({ "prompts": c.prompts(o)? }))
-    })
-}
-
-unsafe fn with_client(
+pub(super) unsafe fn with_client(
     client: *const mcp_client,
     body: impl FnOnce(&Client) -> Result<Value>,
 ) -> *mut mcp_result {
@@ -568,7 +328,7 @@ unsafe fn with_client(
     })
 }
 
-unsafe fn with_request(
+pub(super) unsafe fn with_request(
     client: *const mcp_client,
     options: *const mcp_request_options,
     body: impl FnOnce(&Client, &RequestOptions) -> Result<Value>,
@@ -584,55 +344,4 @@ unsafe fn with_request(
         };
         body(c, options)
     })
-}
-
-unsafe fn getter(
-    client: *const mcp_client,
-    key: &'static str,
-    read: impl FnOnce(&Client) -> Option<String>,
-) -> *const c_char {
-    guard(std::ptr::null, || match client.as_ref() {
-        Some(handle) => match handle.get() {
-            Ok(c) => handle.keep(key, read(c)),
-            Err(_) => std::ptr::null(),
-        },
-        None => std::ptr::null(),
-    })
-}
-
-/// A client for a server reached by Streamable HTTP at `url` (e.g. "https://host/mcp"; https
-/// is verified, plain http is for loopback and tests). `options` may be NULL and is copied; its
-/// headers, HTTP timeouts and max line bytes (here: the largest JSON body or SSE event) apply.
-/// Nothing is sent until `mcp_client_connect`. Never returns NULL: a bad URL or option is
-/// reported by `mcp_client_connect` as MCP_STATUS_INVALID_ARGUMENT. Free with `mcp_client_free`.
-///
-/// # Safety
-/// `url` is NULL or NUL-terminated; `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_new_http(
-    url: *const c_char,
-    options: *const mcp_client_options,
-) -> *mut mcp_client {
-    let made = guard(
-        || {
-            Err(Error::new(
-                crate::Status::InternalError,
-                "internal error creating the client",
-            ))
-        },
-        || {
-            let url = required_str(url, "url")?;
-            let (mut config, client_options) = match client_options(options)? {
-                Some(o) => {
-                    let mut config = o.http.clone();
-                    config.max_message_bytes = o.max_line_bytes;
-                    (config, o.client.clone())
-                }
-                None => (HttpConfig::new(""), ClientOptions::default()),
-            };
-            config.url = url.to_owned();
-            Ok(Client::http(config, client_options))
-        },
-    );
-    mcp_client::new(made)
 }

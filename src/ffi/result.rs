@@ -1,10 +1,11 @@
-//! `mcp_result`: what every request returns; plus `mcp_status_name` and `mcp_version`.
+//! `mcp_result`: what every request returns.
 
-use super::{guard, to_cstring};
+use super::strings::to_cstring;
+use super::{free_handle, guard};
 use crate::error::{mcp_status, Error, Result, Status};
 use crate::protocol::json_text;
 use serde_json::Value;
-use std::ffi::{c_char, c_int, CString};
+use std::ffi::{c_char, CString};
 
 /// The outcome of one call: a status and, on success, the result as JSON text. Always
 /// non-NULL from a request function; free it with `mcp_result_free`.
@@ -174,45 +175,12 @@ pub unsafe extern "C" fn mcp_result_cancel_reason(result: *const mcp_result) -> 
 /// `result` is NULL or a result not yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_result_free(result: *mut mcp_result) {
-    super::free_handle(result)
-}
-
-/// The stable name of a status, e.g. "CANCELLED"; "UNKNOWN" for a number that is not one.
-/// Takes an int so that any value from C is safe to pass.
-#[no_mangle]
-pub extern "C" fn mcp_status_name(status: c_int) -> *const c_char {
-    const NAMES: [&std::ffi::CStr; 14] = [
-        c"OK",
-        c"SERVER_ERROR",
-        c"CANCELLED",
-        c"TIMEOUT",
-        c"TRANSPORT_ERROR",
-        c"PROTOCOL_ERROR",
-        c"CLOSED",
-        c"INVALID_ARGUMENT",
-        c"PAGINATION_LIMIT",
-        c"NOT_CONNECTED",
-        c"INTERNAL_ERROR",
-        c"INPUT_REQUIRED",
-        c"SESSION_EXPIRED",
-        c"NOT_SUPPORTED",
-    ];
-    usize::try_from(status)
-        .ok()
-        .and_then(|i| NAMES.get(i))
-        .map_or(c"UNKNOWN".as_ptr(), |name| name.as_ptr())
-}
-
-/// The library version at run time, e.g. "0.1.0" (compare with MCPC_VERSION at build time).
-#[no_mangle]
-pub extern "C" fn mcp_version() -> *const c_char {
-    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+    free_handle(result)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ffi::CStr;
 
     #[test]
     fn json_texts_are_what_serde_json_writes() {
@@ -225,30 +193,5 @@ mod tests {
         let r = mcp_result::error(interim);
         assert_eq!(text(&r.json), value.to_string());
         assert_eq!(text(&r.error_data), value.to_string());
-    }
-
-    #[test]
-    fn status_names_match_the_rust_names() {
-        for status in [
-            Status::Ok,
-            Status::ServerError,
-            Status::Cancelled,
-            Status::Timeout,
-            Status::TransportError,
-            Status::ProtocolError,
-            Status::Closed,
-            Status::InvalidArgument,
-            Status::PaginationLimit,
-            Status::NotConnected,
-            Status::InternalError,
-            Status::InputRequired,
-            Status::SessionExpired,
-            Status::NotSupported,
-        ] {
-            let name = unsafe { CStr::from_ptr(mcp_status_name(status as c_int)) };
-            assert_eq!(name.to_str().unwrap(), status.name());
-        }
-        let unknown = unsafe { CStr::from_ptr(mcp_status_name(-1)) };
-        assert_eq!(unknown.to_str().unwrap(), "UNKNOWN");
     }
 }

@@ -1,8 +1,9 @@
 //! Custom transports written in C: `mcp_transport_vtable`, and its adapter to the Rust
 //! `BlockingTransport` trait.
 
-use super::options::UserData;
-use super::{guard, optional_str};
+use super::callbacks::UserData;
+use super::guard;
+use super::strings::optional_str;
 use crate::error::{Error, Result};
 use crate::transport::custom::BlockingTransport;
 use std::ffi::{c_char, c_void, CString};

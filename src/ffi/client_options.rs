@@ -1,0 +1,381 @@
+//! `mcp_client_options`: a builder for how a client connects and behaves, copied when a client
+//! is made, so one options object may serve many clients. Setters follow `setter::set`.
+
+use super::setter::{positive_ms, set, HasError};
+use super::strings::{optional_json, optional_str, required_str};
+use super::{free_handle, guard};
+use crate::client::{ClientOptions, ConnectMode};
+use crate::error::{mcp_status, Error};
+use crate::protocol::versions;
+use crate::transport::http::HttpConfig;
+use crate::transport::stdio::{StderrMode, DEFAULT_MAX_LINE_BYTES};
+use serde_json::json;
+use std::ffi::{c_char, c_int};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Options for a client. Copied when the client is created, so one may serve many clients.
+pub struct mcp_client_options {
+    pub(crate) client: ClientOptions,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) cwd: Option<PathBuf>,
+    pub(crate) max_line_bytes: usize,
+    pub(crate) stderr: StderrMode,
+    pub(crate) error: Option<Error>,
+    /// For `mcp_client_new_http`: everything but the URL.
+    pub(crate) http: HttpConfig,
+}
+
+/// What happens to a stdio server's stderr.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+pub enum mcp_stderr_mode {
+    /// Keep the last 50 lines; they are quoted when the server exits unexpectedly (default).
+    Tail = 0,
+    /// Let the server write to this process's stderr.
+    Inherit = 1,
+    /// Throw it away.
+    Discard = 2,
+}
+
+impl HasError for mcp_client_options {
+    fn error(&mut self) -> &mut Option<Error> {
+        &mut self.error
+    }
+}
+
+/// Default client options: client info {"name":"mcpc","version":<library version>}, no
+/// capabilities, no request timeout, a 30 s connect timeout, lines up to 4 MiB, 1000 pages,
+/// stderr kept as a tail. Free with `mcp_client_options_free`.
+#[no_mangle]
+pub extern "C" fn mcp_client_options_new() -> *mut mcp_client_options {
+    guard(std::ptr::null_mut, || {
+        Box::into_raw(Box::new(mcp_client_options {
+            client: ClientOptions::default(),
+            env: Vec::new(),
+            cwd: None,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            stderr: StderrMode::Tail,
+            error: None,
+            http: HttpConfig::new(""),
+        }))
+    })
+}
+
+/// Frees the options. NULL is accepted.
+///
+/// # Safety
+/// `options` is NULL or options not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_free(options: *mut mcp_client_options) {
+    free_handle(options)
+}
+
+/// The `clientInfo` sent in `initialize`.
+///
+/// # Safety
+/// `options` is NULL or live; the strings are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_client_info(
+    options: *mut mcp_client_options,
+    name: *const c_char,
+    version: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        let name = required_str(name, "client name")?;
+        let version = required_str(version, "client version")?;
+        o.client.client_info = json!({ "name": name, "version": version });
+        Ok(())
+    })
+}
+
+/// The client capabilities sent in `initialize`, as a JSON object.
+///
+/// # Safety
+/// `options` is NULL or live; `json` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_capabilities(
+    options: *mut mcp_client_options,
+    json: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        let caps = optional_json(json, "capabilities", true)?;
+        o.client.capabilities =
+            Some(caps.ok_or_else(|| Error::invalid("capabilities must not be NULL"))?);
+        Ok(())
+    })
+}
+
+/// The timeout of every request that sets none itself; 0 means no timeout (the default).
+/// A request that times out returns MCP_STATUS_TIMEOUT and the server is told, as for a cancel.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_timeout_ms(
+    options: *mut mcp_client_options,
+    ms: u64,
+) -> mcp_status {
+    set(options, |o| {
+        o.client.timeout = (ms > 0).then(|| Duration::from_millis(ms));
+        Ok(())
+    })
+}
+
+/// How long `mcp_client_connect` waits for the handshake; must be positive (default 30000).
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_connect_timeout_ms(
+    options: *mut mcp_client_options,
+    ms: u64,
+) -> mcp_status {
+    set(options, |o| {
+        o.client.connect_timeout = positive_ms(ms, "connect timeout")?;
+        Ok(())
+    })
+}
+
+/// The longest line accepted from a stdio server (default 4 MiB). A longer line fails the
+/// calls pending at that moment with MCP_STATUS_PROTOCOL_ERROR; reading goes on after it.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_max_line_bytes(
+    options: *mut mcp_client_options,
+    bytes: usize,
+) -> mcp_status {
+    set(options, |o| {
+        if bytes == 0 {
+            return Err(Error::invalid("max line bytes must be positive"));
+        }
+        o.max_line_bytes = bytes;
+        Ok(())
+    })
+}
+
+/// The most pages an all-pages call fetches before MCP_STATUS_PAGINATION_LIMIT (default 1000).
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_max_pages(
+    options: *mut mcp_client_options,
+    pages: u32,
+) -> mcp_status {
+    set(options, |o| {
+        if pages == 0 {
+            return Err(Error::invalid("max pages must be positive"));
+        }
+        o.client.max_pages = pages as usize;
+        Ok(())
+    })
+}
+
+/// Adds (or overrides) one environment variable for a stdio server; the rest is inherited.
+///
+/// # Safety
+/// `options` is NULL or live; the strings are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_env(
+    options: *mut mcp_client_options,
+    name: *const c_char,
+    value: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        let name = required_str(name, "environment variable name")?;
+        if name.is_empty() || name.contains('=') {
+            return Err(Error::invalid(
+                "environment variable name must be non-empty, without '='",
+            ));
+        }
+        let value = required_str(value, "environment variable value")?;
+        o.env.push((name.to_owned(), value.to_owned()));
+        Ok(())
+    })
+}
+
+/// The working directory of a stdio server (default: this process's). NULL resets it.
+///
+/// # Safety
+/// `options` is NULL or live; `path` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_cwd(
+    options: *mut mcp_client_options,
+    path: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        o.cwd = optional_str(path, "working directory")?.map(PathBuf::from);
+        Ok(())
+    })
+}
+
+/// What happens to a stdio server's stderr: an `mcp_stderr_mode` value.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_stderr(
+    options: *mut mcp_client_options,
+    mode: c_int,
+) -> mcp_status {
+    set(options, |o| {
+        o.stderr = match mode {
+            0 => StderrMode::Tail,
+            1 => StderrMode::Inherit,
+            2 => StderrMode::Discard,
+            _ => return Err(Error::invalid(format!("unknown stderr mode {mode}"))),
+        };
+        Ok(())
+    })
+}
+
+/// Which protocol era to speak: an `mcp_connect_mode` value (default MCP_CONNECT_MODE_AUTO).
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_mode(
+    options: *mut mcp_client_options,
+    mode: c_int,
+) -> mcp_status {
+    set(options, |o| {
+        o.client.mode = match mode {
+            0 => ConnectMode::Auto,
+            1 => ConnectMode::Legacy,
+            2 => ConnectMode::Modern,
+            _ => return Err(Error::invalid(format!("unknown connect mode {mode}"))),
+        };
+        Ok(())
+    })
+}
+
+/// Pins a protocol version (NULL: none). A handshake version ("2025-11-25" and older) means the
+/// `initialize` handshake offering it; a modern one ("2026-07-28") is never downgraded.
+///
+/// # Safety
+/// `options` is NULL or live; `version` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_protocol_version(
+    options: *mut mcp_client_options,
+    version: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        let version = optional_str(version, "protocol version")?;
+        if let Some(v) = version {
+            if !versions::is_handshake_version(v) && !versions::is_modern_version(v) {
+                return Err(Error::invalid(format!(
+                    "unsupported protocol version {v:?}"
+                )));
+            }
+        }
+        o.client.protocol_version = version.map(str::to_owned);
+        Ok(())
+    })
+}
+
+/// How long the auto mode's `server/discover` probe waits (default 5000); must be positive.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_discover_timeout_ms(
+    options: *mut mcp_client_options,
+    ms: u64,
+) -> mcp_status {
+    set(options, |o| {
+        o.client.discover_timeout = positive_ms(ms, "discover timeout")?;
+        Ok(())
+    })
+}
+
+/// The most `input_required` rounds one call may take (default 10).
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_input_required_max_rounds(
+    options: *mut mcp_client_options,
+    rounds: u32,
+) -> mcp_status {
+    set(options, |o| {
+        o.client.input_required_max_rounds = rounds;
+        Ok(())
+    })
+}
+
+/// Adds a header to every HTTP request of a client made by `mcp_client_new_http`, e.g.
+/// ("Authorization", "Bearer ..."). Rejected (MCP_STATUS_INVALID_ARGUMENT): a name that is not
+/// an HTTP token, a value with a control character (CR, LF, NUL...), and the headers the
+/// transport sets itself (Accept, Content-Type, Mcp-Session-Id, MCP-Protocol-Version, Mcp-*...).
+/// Never sent elsewhere: redirects are not followed.
+///
+/// # Safety
+/// `options` is NULL or live; `name` and `value` are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_add_header(
+    options: *mut mcp_client_options,
+    name: *const c_char,
+    value: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        let name = required_str(name, "header name")?;
+        let value = required_str(value, "header value")?;
+        o.http.add_header(name, value)
+    })
+}
+
+/// How long opening an HTTP connection (TCP, then TLS) may take; must be positive (default
+/// 10000). A refused connection fails at once whatever this says.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_http_connect_timeout_ms(
+    options: *mut mcp_client_options,
+    ms: u64,
+) -> mcp_status {
+    set(options, |o| {
+        if ms == 0 {
+            return Err(Error::invalid("HTTP connect timeout must be positive"));
+        }
+        o.http.connect_timeout = Duration::from_millis(ms);
+        Ok(())
+    })
+}
+
+/// The longest silence while reading an HTTP response before the call fails with
+/// MCP_STATUS_TRANSPORT_ERROR; 0 means none (the default: a slow tool may say nothing for
+/// long; use request timeouts to bound calls).
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_http_idle_timeout_ms(
+    options: *mut mcp_client_options,
+    ms: u64,
+) -> mcp_status {
+    set(options, |o| {
+        o.http.idle_timeout = (ms > 0).then(|| Duration::from_millis(ms));
+        Ok(())
+    })
+}
+
+/// Whether a handshake-era HTTP client opens the standalone GET stream once connected, for
+/// what the server sends outside any call (its requests, list changes). On by default; a
+/// server without one answers 405 and it is not tried again.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_http_listen(
+    options: *mut mcp_client_options,
+    listen: bool,
+) -> mcp_status {
+    set(options, |o| {
+        o.http.listen = listen;
+        Ok(())
+    })
+}

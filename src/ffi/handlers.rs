@@ -1,0 +1,177 @@
+//! Request handlers from C: the host answers what the server asks of the client
+//! (`sampling/createMessage`, `elicitation/create`, `roots/list`) through `mcp_handler_reply`.
+
+use super::callbacks::UserData;
+use super::client_options::mcp_client_options;
+use super::guard;
+use super::result::{into_result, mcp_result};
+use super::setter::set;
+use super::strings::{optional_json, required_str, to_cstring};
+use crate::cancellation::CancellationToken;
+use crate::error::{mcp_status, Error};
+use crate::handlers::{self, HandlerError, ServerRequest};
+use crate::protocol::jsonrpc::INTERNAL_ERROR;
+use serde_json::Value;
+use std::ffi::{c_char, c_void};
+use std::sync::Arc;
+
+/// Where a request handler puts its answer.
+pub struct mcp_handler_reply {
+    result: Option<Value>,
+    error: Option<HandlerError>,
+    cancellation: CancellationToken,
+}
+
+/// Answers a request the server makes of the client (`elicitation/create`,
+/// `sampling/createMessage`, `roots/list`): receives the method and params (JSON), and sets the
+/// result with `mcp_handler_reply_set_result` (returning true) or an error with
+/// `mcp_handler_reply_set_error` (returning false). Handshake era: called on a library thread of
+/// its own per server request, several at once. Modern era (`input_required` rounds): called on
+/// the thread of the call that met the request. Either way it may make calls on the client
+/// itself. `params_json` is valid during the call. Registering one declares the matching client
+/// capability unless capabilities were set explicitly.
+pub type mcp_request_handler = Option<
+    unsafe extern "C" fn(
+        userdata: *mut c_void,
+        method: *const c_char,
+        params_json: *const c_char,
+        reply: *mut mcp_handler_reply,
+    ) -> bool,
+>;
+
+/// Whether the server cancelled the request being handled (or the call that met it was
+/// cancelled). A long handler may poll it and give up; its answer is then not sent.
+///
+/// # Safety
+/// `reply` is the pointer passed to the handler, during that call.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_handler_reply_is_cancelled(reply: *const mcp_handler_reply) -> bool {
+    guard(
+        || false,
+        || {
+            reply
+                .as_ref()
+                .is_some_and(|r| r.cancellation.is_cancelled())
+        },
+    )
+}
+
+/// Gives a handler's result (a JSON object, copied). Returns false if it is not one.
+///
+/// # Safety
+/// `reply` is the pointer passed to the handler, during that call; `json` is NULL or
+/// NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_handler_reply_set_result(
+    reply: *mut mcp_handler_reply,
+    json: *const c_char,
+) -> bool {
+    guard(
+        || false,
+        || match (reply.as_mut(), optional_json(json, "handler result", true)) {
+            (Some(reply), Ok(Some(result))) => {
+                reply.result = Some(result);
+                true
+            }
+            _ => false,
+        },
+    )
+}
+
+/// Gives a handler's error: a JSON-RPC code and message (copied; NULL message: "handler failed").
+///
+/// # Safety
+/// `reply` is the pointer passed to the handler, during that call; `message` is NULL or
+/// NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_handler_reply_set_error(
+    reply: *mut mcp_handler_reply,
+    code: i64,
+    message: *const c_char,
+) {
+    guard(
+        || (),
+        || {
+            if let Some(reply) = reply.as_mut() {
+                let message = (!message.is_null()).then(|| {
+                    std::ffi::CStr::from_ptr(message)
+                        .to_string_lossy()
+                        .into_owned()
+                });
+                reply.error = Some(HandlerError {
+                    code,
+                    message: message.unwrap_or_else(|| "handler failed".to_owned()),
+                });
+            }
+        },
+    )
+}
+
+/// Registers the handler for one method the server may ask for (NULL handler: remove it).
+///
+/// # Safety
+/// `options` is NULL or live; `method` is NULL or NUL-terminated; `handler` is safe to call
+/// from any thread with `userdata` for as long as a client made from these options is alive.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_request_handler(
+    options: *mut mcp_client_options,
+    method: *const c_char,
+    handler: mcp_request_handler,
+    userdata: *mut c_void,
+) -> mcp_status {
+    set(options, |o| {
+        let method = required_str(method, "method")?.to_owned();
+        let Some(handler) = handler else {
+            o.client.callbacks.request_handlers.remove(&method);
+            return Ok(());
+        };
+        let userdata = UserData(userdata);
+        let call = move |request: &ServerRequest| -> std::result::Result<Value, HandlerError> {
+            let userdata = userdata;
+            let method = to_cstring(request.method);
+            let params = to_cstring(request.params.to_string());
+            let mut reply = mcp_handler_reply {
+                result: None,
+                error: None,
+                cancellation: request.cancellation.clone(),
+            };
+            let ok = handler(userdata.0, method.as_ptr(), params.as_ptr(), &mut reply);
+            match (ok, reply.result, reply.error) {
+                (true, Some(result), _) => Ok(result),
+                (_, _, Some(error)) => Err(error),
+                (true, None, None) => Err(HandlerError {
+                    code: INTERNAL_ERROR,
+                    message: "the handler set no result".into(),
+                }),
+                (false, _, None) => Err(HandlerError {
+                    code: INTERNAL_ERROR,
+                    message: "handler failed".into(),
+                }),
+            }
+        };
+        o.client
+            .callbacks
+            .request_handlers
+            .insert(method, Arc::new(call));
+        Ok(())
+    })
+}
+
+/// Fills what an elicitation answer leaves out with the defaults of the requested schema
+/// (SEP-1034). `requested_schema_json` is the request's `requestedSchema`; `content_json` is
+/// the answer so far (NULL: empty). The result JSON is the filled content object.
+///
+/// # Safety
+/// The strings are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_elicitation_defaults(
+    requested_schema_json: *const c_char,
+    content_json: *const c_char,
+) -> *mut mcp_result {
+    into_result(|| {
+        let schema = optional_json(requested_schema_json, "requested schema", true)?
+            .ok_or_else(|| Error::invalid("requested schema must not be NULL"))?;
+        let content = optional_json(content_json, "content", true)?.unwrap_or(Value::Null);
+        Ok(handlers::elicitation_defaults(&schema, &content))
+    })
+}

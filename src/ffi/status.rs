@@ -1,0 +1,67 @@
+//! The status names and the library version, for C.
+
+use std::ffi::{c_char, c_int};
+
+/// The stable name of a status, e.g. "CANCELLED"; "UNKNOWN" for a number that is not one.
+/// Takes an int so that any value from C is safe to pass.
+#[no_mangle]
+pub extern "C" fn mcp_status_name(status: c_int) -> *const c_char {
+    const NAMES: [&std::ffi::CStr; 14] = [
+        c"OK",
+        c"SERVER_ERROR",
+        c"CANCELLED",
+        c"TIMEOUT",
+        c"TRANSPORT_ERROR",
+        c"PROTOCOL_ERROR",
+        c"CLOSED",
+        c"INVALID_ARGUMENT",
+        c"PAGINATION_LIMIT",
+        c"NOT_CONNECTED",
+        c"INTERNAL_ERROR",
+        c"INPUT_REQUIRED",
+        c"SESSION_EXPIRED",
+        c"NOT_SUPPORTED",
+    ];
+    usize::try_from(status)
+        .ok()
+        .and_then(|i| NAMES.get(i))
+        .map_or(c"UNKNOWN".as_ptr(), |name| name.as_ptr())
+}
+
+/// The library version at run time, e.g. "0.1.0" (compare with MCPC_VERSION at build time).
+#[no_mangle]
+pub extern "C" fn mcp_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Status;
+    use std::ffi::CStr;
+
+    #[test]
+    fn status_names_match_the_rust_names() {
+        for status in [
+            Status::Ok,
+            Status::ServerError,
+            Status::Cancelled,
+            Status::Timeout,
+            Status::TransportError,
+            Status::ProtocolError,
+            Status::Closed,
+            Status::InvalidArgument,
+            Status::PaginationLimit,
+            Status::NotConnected,
+            Status::InternalError,
+            Status::InputRequired,
+            Status::SessionExpired,
+            Status::NotSupported,
+        ] {
+            let name = unsafe { CStr::from_ptr(mcp_status_name(status as c_int)) };
+            assert_eq!(name.to_str().unwrap(), status.name());
+        }
+        let unknown = unsafe { CStr::from_ptr(mcp_status_name(-1)) };
+        assert_eq!(unknown.to_str().unwrap(), "UNKNOWN");
+    }
+}
