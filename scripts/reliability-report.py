@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes docs/reliability.md from what a run of scripts/test.sh left behind.
+"""Writes build/reliability.md from what a run of scripts/test.sh left behind.
 
 Inputs (all written by that run; a missing one is reported as "not run", never invented):
   build/logs/cargo-test.log                    `cargo test` output: every Rust test and its result
@@ -9,7 +9,10 @@ Inputs (all written by that run; a missing one is reported as "not run", never i
   build/report/figures.txt                     figures the tests recorded (common::report_figure)
   include/mcpc.h, tests/ffi_bad_input.rs       which exported functions the bad-input tests call
 
-Usage: scripts/reliability-report.py [OUTPUT]   (default docs/reliability.md)
+Usage: scripts/reliability-report.py [OUTPUT]   (default build/reliability.md)
+
+The test run never touches the tracked docs/reliability.md: scripts/update-reliability.sh copies
+a run's report there, on purpose, when the figures are worth committing.
 """
 import datetime
 import os
@@ -207,7 +210,7 @@ def section_fuzz(out, log):
 
 
 def main():
-    output = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "docs/reliability.md")
+    output = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build/reliability.md")
     cargo_log = read("build/logs/cargo-test.log")
     ctest_console = read("build/logs/ctest.log")
     ctest_log = read("build/examples/Testing/Temporary/LastTest.log")
@@ -218,9 +221,9 @@ def main():
     out = [
         "# Reliability figures\n",
         "Written by `scripts/reliability-report.py` at the end of `scripts/test.sh` (the "
-        "README's test command, which `.ci/run` runs), from that run's own logs. Every run "
-        "rewrites it; the committed copy is from a run of `.ci/run` on a fresh clone. A part "
-        "that did not run says so.\n",
+        "README's test command, which `.ci/run` runs), from that run's own logs, into "
+        "build/reliability.md; `scripts/update-reliability.sh` copies it here. The committed "
+        "copy is from a run of `.ci/run` on a fresh clone. A part that did not run says so.\n",
         f"Run: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit "
         f"`{commit}`, {platform.system()} {platform.machine()}, {os.cpu_count()} cores.\n",
     ]

@@ -3,7 +3,7 @@
 # tests against real MCP servers among them), clippy, rustfmt, then the C examples under ctest,
 # plain, with ASan/UBSan, with TSan and under valgrind, with the packaging and header tests, the
 # fuzz targets for a bounded time, the benchmark smoke run and the Go bindings. Ends by writing
-# docs/reliability.md from this run's logs.
+# build/reliability.md from this run's logs (scripts/update-reliability.sh copies it to docs/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
