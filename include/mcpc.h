@@ -297,7 +297,7 @@ const char *mcp_cancellation_reason(const mcp_cancellation *token);
 void mcp_cancellation_free(mcp_cancellation *token);
 
 // A client for a server run as a child process: `argv` is a NULL-terminated array, executed
-// directly (no shell; argv[0] is looked up in PATH). `options` may be NULL and is copied.
+// directly (no shell; `argv[0]` is looked up in PATH). `options` may be NULL and is copied.
 // Nothing starts until `mcp_client_connect`. Never returns NULL: invalid arguments are
 // reported by `mcp_client_connect` as MCP_STATUS_INVALID_ARGUMENT. Free with `mcp_client_free`.
 //
@@ -390,7 +390,7 @@ bool mcp_client_is_modern(const mcp_client *client);
 // `client` is NULL or a live client.
 const char *mcp_client_server_implementation(const mcp_client *client);
 
-// Default client options: client info {"name":"mcpc","version":<library version>}, no
+// Default client options: client info `{"name":"mcpc","version":"<library version>"}`, no
 // capabilities, no request timeout, a 30 s connect timeout, lines up to 4 MiB, 1000 pages,
 // stderr kept as a tail. Free with `mcp_client_options_free`.
 mcp_client_options *mcp_client_options_new(void);

@@ -1,24 +1,42 @@
 //! mcpc: an MCP (Model Context Protocol) client with a C ABI and first-class cancellation.
 //!
 //! Layers, from the top: `ffi` (the C ABI only) → `client` (the blocking client) → `engine`
-//! (calls in flight, the completion race, cancel dispatch) → `transport` (stdio, custom) →
-//! `protocol` (JSON-RPC frames, method names, versions). `cancellation` holds the token.
+//! (calls in flight, the completion race, cancel dispatch) → `transport` (stdio, Streamable
+//! HTTP, custom) → `protocol` (JSON-RPC frames, method names, versions). `cancellation` holds
+//! the token.
+//!
+//! The Rust API is what this file exports: [`Client`] with its options and configs, the
+//! [`CancellationToken`], [`Error`] and [`Status`], the callback and handler types in
+//! [`handlers`], and [`BlockingTransport`] for a transport of your own. Everything else is
+//! private to the crate. [`ffi`] is the C ABI (`include/mcpc.h`), callable from Rust too.
 
-pub mod cancellation;
-pub mod client;
-pub mod engine;
-pub mod error;
+mod cancellation;
+mod client;
+mod engine;
+mod error;
 pub mod ffi;
 pub mod handlers;
-pub mod protocol;
-pub mod transport;
+mod protocol;
+mod transport;
 
-pub use cancellation::CancellationToken;
+pub use cancellation::{CancellationToken, HookId};
 pub use client::{Client, ClientOptions, ConnectMode, RequestOptions};
+pub use engine::router::RouterStats as ConnectionStats;
 pub use error::{Error, Result, Status};
 pub use handlers::{HandlerError, LogLevel};
+pub use transport::custom::BlockingTransport;
 pub use transport::http::HttpConfig;
 pub use transport::stdio::{StderrMode, StdioConfig};
+
+/// Internals the fuzz targets drive directly (the `fuzzing` feature; not part of the API).
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::protocol::header_value::{encode, render_param};
+    pub use crate::protocol::json_text;
+    pub use crate::protocol::jsonrpc::{classify, into_result, Incoming};
+    pub use crate::transport::http::sse::SseReader;
+}
 
 /// The library version, also returned by `mcp_version()`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

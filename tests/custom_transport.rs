@@ -2,7 +2,7 @@
 //! `BlockingTransport` trait: the send boundary, its fallback, and cancels fired from inside
 //! the transport.
 
-use mcpc::transport::custom::BlockingTransport;
+use mcpc::BlockingTransport;
 use mcpc::{CancellationToken, Client, ClientOptions, RequestOptions, Result, Status};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};

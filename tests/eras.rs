@@ -509,7 +509,7 @@ struct RejectingOnce {
     seen: Arc<Mutex<Vec<Value>>>,
 }
 
-impl mcpc::transport::custom::BlockingTransport for RejectingOnce {
+impl mcpc::BlockingTransport for RejectingOnce {
     fn round_trip(&self, request: &str, on_sent: &mut dyn FnMut()) -> mcpc::Result<String> {
         on_sent();
         let request: Value = serde_json::from_str(request).unwrap();

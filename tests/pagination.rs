@@ -1,7 +1,7 @@
 //! Pagination edge cases against a scripted server: an empty-string cursor is a cursor, a
 //! repeated cursor ends the walk, and a cycle A→B→A stops after three pages.
 
-use mcpc::transport::custom::BlockingTransport;
+use mcpc::BlockingTransport;
 use mcpc::{Client, ClientOptions, ConnectMode, RequestOptions};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};

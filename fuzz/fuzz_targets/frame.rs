@@ -5,8 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcpc::protocol::json_text;
-use mcpc::protocol::jsonrpc::{classify, into_result, Incoming};
+use mcpc::fuzzing::json_text;
+use mcpc::fuzzing::{classify, into_result, Incoming};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(frame) = serde_json::from_slice::<serde_json::Value>(data) else {

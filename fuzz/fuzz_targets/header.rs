@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcpc::protocol::header_value::{encode, render_param};
+use mcpc::fuzzing::{encode, render_param};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcpc::transport::http::sse::SseReader;
+use mcpc::fuzzing::SseReader;
 
 const LIMIT: usize = 1024;
 

@@ -83,7 +83,7 @@ unsafe fn read_argv(argv: *const *const c_char) -> Result<Vec<String>> {
 }
 
 /// A client for a server run as a child process: `argv` is a NULL-terminated array, executed
-/// directly (no shell; argv[0] is looked up in PATH). `options` may be NULL and is copied.
+/// directly (no shell; `argv[0]` is looked up in PATH). `options` may be NULL and is copied.
 /// Nothing starts until `mcp_client_connect`. Never returns NULL: invalid arguments are
 /// reported by `mcp_client_connect` as MCP_STATUS_INVALID_ARGUMENT. Free with `mcp_client_free`.
 ///

@@ -44,7 +44,7 @@ impl HasError for mcp_client_options {
     }
 }
 
-/// Default client options: client info {"name":"mcpc","version":<library version>}, no
+/// Default client options: client info `{"name":"mcpc","version":"<library version>"}`, no
 /// capabilities, no request timeout, a 30 s connect timeout, lines up to 4 MiB, 1000 pages,
 /// stderr kept as a tail. Free with `mcp_client_options_free`.
 #[no_mangle]

@@ -37,7 +37,7 @@ pub type StderrCallback = Arc<dyn Fn(&str) + Send + Sync>;
 /// What happens to the server's stderr.
 #[derive(Clone, Default)]
 pub enum StderrMode {
-    /// Keep the last lines in memory (see [`StdioTransport::stderr_tail`]); they are also quoted
+    /// Keep the last lines in memory (see `Client::stderr_tail`); they are also quoted
     /// when the server exits unexpectedly.
     #[default]
     Tail,

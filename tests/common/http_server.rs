@@ -1,7 +1,7 @@
 //! Our test server in its HTTP mode (`--http 0`), and what it logged.
 
 use super::{log_path, read_log, SERVER};
-use mcpc::transport::http::HttpConfig;
+use mcpc::HttpConfig;
 use mcpc::{Client, ClientOptions, ConnectMode};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
