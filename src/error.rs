@@ -3,12 +3,10 @@
 use serde_json::Value;
 use std::fmt;
 
-/// The status of a finished call. The numbers are part of the C ABI: they are stable and a
-/// number is never reused for another meaning.
-#[repr(C)]
+/// The status of a finished call. The numbers are stable and never reused for another meaning;
+/// the C API's `mcp_status` (src/ffi/status.rs) has the same ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[allow(non_camel_case_types)]
-pub enum mcp_status {
+pub enum Status {
     /// The call succeeded.
     Ok = 0,
     /// The server answered with a JSON-RPC error (code, message and data are on the result).
@@ -43,10 +41,32 @@ pub enum mcp_status {
     NotSupported = 13,
 }
 
-/// The Rust name for the status codes.
-pub use mcp_status as Status;
-
 impl Status {
+    /// Every status, in the order of its number.
+    pub const ALL: [Status; 14] = [
+        Status::Ok,
+        Status::ServerError,
+        Status::Cancelled,
+        Status::Timeout,
+        Status::TransportError,
+        Status::ProtocolError,
+        Status::Closed,
+        Status::InvalidArgument,
+        Status::PaginationLimit,
+        Status::NotConnected,
+        Status::InternalError,
+        Status::InputRequired,
+        Status::SessionExpired,
+        Status::NotSupported,
+    ];
+
+    /// The status with this number, if there is one.
+    pub fn from_code(code: i32) -> Option<Status> {
+        Status::ALL
+            .into_iter()
+            .find(|status| *status as i32 == code)
+    }
+
     /// A stable, upper-case name, e.g. "CANCELLED".
     pub fn name(self) -> &'static str {
         match self {
@@ -144,3 +164,18 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::Status;
+
+    #[test]
+    fn every_status_is_listed_once_at_its_number() {
+        for (number, status) in Status::ALL.into_iter().enumerate() {
+            assert_eq!(status as usize, number);
+            assert_eq!(Status::from_code(number as i32), Some(status));
+        }
+        assert_eq!(Status::from_code(-1), None);
+        assert_eq!(Status::from_code(Status::ALL.len() as i32), None);
+    }
+}

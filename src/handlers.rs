@@ -12,18 +12,14 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// How serious a library log message is. The numbers are part of the C ABI.
-#[repr(C)]
+/// How serious a library log message is (the C API's `mcp_log_level`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-#[allow(non_camel_case_types)]
-pub enum mcp_log_level {
-    Debug = 0,
-    Info = 1,
-    Warning = 2,
-    Error = 3,
+pub enum LogLevel {
+    Debug,
+    Info,
+    Warning,
+    Error,
 }
-
-pub use mcp_log_level as LogLevel;
 
 /// A list the server says has changed (`notifications/<kind>/list_changed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

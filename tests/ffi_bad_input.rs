@@ -4,7 +4,6 @@
 mod common;
 
 use mcpc::ffi::*;
-use mcpc::Status;
 use std::ffi::{c_char, CStr, CString};
 use std::ptr::{null, null_mut};
 
@@ -15,7 +14,7 @@ fn bad_utf8() -> *const c_char {
 }
 
 /// Takes a result: its status and message; frees it.
-unsafe fn take(result: *mut mcp_result) -> (Status, String) {
+unsafe fn take(result: *mut mcp_result) -> (mcp_status, String) {
     assert!(!result.is_null(), "request functions never return NULL");
     let status = mcp_result_status(result);
     let message = CStr::from_ptr(mcp_result_message(result))
@@ -29,7 +28,7 @@ unsafe fn connected_client() -> *mut mcp_client {
     let server = CString::new(common::SERVER.as_str()).unwrap();
     let argv = [server.as_ptr(), null()];
     let client = mcp_client_new_stdio(argv.as_ptr(), null());
-    assert_eq!(take(mcp_client_connect(client)).0, Status::Ok);
+    assert_eq!(take(mcp_client_connect(client)).0, mcp_status::Ok);
     client
 }
 
@@ -58,7 +57,7 @@ fn null_client_gives_invalid_argument_everywhere() {
         ];
         for result in results {
             let (status, message) = take(result);
-            assert_eq!(status, Status::InvalidArgument);
+            assert_eq!(status, mcp_status::InvalidArgument);
             assert_eq!(message, "client must not be NULL");
         }
         mcp_client_close(c);
@@ -73,7 +72,7 @@ fn null_client_gives_invalid_argument_everywhere() {
 #[test]
 fn null_results_tokens_and_options_are_harmless() {
     unsafe {
-        assert_eq!(mcp_result_status(null()), Status::InvalidArgument);
+        assert_eq!(mcp_result_status(null()), mcp_status::InvalidArgument);
         assert!(mcp_result_json(null()).is_null());
         assert!(!mcp_result_message(null()).is_null());
         assert_eq!(mcp_result_error_code(null()), 0);
@@ -89,19 +88,19 @@ fn null_results_tokens_and_options_are_harmless() {
 
         assert_eq!(
             mcp_client_options_set_timeout_ms(null_mut(), 5),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         assert_eq!(
             mcp_client_options_set_client_info(null_mut(), null(), null()),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         assert_eq!(
             mcp_request_options_set_timeout_ms(null_mut(), 5),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         assert_eq!(
             mcp_request_options_set_cancellation(null_mut(), null()),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         mcp_client_options_free(null_mut());
         mcp_request_options_free(null_mut());
@@ -160,14 +159,14 @@ fn bad_strings_and_json_in_requests() {
         ];
         for (result, expected) in cases {
             let (status, message) = take(result);
-            assert_eq!(status, Status::InvalidArgument, "{message}");
+            assert_eq!(status, mcp_status::InvalidArgument, "{message}");
             assert!(
                 message.starts_with(expected),
                 "`{message}` should start with `{expected}`"
             );
         }
         // The client is unharmed.
-        assert_eq!(take(mcp_client_ping(client, null())).0, Status::Ok);
+        assert_eq!(take(mcp_client_ping(client, null())).0, mcp_status::Ok);
         mcp_client_free(client);
     }
 }
@@ -178,18 +177,18 @@ fn bad_options_are_reported_by_the_call_that_uses_them() {
         let options = mcp_client_options_new();
         assert_eq!(
             mcp_client_options_set_capabilities(options, c"[]".as_ptr()),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         assert_eq!(
             mcp_client_options_set_stderr(options, 99),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         let server = CString::new(common::SERVER.as_str()).unwrap();
         let argv = [server.as_ptr(), null()];
         let client = mcp_client_new_stdio(argv.as_ptr(), options);
         mcp_client_options_free(options);
         let (status, message) = take(mcp_client_connect(client));
-        assert_eq!(status, Status::InvalidArgument);
+        assert_eq!(status, mcp_status::InvalidArgument);
         assert_eq!(message, "capabilities must be a JSON object");
         mcp_client_free(client);
 
@@ -197,10 +196,10 @@ fn bad_options_are_reported_by_the_call_that_uses_them() {
         let request = mcp_request_options_new();
         assert_eq!(
             mcp_request_options_set_meta(request, c"{oops".as_ptr()),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         let (status, message) = take(mcp_client_ping(client, request));
-        assert_eq!(status, Status::InvalidArgument);
+        assert_eq!(status, mcp_status::InvalidArgument);
         assert!(message.starts_with("meta is not valid JSON"), "{message}");
         mcp_request_options_free(request);
         mcp_client_free(client);
@@ -214,11 +213,11 @@ fn bad_argv_is_reported_by_connect() {
         assert!(!client.is_null());
         assert_eq!(
             take(mcp_client_connect(client)),
-            (Status::InvalidArgument, "argv must not be NULL".into())
+            (mcp_status::InvalidArgument, "argv must not be NULL".into())
         );
         assert_eq!(
             take(mcp_client_ping(client, null())).0,
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         mcp_client_free(client);
 
@@ -226,17 +225,26 @@ fn bad_argv_is_reported_by_connect() {
         let client = mcp_client_new_stdio(argv.as_ptr(), null());
         assert_eq!(
             take(mcp_client_connect(client)),
-            (Status::InvalidArgument, "argv[0] is not valid UTF-8".into())
+            (
+                mcp_status::InvalidArgument,
+                "argv[0] is not valid UTF-8".into()
+            )
         );
         mcp_client_free(client);
 
         let argv: [*const c_char; 1] = [null()];
         let client = mcp_client_new_stdio(argv.as_ptr(), null());
-        assert_eq!(take(mcp_client_connect(client)).0, Status::InvalidArgument);
+        assert_eq!(
+            take(mcp_client_connect(client)).0,
+            mcp_status::InvalidArgument
+        );
         mcp_client_free(client);
 
         let client = mcp_client_new_custom(null(), null_mut(), null());
-        assert_eq!(take(mcp_client_connect(client)).0, Status::InvalidArgument);
+        assert_eq!(
+            take(mcp_client_connect(client)).0,
+            mcp_status::InvalidArgument
+        );
         mcp_client_free(client);
     }
 }
@@ -247,7 +255,7 @@ fn use_after_close_is_closed_and_token_reason_survives() {
         let client = connected_client();
         mcp_client_close(client);
         let (status, _) = take(mcp_client_ping(client, null()));
-        assert_eq!(status, Status::Closed);
+        assert_eq!(status, mcp_status::Closed);
         mcp_client_close(client);
         mcp_client_free(client);
 
@@ -270,7 +278,7 @@ fn use_after_close_is_closed_and_token_reason_survives() {
 fn status_names_and_version() {
     unsafe {
         assert_eq!(
-            CStr::from_ptr(mcp_status_name(Status::Cancelled as i32))
+            CStr::from_ptr(mcp_status_name(mcp_status::Cancelled as i32))
                 .to_str()
                 .unwrap(),
             "CANCELLED"
@@ -324,7 +332,7 @@ fn every_setter_refuses_null_options() {
             mcp_request_options_set_reset_timeout_on_progress(r, true),
         ];
         for (i, status) in statuses.into_iter().enumerate() {
-            assert_eq!(status, Status::InvalidArgument, "setter #{i}");
+            assert_eq!(status, mcp_status::InvalidArgument, "setter #{i}");
         }
     }
 }
@@ -334,58 +342,67 @@ fn every_setter_refuses_null_options() {
 fn bad_values_for_eras_http_handlers_and_callbacks() {
     unsafe {
         let o = mcp_client_options_new();
-        assert_eq!(mcp_client_options_set_mode(o, 7), Status::InvalidArgument);
+        assert_eq!(
+            mcp_client_options_set_mode(o, 7),
+            mcp_status::InvalidArgument
+        );
         assert_eq!(
             mcp_client_options_set_protocol_version(o, c"1999-01-01".as_ptr()),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         assert_eq!(
             mcp_client_options_set_protocol_version(o, bad_utf8()),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         assert_eq!(
             mcp_client_options_set_discover_timeout_ms(o, 0),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         assert_eq!(
             mcp_client_options_add_header(o, c"Bad Name".as_ptr(), c"v".as_ptr()),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         assert_eq!(
             mcp_client_options_add_header(o, c"X-Ok".as_ptr(), c"a\r\nInjected: 1".as_ptr()),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         assert_eq!(
             mcp_client_options_add_header(o, null(), c"v".as_ptr()),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         assert_eq!(
             mcp_client_options_set_request_handler(o, null(), None, null_mut()),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         assert_eq!(
             mcp_client_options_set_env(o, c"A=B".as_ptr(), c"v".as_ptr()),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         mcp_client_options_free(o);
 
         let r = mcp_request_options_new();
         assert_eq!(
             mcp_request_options_set_input_responses(r, c"[1]".as_ptr()),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         assert_eq!(
             mcp_request_options_set_request_state(r, bad_utf8()),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         mcp_request_options_free(r);
 
         // A NULL or malformed URL is reported by connect.
         let client = mcp_client_new_http(null(), null());
-        assert_eq!(take(mcp_client_connect(client)).0, Status::InvalidArgument);
+        assert_eq!(
+            take(mcp_client_connect(client)).0,
+            mcp_status::InvalidArgument
+        );
         mcp_client_free(client);
         let client = mcp_client_new_http(c"not a url".as_ptr(), null());
-        assert_eq!(take(mcp_client_connect(client)).0, Status::InvalidArgument);
+        assert_eq!(
+            take(mcp_client_connect(client)).0,
+            mcp_status::InvalidArgument
+        );
         assert!(!mcp_client_is_modern(client));
         assert!(mcp_client_server_implementation(client).is_null());
         mcp_client_free(client);
@@ -393,25 +410,25 @@ fn bad_values_for_eras_http_handlers_and_callbacks() {
         let client = connected_client();
         assert_eq!(
             take(mcp_client_set_logging_level(client, null(), null())).0,
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         assert_eq!(
             take(mcp_client_subscribe_resource(client, null(), null())).0,
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         assert_eq!(
             take(mcp_client_unsubscribe_resource(client, bad_utf8(), null())).0,
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         mcp_client_free(client);
 
         assert_eq!(
             take(mcp_elicitation_defaults(null(), null())).0,
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         assert_eq!(
             take(mcp_elicitation_defaults(c"{oops".as_ptr(), null())).0,
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         let filled =
             mcp_elicitation_defaults(c"{\"properties\":{\"a\":{\"default\":1}}}".as_ptr(), null());

@@ -970,16 +970,16 @@ fn the_c_api_makes_http_clients_and_checks_headers() {
         let options = mcp_client_options_new();
         assert_eq!(
             mcp_client_options_add_header(options, c"X-Evil".as_ptr(), c"a\r\nb: c".as_ptr()),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         let fresh = mcp_client_options_new();
         assert_eq!(
             mcp_client_options_add_header(fresh, c"X-Token".as_ptr(), c"t1".as_ptr()),
-            Status::Ok
+            mcp_status::Ok
         );
         assert_eq!(
             mcp_client_options_set_http_connect_timeout_ms(fresh, 0),
-            Status::InvalidArgument
+            mcp_status::InvalidArgument
         );
         let fresh_ok = mcp_client_options_new();
         mcp_client_options_add_header(fresh_ok, c"X-Token".as_ptr(), c"t1".as_ptr());
@@ -987,7 +987,7 @@ fn the_c_api_makes_http_clients_and_checks_headers() {
         mcp_client_options_set_http_idle_timeout_ms(fresh_ok, 0);
         assert_eq!(
             mcp_client_options_set_http_listen(fresh_ok, false),
-            Status::Ok
+            mcp_status::Ok
         );
 
         let url = std::ffi::CString::new(server.url.clone()).unwrap();
@@ -995,7 +995,7 @@ fn the_c_api_makes_http_clients_and_checks_headers() {
         let result = mcp_client_connect(client);
         assert_eq!(
             mcp_result_status(result),
-            Status::Ok,
+            mcp_status::Ok,
             "{:?}",
             CStr::from_ptr(mcp_result_message(result))
         );
@@ -1011,18 +1011,18 @@ fn the_c_api_makes_http_clients_and_checks_headers() {
         // A rejected header poisons the options: connect reports it.
         let client = mcp_client_new_http(url.as_ptr(), options);
         let result = mcp_client_connect(client);
-        assert_eq!(mcp_result_status(result), Status::InvalidArgument);
+        assert_eq!(mcp_result_status(result), mcp_status::InvalidArgument);
         mcp_result_free(result);
         mcp_client_free(client);
 
         let client = mcp_client_new_http(c"gopher://x".as_ptr(), std::ptr::null());
         let result = mcp_client_connect(client);
-        assert_eq!(mcp_result_status(result), Status::InvalidArgument);
+        assert_eq!(mcp_result_status(result), mcp_status::InvalidArgument);
         mcp_result_free(result);
         mcp_client_free(client);
         let client = mcp_client_new_http(std::ptr::null(), std::ptr::null());
         let result = mcp_client_connect(client);
-        assert_eq!(mcp_result_status(result), Status::InvalidArgument);
+        assert_eq!(mcp_result_status(result), mcp_status::InvalidArgument);
         mcp_result_free(result);
         mcp_client_free(client);
 

@@ -15,21 +15,17 @@ use crate::protocol::{methods, versions};
 use serde_json::{json, Value};
 use std::time::Duration;
 
-/// Which protocol era to speak. The numbers are part of the C ABI.
-#[repr(C)]
+/// Which protocol era to speak (the C API's `mcp_connect_mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[allow(non_camel_case_types)]
-pub enum mcp_connect_mode {
+pub enum ConnectMode {
     /// Probe with `server/discover`; fall back to the `initialize` handshake.
     #[default]
-    Auto = 0,
+    Auto,
     /// The `initialize` handshake only (2025-11-25 and older).
-    Legacy = 1,
+    Legacy,
     /// `server/discover` and per-request `_meta` only (2026-07-28).
-    Modern = 2,
+    Modern,
 }
-
-pub use mcp_connect_mode as ConnectMode;
 
 /// Why the discover probe did not make the connection modern.
 enum ProbeFailure {

@@ -6,13 +6,34 @@
 use super::client_options::mcp_client_options;
 use super::request_options::mcp_request_options;
 use super::setter::set;
+use super::status::mcp_status;
 use super::strings::to_cstring;
-use crate::error::mcp_status;
-use crate::handlers::{self, mcp_log_level, ListKind, LogLevel, LogMessage, Progress};
+use crate::handlers::{self, ListKind, LogLevel, LogMessage, Progress};
 use crate::transport::stdio::StderrMode;
 use serde_json::Value;
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
+
+/// How serious a library log message is. The numbers are part of the C ABI.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum mcp_log_level {
+    Debug = 0,
+    Info = 1,
+    Warning = 2,
+    Error = 3,
+}
+
+impl From<LogLevel> for mcp_log_level {
+    fn from(level: LogLevel) -> Self {
+        match level {
+            LogLevel::Debug => mcp_log_level::Debug,
+            LogLevel::Info => mcp_log_level::Info,
+            LogLevel::Warning => mcp_log_level::Warning,
+            LogLevel::Error => mcp_log_level::Error,
+        }
+    }
+}
 
 /// A host pointer handed back to a host callback; the host makes it safe to use from our thread.
 #[derive(Clone, Copy)]
@@ -277,7 +298,7 @@ pub unsafe extern "C" fn mcp_client_options_set_log_callback(
             Arc::new(move |level: LogLevel, message: &str| {
                 let userdata = userdata;
                 let message = to_cstring(message);
-                callback(userdata.0, level, message.as_ptr());
+                callback(userdata.0, level.into(), message.as_ptr());
             })
         });
         Ok(())

@@ -2,10 +2,11 @@
 //! is made, so one options object may serve many clients. Setters follow `setter::set`.
 
 use super::setter::{positive_ms, set, HasError};
+use super::status::mcp_status;
 use super::strings::{optional_json, optional_str, required_str};
 use super::{free_handle, guard};
 use crate::client::{ClientOptions, ConnectMode};
-use crate::error::{mcp_status, Error};
+use crate::error::Error;
 use crate::protocol::versions;
 use crate::transport::http::HttpConfig;
 use crate::transport::stdio::{StderrMode, DEFAULT_MAX_LINE_BYTES};
@@ -24,6 +25,18 @@ pub struct mcp_client_options {
     pub(crate) error: Option<Error>,
     /// For `mcp_client_new_http`: everything but the URL.
     pub(crate) http: HttpConfig,
+}
+
+/// Which protocol era to speak. The numbers are part of the C ABI.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum mcp_connect_mode {
+    /// Probe with `server/discover`; fall back to the `initialize` handshake.
+    Auto = 0,
+    /// The `initialize` handshake only (2025-11-25 and older).
+    Legacy = 1,
+    /// `server/discover` and per-request `_meta` only (2026-07-28).
+    Modern = 2,
 }
 
 /// What happens to a stdio server's stderr.
@@ -223,9 +236,9 @@ pub unsafe extern "C" fn mcp_client_options_set_stderr(
 ) -> mcp_status {
     set(options, |o| {
         o.stderr = match mode {
-            0 => StderrMode::Tail,
-            1 => StderrMode::Inherit,
-            2 => StderrMode::Discard,
+            m if m == mcp_stderr_mode::Tail as c_int => StderrMode::Tail,
+            m if m == mcp_stderr_mode::Inherit as c_int => StderrMode::Inherit,
+            m if m == mcp_stderr_mode::Discard as c_int => StderrMode::Discard,
             _ => return Err(Error::invalid(format!("unknown stderr mode {mode}"))),
         };
         Ok(())
@@ -243,9 +256,9 @@ pub unsafe extern "C" fn mcp_client_options_set_mode(
 ) -> mcp_status {
     set(options, |o| {
         o.client.mode = match mode {
-            0 => ConnectMode::Auto,
-            1 => ConnectMode::Legacy,
-            2 => ConnectMode::Modern,
+            m if m == mcp_connect_mode::Auto as c_int => ConnectMode::Auto,
+            m if m == mcp_connect_mode::Legacy as c_int => ConnectMode::Legacy,
+            m if m == mcp_connect_mode::Modern as c_int => ConnectMode::Modern,
             _ => return Err(Error::invalid(format!("unknown connect mode {mode}"))),
         };
         Ok(())

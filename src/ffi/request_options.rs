@@ -4,10 +4,11 @@
 
 use super::cancellation::mcp_cancellation;
 use super::setter::{set, HasError};
+use super::status::mcp_status;
 use super::strings::{optional_json, optional_str};
 use super::{free_handle, guard};
 use crate::client::RequestOptions;
-use crate::error::{mcp_status, Error};
+use crate::error::Error;
 use std::ffi::c_char;
 use std::time::Duration;
 

@@ -1,8 +1,9 @@
 //! `mcp_result`: what every request returns.
 
+use super::status::mcp_status;
 use super::strings::to_cstring;
 use super::{free_handle, guard};
-use crate::error::{mcp_status, Error, Result, Status};
+use crate::error::{Error, Result, Status};
 use crate::protocol::json_text;
 use serde_json::Value;
 use std::ffi::{c_char, CString};
@@ -81,14 +82,15 @@ pub(crate) fn into_result(body: impl FnOnce() -> Result<Value>) -> *mut mcp_resu
 /// `result` is NULL or a live result.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_result_status(result: *const mcp_result) -> mcp_status {
-    guard(
+    let status = guard(
         || Status::InternalError,
         || {
             result
                 .as_ref()
                 .map_or(Status::InvalidArgument, |r| r.status)
         },
-    )
+    );
+    status.into()
 }
 
 /// The result as JSON text when the status is OK (and the server's interim result for

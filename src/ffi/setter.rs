@@ -3,7 +3,8 @@
 //! uses the options (connect, or the request), so an unchecked setter cannot fail silently.
 
 use super::guard;
-use crate::error::{mcp_status, Error, Result, Status};
+use super::status::mcp_status;
+use crate::error::{Error, Result, Status};
 use std::time::Duration;
 
 /// Runs a setter: applies it, remembers a failure, and returns the status.
@@ -14,7 +15,7 @@ pub(super) unsafe fn set<T: HasError>(
     target: *mut T,
     apply: impl FnOnce(&mut T) -> Result<()>,
 ) -> mcp_status {
-    guard(
+    let status = guard(
         || Status::InternalError,
         || {
             let Some(target) = target.as_mut() else {
@@ -29,7 +30,8 @@ pub(super) unsafe fn set<T: HasError>(
                 }
             }
         },
-    )
+    );
+    status.into()
 }
 
 pub(super) trait HasError {
