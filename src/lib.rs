@@ -14,7 +14,7 @@ pub mod protocol;
 pub mod transport;
 
 pub use cancellation::CancellationToken;
-pub use client::{Client, ClientOptions, ConnectMode, RequestOptions};
+pub use client::{Client, ClientOptions, ConnectMode, ConnectionState, RequestOptions};
 pub use error::{Error, Result, Status};
 pub use handlers::{HandlerError, LogLevel};
 pub use transport::http::HttpConfig;

@@ -6,7 +6,7 @@
 use super::options::{mcp_client_options, mcp_request_options};
 use super::result::{into_result, mcp_result};
 use super::{guard, optional_json, optional_str, required_str, to_cstring};
-use crate::client::{Client, ClientOptions, RequestOptions};
+use crate::client::{mcp_connection_state, Client, ClientOptions, RequestOptions};
 use crate::error::{Error, Result};
 use crate::transport::http::HttpConfig;
 use crate::transport::stdio::StdioConfig;
@@ -152,8 +152,16 @@ pub unsafe extern "C" fn mcp_client_new_custom(
 /// Starts the server and learns its protocol era. In the default auto mode it probes with
 /// `server/discover` (2026-07-28) and falls back to the `initialize` handshake (offering
 /// 2025-11-25; older versions the server counters with are accepted). The result is the
-/// discover or `initialize` result. Calling it again while connected returns the same result.
-/// Never cancelled on the wire; bounded by the connect (and discover) timeouts.
+/// discover or `initialize` result. Never cancelled on the wire; bounded by the connect (and
+/// discover) timeouts. `mcp_client_close` from another thread ends it at any point with
+/// MCP_STATUS_CLOSED.
+///
+/// Reconnecting: called again while connected, it returns the same result without I/O. When
+/// the connection has failed since (`mcp_client_connection_state` says
+/// MCP_CONNECTION_STATE_FAILED: the stdio server exited, the HTTP server ended the session),
+/// it starts a new connection (the server is started again, a new session is opened), says
+/// so through the log callback, and returns the new result. Calls made on the failed
+/// connection keep failing; calls made after it returns go to the new one.
 ///
 /// # Safety
 /// `client` is NULL or a live client.
@@ -247,6 +255,26 @@ pub unsafe extern "C" fn mcp_client_is_modern(client: *const mcp_client) -> bool
             client
                 .as_ref()
                 .is_some_and(|c| c.get().is_ok_and(Client::is_modern))
+        },
+    )
+}
+
+/// Where the client stands. MCP_CONNECTION_STATE_FAILED means the connection failed after
+/// connecting (the stdio server exited, the HTTP server ended the session); the next
+/// `mcp_client_connect` starts a new one. NULL: MCP_CONNECTION_STATE_NOT_CONNECTED.
+///
+/// # Safety
+/// `client` is NULL or a live client.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_connection_state(
+    client: *const mcp_client,
+) -> mcp_connection_state {
+    use crate::client::ConnectionState;
+    guard(
+        || ConnectionState::NotConnected,
+        || match client.as_ref().map(|c| c.get()) {
+            Some(Ok(c)) => c.state(),
+            _ => ConnectionState::NotConnected,
         },
     )
 }
