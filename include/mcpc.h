@@ -353,8 +353,10 @@ mcp_result *mcp_client_connect(mcp_client *client);
 
 // Ends the session: every pending call returns MCP_STATUS_CLOSED at once; then the server's
 // stdin is closed and it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL (its whole
-// process group), and it is reaped. Later calls return MCP_STATUS_CLOSED. Safe from any thread,
-// more than once. NULL is accepted.
+// process group), and it is reaped: about 4 s at most, since processes the server started
+// outside its group that still hold its pipes are not waited for. A connect in progress
+// returns MCP_STATUS_CLOSED at once. Later calls return MCP_STATUS_CLOSED. Safe from any
+// thread, more than once. NULL is accepted.
 //
 // # Safety
 // `client` is NULL or a live client.
@@ -399,9 +401,9 @@ const char *mcp_client_instructions(const mcp_client *client);
 // `client` is NULL or a live client.
 bool mcp_client_is_modern(const mcp_client *client);
 
-// Where the client stands. MCP_CONNECTION_STATE_FAILED means
-// the connection failed after connecting (the stdio server exited, the HTTP server ended the
-// session); the next `mcp_client_connect` starts a new one. NULL: NOT_CONNECTED.
+// Where the client stands. MCP_CONNECTION_STATE_FAILED means the connection failed after
+// connecting (the stdio server exited, the HTTP server ended the session); the next
+// `mcp_client_connect` starts a new one. NULL: MCP_CONNECTION_STATE_NOT_CONNECTED.
 //
 // # Safety
 // `client` is NULL or a live client.

@@ -311,8 +311,10 @@ impl Client {
     }
 
     /// Ends the session: every pending call returns CLOSED at once; then the server's stdin is
-    /// closed, and it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL. Later calls
-    /// return CLOSED. Safe from any thread, more than once.
+    /// closed, and it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL; processes it
+    /// started outside its process group that still hold its pipes are not waited for. A
+    /// `connect` in progress returns CLOSED at once. Later calls return CLOSED. Safe from any
+    /// thread, more than once.
     pub fn close(&self) {
         let (session, handshaking) = {
             let mut state = self.lock();

@@ -172,8 +172,10 @@ pub unsafe extern "C" fn mcp_client_connect(client: *mut mcp_client) -> *mut mcp
 
 /// Ends the session: every pending call returns MCP_STATUS_CLOSED at once; then the server's
 /// stdin is closed and it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL (its whole
-/// process group), and it is reaped. Later calls return MCP_STATUS_CLOSED. Safe from any thread,
-/// more than once. NULL is accepted.
+/// process group), and it is reaped: about 4 s at most, since processes the server started
+/// outside its group that still hold its pipes are not waited for. A connect in progress
+/// returns MCP_STATUS_CLOSED at once. Later calls return MCP_STATUS_CLOSED. Safe from any
+/// thread, more than once. NULL is accepted.
 ///
 /// # Safety
 /// `client` is NULL or a live client.
