@@ -70,6 +70,21 @@ typedef enum {
   MCP_LOG_LEVEL_ERROR = 3,
 } mcp_log_level;
 
+// The state of a client's connection. The numbers are part of the C ABI.
+typedef enum {
+  // `connect` has not been called, or the last connect failed.
+  MCP_CONNECTION_STATE_NOT_CONNECTED = 0,
+  // A `connect` is under way (starting the server, handshake or discovery).
+  MCP_CONNECTION_STATE_CONNECTING = 1,
+  // Connected: calls go to the server.
+  MCP_CONNECTION_STATE_CONNECTED = 2,
+  // The connection failed after connecting (the stdio server exited, the HTTP server
+  // ended the session): calls fail, and the next `connect` starts a new connection.
+  MCP_CONNECTION_STATE_FAILED = 3,
+  // `close` was called: everything returns CLOSED from now on.
+  MCP_CONNECTION_STATE_CLOSED = 4,
+} mcp_connection_state;
+
 // What happens to a stdio server's stderr.
 typedef enum {
   // Keep the last 50 lines; they are quoted when the server exits unexpectedly (default).
@@ -328,8 +343,16 @@ mcp_client *mcp_client_new_custom(const mcp_transport_vtable *vtable,
 // Starts the server and learns its protocol era. In the default auto mode it probes with
 // `server/discover` (2026-07-28) and falls back to the `initialize` handshake (offering
 // 2025-11-25; older versions the server counters with are accepted). The result is the
-// discover or `initialize` result. Calling it again while connected returns the same result.
-// Never cancelled on the wire; bounded by the connect (and discover) timeouts.
+// discover or `initialize` result. Never cancelled on the wire; bounded by the connect (and
+// discover) timeouts. `mcp_client_close` from another thread ends it at any point with
+// MCP_STATUS_CLOSED.
+//
+// Reconnecting: called again while connected, it returns the same result without I/O. When
+// the connection has failed since (`mcp_client_connection_state` says
+// MCP_CONNECTION_STATE_FAILED: the stdio server exited, the HTTP server ended the session),
+// it starts a new connection (the server is started again, a new session is opened), says
+// so through the log callback, and returns the new result. Calls made on the failed
+// connection keep failing; calls made after it returns go to the new one.
 //
 // # Safety
 // `client` is NULL or a live client.
@@ -337,8 +360,10 @@ mcp_result *mcp_client_connect(mcp_client *client);
 
 // Ends the session: every pending call returns MCP_STATUS_CLOSED at once; then the server's
 // stdin is closed and it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL (its whole
-// process group), and it is reaped. Later calls return MCP_STATUS_CLOSED. Safe from any thread,
-// more than once. NULL is accepted.
+// process group), and it is reaped: about 4 s at most, since processes the server started
+// outside its group that still hold its pipes are not waited for. A connect in progress
+// returns MCP_STATUS_CLOSED at once. Later calls return MCP_STATUS_CLOSED. Safe from any
+// thread, more than once. NULL is accepted.
 //
 // # Safety
 // `client` is NULL or a live client.
@@ -382,6 +407,14 @@ const char *mcp_client_instructions(const mcp_client *client);
 // # Safety
 // `client` is NULL or a live client.
 bool mcp_client_is_modern(const mcp_client *client);
+
+// Where the client stands. MCP_CONNECTION_STATE_FAILED means the connection failed after
+// connecting (the stdio server exited, the HTTP server ended the session); the next
+// `mcp_client_connect` starts a new one. NULL: MCP_CONNECTION_STATE_NOT_CONNECTED.
+//
+// # Safety
+// `client` is NULL or a live client.
+mcp_connection_state mcp_client_connection_state(const mcp_client *client);
 
 // The server's implementation info (`{"name":...,"version":...}`) as JSON, in either era, or
 // NULL. Owned by the client.

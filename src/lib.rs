@@ -20,7 +20,7 @@ mod protocol;
 mod transport;
 
 pub use cancellation::{CancellationToken, HookId};
-pub use client::{Client, ClientOptions, ConnectMode, RequestOptions};
+pub use client::{Client, ClientOptions, ConnectMode, ConnectionState, RequestOptions};
 pub use engine::router::RouterStats as ConnectionStats;
 pub use error::{Error, Result, Status};
 pub use handlers::{HandlerError, LogLevel};

@@ -405,6 +405,14 @@ fn bad_values_for_eras_http_handlers_and_callbacks() {
         );
         assert!(!mcp_client_is_modern(client));
         assert!(mcp_client_server_implementation(client).is_null());
+        assert_eq!(
+            mcp_client_connection_state(client),
+            mcp_connection_state::NotConnected
+        );
+        assert_eq!(
+            mcp_client_connection_state(null()),
+            mcp_connection_state::NotConnected
+        );
         mcp_client_free(client);
 
         let client = connected_client();

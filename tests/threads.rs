@@ -1,8 +1,8 @@
 //! What a client costs in threads: an idle stdio client has three (the stdout reader, the
 //! stderr reader and the dispatcher of cancel notices); the callback thread starts with the
-//! first callback; close ends them all. Sequential HTTP calls reuse one worker thread. In a test
-//! binary of their own, so that no other test's threads come and go while they count; the two
-//! tests take turns (`SERIAL`).
+//! first callback; close ends them all, also when a process the server started still holds its
+//! pipes. Sequential HTTP calls reuse one worker thread. In a test binary of their own, so that
+//! no other test's threads come and go while they count; the tests take turns (`SERIAL`).
 
 mod common;
 
@@ -47,6 +47,7 @@ fn threads_settled(want: usize) -> usize {
 
 #[test]
 fn an_idle_stdio_client_has_three_threads_and_the_callback_thread_starts_with_the_first_callback() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let before = threads();
     let seen = Arc::new(AtomicUsize::new(0));
     let counter = seen.clone();
@@ -132,4 +133,47 @@ fn sequential_http_calls_reuse_one_worker_thread() {
         threads_named("mcpc-http").is_empty(),
         "close ends idle workers"
     );
+}
+
+/// A server that starts a process in a session of its own (setsid) holding its stdin, stdout
+/// and stderr, then exits: the exit is seen without a thread more than the idle three, and
+/// close leaves no thread of ours behind, none blocked on a pipe the other process holds.
+#[test]
+fn close_leaves_no_thread_blocked_on_pipes_a_descendant_holds() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let before = threads();
+    let client = connect_with(config(&[]), ClientOptions::default());
+    let detached = client
+        .call_tool(
+            "detach_child",
+            Some(json!({"secs": 600})),
+            &RequestOptions::default(),
+        )
+        .unwrap();
+    let detached: libc::pid_t = text(&detached).parse().unwrap();
+    let crashed = client.call_tool(
+        "crash",
+        None,
+        &RequestOptions::with_timeout(Duration::from_secs(10)),
+    );
+    assert_eq!(crashed.unwrap_err().status, mcpc::Status::TransportError);
+    // The stdout reader is done once the exit was seen; the stderr thread still drains what
+    // the descendant may write, until close.
+    assert_eq!(
+        threads_settled(before + 2),
+        before + 2,
+        "after the exit: {:?}",
+        library_threads()
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        client.close();
+        let _ = tx.send(());
+    });
+    let closed = rx.recv_timeout(Duration::from_secs(10)).is_ok();
+    let left = threads_settled(before);
+    // SAFETY: kill has no memory effects.
+    unsafe { libc::kill(detached, libc::SIGKILL) };
+    assert!(closed, "close returned");
+    assert_eq!(left, before, "after close: {:?}", library_threads());
 }

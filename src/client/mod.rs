@@ -6,6 +6,7 @@
 mod connect;
 mod mrtr;
 mod requests;
+mod state;
 
 use crate::cancellation::CancellationToken;
 use crate::engine::router::RouterStats;
@@ -19,6 +20,7 @@ use crate::transport::stdio::{StdioConfig, StdioTransport};
 use crate::transport::{Inbound, Transport};
 pub use connect::ConnectMode;
 use serde_json::{json, Map, Value};
+pub use state::ConnectionState;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -130,9 +132,15 @@ pub struct Client {
 
 #[derive(Default)]
 struct State {
+    /// The current connection; it stays after it failed (for its stderr tail, pid and
+    /// server info) until `connect` replaces it.
     session: Option<Arc<Session>>,
+    /// A `connect` is under way.
+    connecting: bool,
     /// The connection while its handshake runs, so `close` can end it.
     handshaking: Option<Arc<Connection>>,
+    /// The server ended the session (HTTP): the next `connect` opens a new one.
+    expired: bool,
     closed: bool,
 }
 
@@ -203,18 +211,58 @@ impl Client {
 
     /// Starts the server (stdio) and learns its era: in auto mode (the default) it probes with
     /// `server/discover` and falls back to the `initialize` handshake (offering 2025-11-25).
-    /// Returns the discover or `initialize` result. Connecting again while connected returns
-    /// the same result without I/O. Neither `initialize` nor the probe is cancelled on the wire.
+    /// Returns the discover or `initialize` result. Neither `initialize` nor the probe is
+    /// cancelled on the wire.
+    ///
+    /// The reconnect contract: connecting again while connected returns the same result
+    /// without I/O. When the connection has failed since ([`ConnectionState::Failed`]: the
+    /// stdio server exited, the HTTP server ended the session), it starts a new connection
+    /// (the server is started again, a new session is opened), says so to the log callback,
+    /// and returns the new server's result. A `close` from another thread ends a connect at
+    /// any point with CLOSED.
     pub fn connect(&self) -> Result<Value> {
         let _one_at_a_time = lock(&self.connecting);
-        {
-            let state = self.lock();
+        let failed = {
+            let mut state = self.lock();
             if state.closed {
                 return Err(closed_error());
             }
-            if let Some(session) = &state.session {
-                return Ok(session.server_info.clone());
+            let failure = match &state.session {
+                Some(session) => match session.connection.failure() {
+                    None => return Ok(session.server_info.clone()),
+                    Some(failure) => Some(failure),
+                },
+                None if state.expired => Some(Error::new(
+                    Status::SessionExpired,
+                    "the server ended the session",
+                )),
+                None => None,
+            };
+            state.connecting = true;
+            state.expired = false;
+            failure.map(|failure| (failure, state.session.take()))
+        };
+        let outcome = self.connect_anew(failed);
+        self.lock().connecting = false;
+        outcome
+    }
+
+    /// Replaces a failed connection (if any) by a new one.
+    fn connect_anew(&self, failed: Option<(Error, Option<Arc<Session>>)>) -> Result<Value> {
+        if let Some((failure, old)) = failed {
+            self.log(
+                LogLevel::Info,
+                &format!(
+                    "the connection had failed ({}); connecting again",
+                    failure.message
+                ),
+            );
+            if let Some(old) = old {
+                old.connection.close(failure);
             }
+        }
+        if self.lock().closed {
+            return Err(closed_error());
         }
         let mut stdio = None;
         let callbacks = Arc::new(self.options.callbacks.clone());
@@ -223,15 +271,26 @@ impl Client {
             stdio = opened.stdio;
             Ok(opened.transport)
         })?);
-        self.lock().handshaking = Some(connection.clone());
+        {
+            // A close that came while the connection opened found nothing to end: end it here.
+            let mut state = self.lock();
+            if state.closed {
+                drop(state);
+                connection.close(closed_error());
+                return Err(closed_error());
+            }
+            state.handshaking = Some(connection.clone());
+        }
         let handshake = self.negotiate(&connection);
         let mut state = self.lock();
         state.handshaking = None;
-        let outcome = match handshake {
-            Ok(_) if state.closed => Err(closed_error()),
-            other => other,
-        };
-        match outcome {
+        match handshake {
+            // Whatever the handshake ended with, a close decides the outcome.
+            _ if state.closed => {
+                drop(state);
+                connection.close(closed_error());
+                Err(closed_error())
+            }
             Ok(negotiated) => {
                 let server_info = negotiated.server_info.clone();
                 state.session = Some(Arc::new(Session {
@@ -252,8 +311,10 @@ impl Client {
     }
 
     /// Ends the session: every pending call returns CLOSED at once; then the server's stdin is
-    /// closed, and it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL. Later calls
-    /// return CLOSED. Safe from any thread, more than once.
+    /// closed, and it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL; processes it
+    /// started outside its process group that still hold its pipes are not waited for. A
+    /// `connect` in progress returns CLOSED at once. Later calls return CLOSED. Safe from any
+    /// thread, more than once.
     pub fn close(&self) {
         let (session, handshaking) = {
             let mut state = self.lock();
@@ -304,8 +365,23 @@ impl Client {
             .and_then(|s| envelope::server_info(&s.server_info).cloned())
     }
 
+    /// Connected, with a connection that has not failed.
     pub fn is_connected(&self) -> bool {
-        self.session_ref().is_some()
+        self.state() == ConnectionState::Connected
+    }
+
+    /// Where the client stands; see [`ConnectionState`] and the reconnect contract of
+    /// [`Client::connect`].
+    pub fn state(&self) -> ConnectionState {
+        let state = self.lock();
+        match &state.session {
+            _ if state.closed => ConnectionState::Closed,
+            _ if state.connecting => ConnectionState::Connecting,
+            Some(session) if session.connection.failure().is_some() => ConnectionState::Failed,
+            Some(_) => ConnectionState::Connected,
+            None if state.expired => ConnectionState::Failed,
+            None => ConnectionState::NotConnected,
+        }
     }
 
     /// The last lines the stdio server wrote to stderr.
@@ -333,7 +409,10 @@ impl Client {
         let forgotten = {
             let mut state = self.lock();
             match &state.session {
-                Some(current) if Arc::ptr_eq(current, session) => state.session.take(),
+                Some(current) if Arc::ptr_eq(current, session) => {
+                    state.expired = true;
+                    state.session.take()
+                }
                 _ => None,
             }
         };

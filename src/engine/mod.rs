@@ -182,6 +182,12 @@ impl Connection {
         self.transport.negotiated(protocol_version, modern);
     }
 
+    /// Why the connection ended, if it has: the transport failed (the server exited, say)
+    /// or it was closed.
+    pub fn failure(&self) -> Option<Error> {
+        self.router.terminal()
+    }
+
     pub fn stats(&self) -> RouterStats {
         self.router.stats()
     }

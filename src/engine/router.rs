@@ -124,6 +124,11 @@ impl Router {
         }
     }
 
+    /// Why the connection is gone, once it is (every later call fails with this).
+    pub fn terminal(&self) -> Option<Error> {
+        self.lock().terminal.clone()
+    }
+
     /// Ends every pending call with `error`; with `terminal`, every later call too.
     pub fn fail_all(&self, error: Error, terminal: bool) {
         let (calls, handlers): (Vec<Arc<Call>>, Vec<CancellationToken>) = {

@@ -6,7 +6,7 @@ use super::request_options::mcp_request_options;
 use super::result::{into_result, mcp_result};
 use super::strings::{required_str, to_cstring};
 use super::{free_handle, guard};
-use crate::client::{Client, ClientOptions, RequestOptions};
+use crate::client::{Client, ClientOptions, ConnectionState, RequestOptions};
 use crate::error::{Error, Result};
 use crate::transport::http::HttpConfig;
 use crate::transport::stdio::StdioConfig;
@@ -189,8 +189,16 @@ pub unsafe extern "C" fn mcp_client_new_custom(
 /// Starts the server and learns its protocol era. In the default auto mode it probes with
 /// `server/discover` (2026-07-28) and falls back to the `initialize` handshake (offering
 /// 2025-11-25; older versions the server counters with are accepted). The result is the
-/// discover or `initialize` result. Calling it again while connected returns the same result.
-/// Never cancelled on the wire; bounded by the connect (and discover) timeouts.
+/// discover or `initialize` result. Never cancelled on the wire; bounded by the connect (and
+/// discover) timeouts. `mcp_client_close` from another thread ends it at any point with
+/// MCP_STATUS_CLOSED.
+///
+/// Reconnecting: called again while connected, it returns the same result without I/O. When
+/// the connection has failed since (`mcp_client_connection_state` says
+/// MCP_CONNECTION_STATE_FAILED: the stdio server exited, the HTTP server ended the session),
+/// it starts a new connection (the server is started again, a new session is opened), says
+/// so through the log callback, and returns the new result. Calls made on the failed
+/// connection keep failing; calls made after it returns go to the new one.
 ///
 /// # Safety
 /// `client` is NULL or a live client.
@@ -201,8 +209,10 @@ pub unsafe extern "C" fn mcp_client_connect(client: *mut mcp_client) -> *mut mcp
 
 /// Ends the session: every pending call returns MCP_STATUS_CLOSED at once; then the server's
 /// stdin is closed and it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL (its whole
-/// process group), and it is reaped. Later calls return MCP_STATUS_CLOSED. Safe from any thread,
-/// more than once. NULL is accepted.
+/// process group), and it is reaped: about 4 s at most, since processes the server started
+/// outside its group that still hold its pipes are not waited for. A connect in progress
+/// returns MCP_STATUS_CLOSED at once. Later calls return MCP_STATUS_CLOSED. Safe from any
+/// thread, more than once. NULL is accepted.
 ///
 /// # Safety
 /// `client` is NULL or a live client.
@@ -286,6 +296,55 @@ pub unsafe extern "C" fn mcp_client_is_modern(client: *const mcp_client) -> bool
                 .is_some_and(|c| c.get().is_ok_and(Client::is_modern))
         },
     )
+}
+
+/// The state of a client's connection. The numbers are part of the C ABI.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum mcp_connection_state {
+    /// `connect` has not been called, or the last connect failed.
+    NotConnected = 0,
+    /// A `connect` is under way (starting the server, handshake or discovery).
+    Connecting = 1,
+    /// Connected: calls go to the server.
+    Connected = 2,
+    /// The connection failed after connecting (the stdio server exited, the HTTP server
+    /// ended the session): calls fail, and the next `connect` starts a new connection.
+    Failed = 3,
+    /// `close` was called: everything returns CLOSED from now on.
+    Closed = 4,
+}
+
+impl From<ConnectionState> for mcp_connection_state {
+    fn from(state: ConnectionState) -> Self {
+        match state {
+            ConnectionState::NotConnected => mcp_connection_state::NotConnected,
+            ConnectionState::Connecting => mcp_connection_state::Connecting,
+            ConnectionState::Connected => mcp_connection_state::Connected,
+            ConnectionState::Failed => mcp_connection_state::Failed,
+            ConnectionState::Closed => mcp_connection_state::Closed,
+        }
+    }
+}
+
+/// Where the client stands. MCP_CONNECTION_STATE_FAILED means the connection failed after
+/// connecting (the stdio server exited, the HTTP server ended the session); the next
+/// `mcp_client_connect` starts a new one. NULL: MCP_CONNECTION_STATE_NOT_CONNECTED.
+///
+/// # Safety
+/// `client` is NULL or a live client.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_connection_state(
+    client: *const mcp_client,
+) -> mcp_connection_state {
+    let state = guard(
+        || ConnectionState::NotConnected,
+        || match client.as_ref().map(|c| c.get()) {
+            Some(Ok(c)) => c.state(),
+            _ => ConnectionState::NotConnected,
+        },
+    );
+    state.into()
 }
 
 /// The server's implementation info (`{"name":...,"version":...}`) as JSON, in either era, or

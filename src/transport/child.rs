@@ -2,7 +2,7 @@
 //! and the close escalation (stdin closed, then SIGTERM, then SIGKILL, then reap).
 
 use std::io::{self, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
@@ -30,11 +30,15 @@ pub fn exited_within(child: &Child, limit: Duration) -> bool {
 }
 
 fn has_exited(child: &Child) -> bool {
+    pid_has_exited(child.id() as libc::pid_t)
+}
+
+fn pid_has_exited(pid: libc::pid_t) -> bool {
     // SAFETY: waitid only writes into the zeroed siginfo we own.
     unsafe {
         let mut info: libc::siginfo_t = std::mem::zeroed();
         let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
-        let rc = libc::waitid(libc::P_PID, child.id(), &mut info, flags);
+        let rc = libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags);
         // ECHILD: already reaped, so certainly gone.
         rc == -1 || info.si_pid() != 0
     }
@@ -90,5 +94,56 @@ pub fn write_all_no_sigpipe(pipe: &mut (impl Write + AsRawFd), bytes: &[u8]) -> 
         }
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
         result
+    }
+}
+
+/// How often the exit is looked at where the kernel has no pidfd (before Linux 5.3).
+pub const EXIT_CHECK_PERIOD: Duration = Duration::from_millis(100);
+
+/// Watches for the child's exit without reaping it, so the exit is seen even while a process
+/// the server started keeps its stdout open (then stdout never ends). Where the kernel has
+/// pidfds, the pidfd becomes readable at the exit and is polled together with stdout: no
+/// thread and no timer. Elsewhere the reader looks every [`EXIT_CHECK_PERIOD`].
+pub struct ExitWatch {
+    pid: libc::pid_t,
+    pidfd: Option<OwnedFd>,
+}
+
+impl ExitWatch {
+    pub fn new(child: &Child) -> ExitWatch {
+        let pid = child.id() as libc::pid_t;
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1. The
+        // child is unreaped, so its pid cannot have been reused.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        let pidfd = match libc::c_int::try_from(fd) {
+            // SAFETY: a descriptor pidfd_open just opened, owned by nobody else.
+            Ok(fd) if fd >= 0 => Some(unsafe { OwnedFd::from_raw_fd(fd) }),
+            _ => None,
+        };
+        if let Some(fd) = &pidfd {
+            // A server we start later must not inherit it.
+            // SAFETY: fcntl with flag arguments on a descriptor we own.
+            unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) };
+        }
+        ExitWatch { pid, pidfd }
+    }
+
+    /// The descriptor that becomes readable when the child exits, if the kernel has one.
+    pub fn fd(&self) -> Option<RawFd> {
+        self.pidfd.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
+    /// How long a reader may wait in `poll` before it must call [`ExitWatch::has_exited`]:
+    /// `None` (no limit) when the pidfd is polled.
+    pub fn check_period(&self) -> Option<Duration> {
+        match self.pidfd {
+            Some(_) => None,
+            None => Some(EXIT_CHECK_PERIOD),
+        }
+    }
+
+    /// Whether the child has exited (without reaping it).
+    pub fn has_exited(&self) -> bool {
+        pid_has_exited(self.pid)
     }
 }

@@ -13,6 +13,7 @@ pub enum Line {
 }
 
 /// Reads one line into `buf` (cleared first), holding at most `max` bytes of it.
+#[cfg(test)]
 pub fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<Line> {
     let mut lines = LineReader::new(max);
     std::mem::swap(&mut lines.line, buf);

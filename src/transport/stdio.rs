@@ -2,22 +2,24 @@
 //! and stdout.
 //!
 //! Threads: stdout is read by a caller waiting alone for its response, or else by the reader
-//! thread (`stdout`); either routes every line to the engine by id. One thread drains stderr;
-//! callers write under one mutex. Because a request is written (and its send boundary
+//! thread (`stdout`); either routes every line to the engine by id, and watches the server's
+//! exit as well (a process the server started may keep stdout open after it exits). One thread
+//! drains stderr until it ends or close abandons it; callers write under one mutex. Because a request is written (and its send boundary
 //! signalled) under that mutex, and its cancel notice is written later under the same mutex,
 //! the server always reads a request line before its cancel line.
 
-use super::child;
-use super::lines::{self, Line};
+use super::child::{self, ExitWatch};
+use super::lines::{Line, LineReader};
 use super::stdout::{Frames, StdoutReader};
+use super::wake::{self, WakePipe};
 use super::{Inbound, OutgoingRequest, Transport, Waker};
 use crate::error::{Error, Result, Status};
 use crate::protocol::jsonrpc;
 use std::collections::VecDeque;
-use std::io::{BufReader, Read};
+use std::io::{self, BufReader};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -25,7 +27,9 @@ use std::time::{Duration, Instant};
 
 /// The default limit for one line from the server.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
-/// How long close waits at each step (after closing stdin, after SIGTERM).
+/// How long close waits at each step (after closing stdin, after SIGTERM). Close takes at
+/// most about twice this (a server that ignores both), whatever processes the server started
+/// still hold its pipes: those are abandoned, never waited for.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
 /// How much of the server's stderr is kept when nobody else takes it.
 const STDERR_TAIL_LINES: usize = 50;
@@ -77,7 +81,10 @@ pub struct StdioTransport {
     stdin: Mutex<Option<ChildStdin>>,
     stdout: Arc<StdoutReader>,
     child: Arc<Mutex<Child>>,
+    pid: u32,
     tail: Arc<StderrTail>,
+    /// Tells the stderr thread to stop, once the server is gone.
+    stderr_stop: Arc<StopSignal>,
     closing: Arc<AtomicBool>,
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -109,24 +116,33 @@ impl StdioTransport {
         let stdin = spawned.stdin.take();
         let stdout = spawned.stdout.take().expect("stdout is piped");
         let stderr = spawned.stderr.take();
+        let pid = spawned.id();
+        let exit = ExitWatch::new(&spawned);
         let child = Arc::new(Mutex::new(spawned));
         let tail = Arc::new(StderrTail::default());
         let closing = Arc::new(AtomicBool::new(false));
+        let stderr_stop = Arc::new(
+            StopSignal::new()
+                .map_err(|e| Error::transport(format!("cannot set up reading stderr: {e}")))?,
+        );
         let mut threads = Vec::new();
 
         if stderr.is_none() {
             tail.finish();
         }
         if let Some(stderr) = stderr {
-            let (tail, callback) = (
+            let (tail, stop, callback) = (
                 tail.clone(),
+                stderr_stop.clone(),
                 match &config.stderr {
                     StderrMode::Callback(cb) => Some(cb.clone()),
                     _ => None,
                 },
             );
+            wake::set_flags(stderr.as_raw_fd())
+                .map_err(|e| Error::transport(format!("cannot set up reading stderr: {e}")))?;
             threads.push(spawn_thread("mcpc-stderr", move || {
-                drain_stderr(stderr, &tail, callback)
+                drain_stderr(stderr, &stop, &tail, callback)
             })?);
         }
         let frames = Reader {
@@ -142,6 +158,7 @@ impl StdioTransport {
             fd,
             config.max_line_bytes,
             Box::new(frames),
+            Some(exit),
         )
         .map(Arc::new)
         .map_err(|e| Error::transport(format!("cannot set up reading from the server: {e}")))?;
@@ -157,7 +174,9 @@ impl StdioTransport {
             stdin: Mutex::new(stdin),
             stdout,
             child,
+            pid,
             tail,
+            stderr_stop,
             closing,
             threads: Mutex::new(threads),
         })
@@ -170,7 +189,8 @@ impl StdioTransport {
 
     /// The child's process id.
     pub fn pid(&self) -> u32 {
-        lock(&self.child).id()
+        // Not from the child under its lock: close holds that lock for seconds.
+        self.pid
     }
 
     fn write_line(&self, mut bytes: Vec<u8>, after_write: impl FnOnce()) -> Result<()> {
@@ -214,6 +234,9 @@ impl Transport for StdioTransport {
             stdin.take();
         }
         child::shut_down(&mut lock(&self.child), CLOSE_GRACE);
+        // The server is gone. What is left on stderr and stdout now can only come from
+        // processes it started, which may hold the pipes for ever: stop reading them.
+        self.stderr_stop.stop();
         self.stdout.close();
         let me = std::thread::current().id();
         let threads = std::mem::take(&mut *lock(&self.threads));
@@ -353,20 +376,55 @@ impl StderrTail {
     }
 }
 
-/// Reads stderr to its end so the server can never block on a full pipe.
-fn drain_stderr(stderr: impl Read, tail: &StderrTail, callback: Option<StderrCallback>) {
+/// Ends a thread blocked in `poll`: a flag it looks at, and a pipe that wakes it.
+struct StopSignal {
+    stopped: AtomicBool,
+    wake: WakePipe,
+}
+
+impl StopSignal {
+    fn new() -> io::Result<StopSignal> {
+        Ok(StopSignal {
+            stopped: AtomicBool::new(false),
+            wake: WakePipe::new()?,
+        })
+    }
+
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::Release);
+        self.wake.wake();
+    }
+
+    fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::Acquire)
+    }
+}
+
+/// Reads stderr (non-blocking) so the server can never block on a full pipe: to its end, or
+/// until `stop`, since a process the server started may hold stderr open for ever. The
+/// descriptor is closed on return.
+fn drain_stderr(
+    stderr: ChildStderr,
+    stop: &StopSignal,
+    tail: &StderrTail,
+    callback: Option<StderrCallback>,
+) {
+    let fd = stderr.as_raw_fd();
     let mut reader = BufReader::new(stderr);
-    let mut buf = Vec::new();
-    loop {
-        match lines::read_line(&mut reader, &mut buf, STDERR_LINE_MAX) {
+    let mut lines = LineReader::new(STDERR_LINE_MAX);
+    while !stop.is_stopped() {
+        match lines.read(&mut reader) {
             Ok(Line::Complete) => {
-                let line = String::from_utf8_lossy(&buf).into_owned();
+                let line = String::from_utf8_lossy(lines.line()).into_owned();
                 if let Some(callback) = &callback {
                     callback(&line);
                 }
                 tail.push(line);
             }
             Ok(Line::TooLong) => tail.push(format!("[a stderr line over {STDERR_LINE_MAX} bytes]")),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                wake::poll_readable(fd, &stop.wake, None);
+            }
             Ok(Line::Eof) | Err(_) => break,
         }
     }

@@ -9,6 +9,7 @@
 //! through the pipe (`waker`). The background thread gives the baton up when a lone caller
 //! asks for it.
 
+use super::child::ExitWatch;
 use super::lines::{Line, LineReader};
 use super::wake::{self, WakePipe};
 use super::Waker;
@@ -42,6 +43,9 @@ pub struct StdoutReader {
     /// The stream and the line in progress; only the baton holder locks it.
     io: Mutex<Io>,
     frames: Box<dyn Frames>,
+    /// The server's exit, watched by whoever reads: stdout alone may never end, when a
+    /// process the server started holds it open.
+    exit: Option<ExitWatch>,
 }
 
 struct Io {
@@ -69,12 +73,14 @@ struct Baton {
 }
 
 impl StdoutReader {
-    /// `stdout` is made non-blocking; `fd` is its descriptor.
+    /// `stdout` is made non-blocking; `fd` is its descriptor. With `exit`, reading ends once
+    /// the server has exited and what it wrote before is read, whoever still holds stdout.
     pub fn new(
         stdout: Box<dyn Read + Send>,
         fd: RawFd,
         max_line_bytes: usize,
         frames: Box<dyn Frames>,
+        exit: Option<ExitWatch>,
     ) -> io::Result<StdoutReader> {
         wake::set_flags(fd)?;
         Ok(StdoutReader {
@@ -95,6 +101,7 @@ impl StdoutReader {
                 lines: LineReader::new(max_line_bytes),
             }),
             frames,
+            exit,
         })
     }
 
@@ -201,6 +208,9 @@ impl StdoutReader {
     fn read_frames(&self, stop: &dyn Fn() -> bool, deadline: Option<Instant>) {
         let mut io = lock(&self.io);
         let Io { stream, lines } = &mut *io;
+        // Set once the server has exited: what it wrote is read to the last byte buffered in
+        // the pipe, and then reading ends, whether or not stdout has.
+        let mut exited = false;
         loop {
             if stop() {
                 return;
@@ -209,15 +219,22 @@ impl StdoutReader {
                 Ok(Line::Complete) => self.frames.line(lines.line()),
                 Ok(Line::TooLong) => self.frames.too_long(),
                 Ok(Line::Eof) => return self.end(None),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && exited => return self.end(None),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    let timeout = match deadline {
+                    let mut timeout = match deadline {
                         Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
                             Some(left) if !left.is_zero() => Some(left),
                             _ => return,
                         },
                         None => None,
                     };
-                    wake::poll_readable(self.fd, &self.wake, timeout);
+                    let exit = self.exit.as_ref();
+                    if let Some(period) = exit.and_then(ExitWatch::check_period) {
+                        timeout = Some(timeout.map_or(period, |t| t.min(period)));
+                    }
+                    let exit_fd = exit.and_then(ExitWatch::fd);
+                    exited = wake::poll_with_exit(self.fd, exit_fd, &self.wake, timeout)
+                        || exit.is_some_and(|e| e.check_period().is_some() && e.has_exited());
                 }
                 Err(e) => return self.end(Some(e)),
             }
@@ -283,7 +300,7 @@ mod tests {
     fn the_background_thread_waits_while_a_caller_is_handed_the_baton() {
         let (ours, _theirs) = UnixStream::pair().unwrap();
         let fd = ours.as_raw_fd();
-        let reader = StdoutReader::new(Box::new(ours), fd, 1024, Box::new(NoFrames)).unwrap();
+        let reader = StdoutReader::new(Box::new(ours), fd, 1024, Box::new(NoFrames), None).unwrap();
         let reader = Arc::new(reader);
         {
             let mut baton = reader.lock();

@@ -20,6 +20,7 @@ usage: mcpc-test-server [FLAGS]
                           malformed, not-object, silent or error
   --reject-first N        with --modern, refuse the first N modern requests as
                           an unsupported version, whatever they offered
+  --silent-initialize     read initialize but never answer it
   --ignore-stdin-eof      keep running after stdin closes
   --ignore-sigterm        ignore SIGTERM
   --slow-start-ms N       wait N ms before reading stdin (a slow server start)
@@ -50,6 +51,7 @@ pub struct Args {
     pub supported_versions: Option<Vec<String>>,
     pub discover: DiscoverMode,
     pub reject_first: usize,
+    pub silent_initialize: bool,
     pub ignore_stdin_eof: bool,
     pub ignore_sigterm: bool,
     /// Sleep this long before reading stdin, like a server slow to start.
@@ -100,6 +102,7 @@ impl Args {
                 }
                 "--discover" => args.discover = DiscoverMode::parse(&value()?)?,
                 "--reject-first" => args.reject_first = parse_number(&flag, value()?)?,
+                "--silent-initialize" => args.silent_initialize = true,
                 "--ignore-stdin-eof" => args.ignore_stdin_eof = true,
                 "--ignore-sigterm" => args.ignore_sigterm = true,
                 "--slow-start-ms" => args.slow_start_ms = parse_number(&flag, value()?)? as u64,

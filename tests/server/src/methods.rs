@@ -21,6 +21,7 @@ pub fn dispatch(server: &Server, request: &Request) -> Reply {
     let params = &request.params;
     let list = |key, items| list_page(&server.args, key, items, params);
     match request.method.as_str() {
+        "initialize" if server.args.silent_initialize => tools::never(request),
         "initialize" => Ok(initialize(server, params)),
         "server/discover" if server.args.modern => modern::discover(server, request),
         "ping" => Ok(json!({})),

@@ -40,6 +40,12 @@ pub fn definitions(args: &Args) -> Vec<Value> {
             "Exits the server, optionally mid-message",
             json!({ "partial": { "type": "boolean" } }),
         ),
+        (
+            "detach_child",
+            "Starts `sleep secs` in a session of its own (setsid) that inherits stdin, stdout \
+             and stderr; returns its pid",
+            json!({ "secs": { "type": "integer" } }),
+        ),
         ("noise", "Writes a non-JSON line to stdout", json!({})),
         (
             "fault",
@@ -127,6 +133,7 @@ pub fn call(server: &Server, request: &Request) -> Reply {
         "progress" => progress(server, request, args["steps"].as_u64().unwrap_or(3)),
         "never" => never(request),
         "crash" => server.crash(args["partial"].as_bool().unwrap_or(false)),
+        "detach_child" => detach_child(args["secs"].as_u64().unwrap_or(1000)),
         "noise" => {
             server.write_raw(b"this is not json\n");
             Ok(text_result("noise done"))
@@ -154,6 +161,25 @@ pub fn never(request: &Request) -> Reply {
         thread::sleep(POLL);
     }
     Err(RpcError::cancelled())
+}
+
+/// A descendant outside the server's process group that keeps the server's pipes open after
+/// the server has gone: what a daemonizing helper does.
+fn detach_child(secs: u64) -> Reply {
+    use std::os::unix::process::CommandExt;
+    let mut command = std::process::Command::new("sleep");
+    command.arg(secs.to_string());
+    // SAFETY: setsid is async-signal-safe, as required between fork and exec.
+    unsafe {
+        command.pre_exec(|| match libc::setsid() {
+            -1 => Err(std::io::Error::last_os_error()),
+            _ => Ok(()),
+        });
+    }
+    let child = command
+        .spawn()
+        .map_err(|e| RpcError::new(-32603, format!("cannot start sleep: {e}")))?;
+    Ok(text_result(child.id().to_string()))
 }
 
 pub fn text_result(text: impl Into<String>) -> Value {
