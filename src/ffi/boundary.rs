@@ -22,3 +22,21 @@ pub(super) unsafe fn free_handle<T>(handle: *mut T) {
         },
     )
 }
+
+/// Borrows the object behind a handle the host passed in; `None` for NULL. Every export reads
+/// its handles through this (or `borrow_mut`), so the one assumption lives in one place.
+///
+/// # Safety
+/// `handle` is NULL or points to a live object of type `T` made by this library, which no
+/// other thread frees during the borrow (each export's `# Safety` section says so to the host).
+pub(super) unsafe fn borrow<'a, T>(handle: *const T) -> Option<&'a T> {
+    handle.as_ref()
+}
+
+/// As [`borrow`], for the exports that fill in an object the host handed over (a reply).
+///
+/// # Safety
+/// As for [`borrow`], and no other reference to the object exists during the borrow.
+pub(super) unsafe fn borrow_mut<'a, T>(handle: *mut T) -> Option<&'a mut T> {
+    handle.as_mut()
+}

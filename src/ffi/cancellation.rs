@@ -1,5 +1,6 @@
 //! `mcp_cancellation`: the token, for C.
 
+use super::boundary::borrow;
 use super::strings::{optional_str, to_cstring};
 use super::{free_handle, guard};
 use crate::cancellation::CancellationToken;
@@ -41,7 +42,7 @@ pub unsafe extern "C" fn mcp_cancellation_cancel(
     guard(
         || false,
         || {
-            let Some(token) = token.as_ref() else {
+            let Some(token) = borrow(token) else {
                 return false;
             };
             let reason = match optional_str(reason, "reason") {
@@ -65,7 +66,7 @@ pub unsafe extern "C" fn mcp_cancellation_cancel(
 pub unsafe extern "C" fn mcp_cancellation_is_cancelled(token: *const mcp_cancellation) -> bool {
     guard(
         || false,
-        || token.as_ref().is_some_and(|t| t.token.is_cancelled()),
+        || borrow(token).is_some_and(|t| t.token.is_cancelled()),
     )
 }
 
@@ -77,7 +78,7 @@ pub unsafe extern "C" fn mcp_cancellation_is_cancelled(token: *const mcp_cancell
 #[no_mangle]
 pub unsafe extern "C" fn mcp_cancellation_reason(token: *const mcp_cancellation) -> *const c_char {
     guard(std::ptr::null, || {
-        let Some(token) = token.as_ref() else {
+        let Some(token) = borrow(token) else {
             return std::ptr::null();
         };
         if !token.token.is_cancelled() {

@@ -1,6 +1,7 @@
 //! `mcp_client`: create (stdio, Streamable HTTP, custom transport), connect, what the server
 //! said about itself, close, free. The request functions are in `requests.rs`.
 
+use super::boundary::borrow;
 use super::client_options::mcp_client_options;
 use super::request_options::mcp_request_options;
 use super::result::{into_result, mcp_result};
@@ -55,7 +56,7 @@ impl mcp_client {
 unsafe fn client_options<'a>(
     options: *const mcp_client_options,
 ) -> Result<Option<&'a mcp_client_options>> {
-    match options.as_ref() {
+    match borrow(options) {
         Some(o) if o.error.is_some() => Err(o.error.clone().expect("checked")),
         other => Ok(other),
     }
@@ -221,7 +222,7 @@ pub unsafe extern "C" fn mcp_client_close(client: *mut mcp_client) {
     guard(
         || (),
         || {
-            if let Some(Ok(client)) = client.as_ref().map(|c| &c.client) {
+            if let Some(Ok(client)) = borrow(client).map(|c| &c.client) {
                 client.close();
             }
         },
@@ -290,11 +291,7 @@ pub unsafe extern "C" fn mcp_client_instructions(client: *const mcp_client) -> *
 pub unsafe extern "C" fn mcp_client_is_modern(client: *const mcp_client) -> bool {
     guard(
         || false,
-        || {
-            client
-                .as_ref()
-                .is_some_and(|c| c.get().is_ok_and(Client::is_modern))
-        },
+        || borrow(client).is_some_and(|c| c.get().is_ok_and(Client::is_modern)),
     )
 }
 
@@ -339,7 +336,7 @@ pub unsafe extern "C" fn mcp_client_connection_state(
 ) -> mcp_connection_state {
     let state = guard(
         || ConnectionState::NotConnected,
-        || match client.as_ref().map(|c| c.get()) {
+        || match borrow(client).map(|c| c.get()) {
             Some(Ok(c)) => c.state(),
             _ => ConnectionState::NotConnected,
         },
@@ -366,7 +363,7 @@ pub(super) unsafe fn getter(
     key: &'static str,
     read: impl FnOnce(&Client) -> Option<String>,
 ) -> *const c_char {
-    guard(std::ptr::null, || match client.as_ref() {
+    guard(std::ptr::null, || match borrow(client) {
         Some(handle) => match handle.get() {
             Ok(c) => handle.keep(key, read(c)),
             Err(_) => std::ptr::null(),
@@ -380,9 +377,7 @@ pub(super) unsafe fn with_client(
     body: impl FnOnce(&Client) -> Result<Value>,
 ) -> *mut mcp_result {
     into_result(|| {
-        let client = client
-            .as_ref()
-            .ok_or_else(|| Error::invalid("client must not be NULL"))?;
+        let client = borrow(client).ok_or_else(|| Error::invalid("client must not be NULL"))?;
         body(client.get()?)
     })
 }
@@ -394,7 +389,7 @@ pub(super) unsafe fn with_request(
 ) -> *mut mcp_result {
     with_client(client, |c| {
         let default = RequestOptions::default();
-        let options = match options.as_ref() {
+        let options = match borrow(options) {
             None => &default,
             Some(o) => match &o.error {
                 Some(error) => return Err(error.clone()),

@@ -1,6 +1,7 @@
 //! Request handlers from C: the host answers what the server asks of the client
 //! (`sampling/createMessage`, `elicitation/create`, `roots/list`) through `mcp_handler_reply`.
 
+use super::boundary::{borrow, borrow_mut};
 use super::callbacks::UserData;
 use super::client_options::mcp_client_options;
 use super::guard;
@@ -49,11 +50,7 @@ pub type mcp_request_handler = Option<
 pub unsafe extern "C" fn mcp_handler_reply_is_cancelled(reply: *const mcp_handler_reply) -> bool {
     guard(
         || false,
-        || {
-            reply
-                .as_ref()
-                .is_some_and(|r| r.cancellation.is_cancelled())
-        },
+        || borrow(reply).is_some_and(|r| r.cancellation.is_cancelled()),
     )
 }
 
@@ -69,7 +66,10 @@ pub unsafe extern "C" fn mcp_handler_reply_set_result(
 ) -> bool {
     guard(
         || false,
-        || match (reply.as_mut(), optional_json(json, "handler result", true)) {
+        || match (
+            borrow_mut(reply),
+            optional_json(json, "handler result", true),
+        ) {
             (Some(reply), Ok(Some(result))) => {
                 reply.result = Some(result);
                 true
@@ -93,7 +93,7 @@ pub unsafe extern "C" fn mcp_handler_reply_set_error(
     guard(
         || (),
         || {
-            if let Some(reply) = reply.as_mut() {
+            if let Some(reply) = borrow_mut(reply) {
                 let message = (!message.is_null()).then(|| {
                     std::ffi::CStr::from_ptr(message)
                         .to_string_lossy()

@@ -2,6 +2,7 @@
 //! rounds by hand). One options object may serve many calls at once. Setters follow
 //! `setter::set`.
 
+use super::boundary::borrow;
 use super::cancellation::mcp_cancellation;
 use super::setter::{set, HasError};
 use super::status::mcp_status;
@@ -56,7 +57,7 @@ pub unsafe extern "C" fn mcp_request_options_set_cancellation(
     token: *const mcp_cancellation,
 ) -> mcp_status {
     set(options, |o| {
-        o.request.cancellation = token.as_ref().map(|t| t.token.clone());
+        o.request.cancellation = borrow(token).map(|t| t.token.clone());
         Ok(())
     })
 }

@@ -1,5 +1,6 @@
 //! `mcp_result`: what every request returns.
 
+use super::boundary::borrow;
 use super::status::mcp_status;
 use super::strings::to_cstring;
 use super::{free_handle, guard};
@@ -84,11 +85,7 @@ pub(crate) fn into_result(body: impl FnOnce() -> Result<Value>) -> *mut mcp_resu
 pub unsafe extern "C" fn mcp_result_status(result: *const mcp_result) -> mcp_status {
     let status = guard(
         || Status::InternalError,
-        || {
-            result
-                .as_ref()
-                .map_or(Status::InvalidArgument, |r| r.status)
-        },
+        || borrow(result).map_or(Status::InvalidArgument, |r| r.status),
     );
     status.into()
 }
@@ -101,8 +98,7 @@ pub unsafe extern "C" fn mcp_result_status(result: *const mcp_result) -> mcp_sta
 #[no_mangle]
 pub unsafe extern "C" fn mcp_result_json(result: *const mcp_result) -> *const c_char {
     guard(std::ptr::null, || {
-        result
-            .as_ref()
+        borrow(result)
             .and_then(|r| r.json.as_deref())
             .map_or(std::ptr::null(), |s| s.as_ptr())
     })
@@ -115,7 +111,7 @@ pub unsafe extern "C" fn mcp_result_json(result: *const mcp_result) -> *const c_
 /// `result` is NULL or a live result.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_result_message(result: *const mcp_result) -> *const c_char {
-    guard(std::ptr::null, || match result.as_ref() {
+    guard(std::ptr::null, || match borrow(result) {
         Some(r) => r.message.as_ptr(),
         None => c"result is NULL".as_ptr(),
     })
@@ -127,7 +123,7 @@ pub unsafe extern "C" fn mcp_result_message(result: *const mcp_result) -> *const
 /// `result` is NULL or a live result.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_result_error_code(result: *const mcp_result) -> i64 {
-    guard(|| 0, || result.as_ref().map_or(0, |r| r.error_code))
+    guard(|| 0, || borrow(result).map_or(0, |r| r.error_code))
 }
 
 /// The JSON-RPC error's `data` as JSON text, or NULL when the server sent none. Owned by the
@@ -138,8 +134,7 @@ pub unsafe extern "C" fn mcp_result_error_code(result: *const mcp_result) -> i64
 #[no_mangle]
 pub unsafe extern "C" fn mcp_result_error_data(result: *const mcp_result) -> *const c_char {
     guard(std::ptr::null, || {
-        result
-            .as_ref()
+        borrow(result)
             .and_then(|r| r.error_data.as_deref())
             .map_or(std::ptr::null(), |s| s.as_ptr())
     })
@@ -153,7 +148,7 @@ pub unsafe extern "C" fn mcp_result_error_data(result: *const mcp_result) -> *co
 /// `result` is NULL or a live result.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_result_request_id(result: *const mcp_result) -> i64 {
-    guard(|| 0, || result.as_ref().map_or(0, |r| r.request_id))
+    guard(|| 0, || borrow(result).map_or(0, |r| r.request_id))
 }
 
 /// The cancel reason for MCP_STATUS_CANCELLED (NULL when the cancel gave none) and for
@@ -164,8 +159,7 @@ pub unsafe extern "C" fn mcp_result_request_id(result: *const mcp_result) -> i64
 #[no_mangle]
 pub unsafe extern "C" fn mcp_result_cancel_reason(result: *const mcp_result) -> *const c_char {
     guard(std::ptr::null, || {
-        result
-            .as_ref()
+        borrow(result)
             .and_then(|r| r.cancel_reason.as_deref())
             .map_or(std::ptr::null(), |s| s.as_ptr())
     })

@@ -2,6 +2,7 @@
 //! and a rejected value is also remembered, with its message, and reported by the call that
 //! uses the options (connect, or the request), so an unchecked setter cannot fail silently.
 
+use super::boundary::borrow_mut;
 use super::guard;
 use super::status::mcp_status;
 use crate::error::{Error, Result, Status};
@@ -18,7 +19,7 @@ pub(super) unsafe fn set<T: HasError>(
     let status = guard(
         || Status::InternalError,
         || {
-            let Some(target) = target.as_mut() else {
+            let Some(target) = borrow_mut(target) else {
                 return Status::InvalidArgument;
             };
             match apply(target) {

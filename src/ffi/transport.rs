@@ -1,6 +1,7 @@
 //! Custom transports written in C: `mcp_transport_vtable`, and its adapter to the Rust
 //! `BlockingTransport` trait.
 
+use super::boundary::{borrow, borrow_mut};
 use super::callbacks::UserData;
 use super::guard;
 use super::strings::optional_str;
@@ -70,7 +71,7 @@ pub unsafe extern "C" fn mcp_transport_reply_set_response(
 ) -> bool {
     guard(
         || false,
-        || match (reply.as_mut(), optional_str(json, "response")) {
+        || match (borrow_mut(reply), optional_str(json, "response")) {
             (Some(reply), Ok(Some(json))) => {
                 reply.response = Some(json.to_owned());
                 true
@@ -93,7 +94,7 @@ pub unsafe extern "C" fn mcp_transport_reply_set_error(
     guard(
         || (),
         || {
-            if let Some(reply) = reply.as_mut() {
+            if let Some(reply) = borrow_mut(reply) {
                 reply.error = (!message.is_null()).then(|| {
                     std::ffi::CStr::from_ptr(message)
                         .to_string_lossy()
@@ -118,9 +119,8 @@ impl HostTransport {
         vtable: *const mcp_transport_vtable,
         userdata: *mut c_void,
     ) -> Result<Self> {
-        let vtable = vtable
-            .as_ref()
-            .ok_or_else(|| Error::invalid("transport vtable must not be NULL"))?;
+        let vtable =
+            borrow(vtable).ok_or_else(|| Error::invalid("transport vtable must not be NULL"))?;
         match (vtable.send_request, vtable.send_notification, vtable.close) {
             (Some(send_request), Some(send_notification), Some(close)) => Ok(HostTransport {
                 send_request,
