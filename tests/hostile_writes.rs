@@ -78,7 +78,10 @@ impl Stalled {
         let pid = self.client.server_pid().expect("a stdio server");
         let deadline = Instant::now() + Duration::from_secs(10);
         while unread_in_stdin(pid) == 0 {
-            assert!(Instant::now() < deadline, "the request never reached the pipe");
+            assert!(
+                Instant::now() < deadline,
+                "the request never reached the pipe"
+            );
             std::thread::sleep(Duration::from_millis(2));
         }
     }
@@ -157,7 +160,10 @@ fn a_timeout_fires_while_the_request_cannot_be_written() {
         "stdio, a 4 MiB request to a server that does not read, timeout 300 ms: TIMEOUT after {:.1} ms",
         took.as_secs_f64() * 1000.0
     ));
-    assert!(took < Duration::from_millis(300) + FREED_WITHIN, "took {took:?}");
+    assert!(
+        took < Duration::from_millis(300) + FREED_WITHIN,
+        "took {took:?}"
+    );
 }
 
 #[test]
@@ -206,7 +212,10 @@ fn other_calls_are_not_held_behind_a_write_that_cannot_finish() {
         "stdio, a call behind a 4 MiB request the server does not read, timeout 200 ms: TIMEOUT after {:.1} ms",
         took.as_secs_f64() * 1000.0
     ));
-    assert!(took < Duration::from_millis(200) + FREED_WITHIN, "took {took:?}");
+    assert!(
+        took < Duration::from_millis(200) + FREED_WITHIN,
+        "took {took:?}"
+    );
 }
 
 /// The server stops reading, then reads again. A big request cancelled in the middle of its
@@ -260,11 +269,12 @@ fn a_cancelled_request_is_finished_whole_before_its_notice_when_the_server_reads
     );
     let cancel = lines
         .iter()
-        .position(|l| {
-            is_method(l, "notifications/cancelled") && l["params"]["requestId"] == big_id
-        })
+        .position(|l| is_method(l, "notifications/cancelled") && l["params"]["requestId"] == big_id)
         .expect("the big request's cancel notice");
-    assert!(request < cancel, "the cancel notice came before its request");
+    assert!(
+        request < cancel,
+        "the cancel notice came before its request"
+    );
 
     if let Some(small_id) = small.request_id {
         assert_eq!(

@@ -4,6 +4,7 @@
 use crate::tools::text_result;
 use crate::{Reply, Request, RpcError, Server};
 use serde_json::{json, Value};
+use std::io::Write;
 use std::thread;
 use std::time::Duration;
 
@@ -56,14 +57,19 @@ pub fn fault(server: &Server, request: &Request, args: &Value) -> Reply {
             Err(RpcError::cancelled()) // answered by hand
         }
         "endless_line" => {
+            // Under the stdout lock throughout: another answer must not land inside the line.
+            let mut stdout = server.stdout.lock().unwrap();
             let chunk = [b'x'; 64 * 1024];
             let mut left = args["bytes"].as_u64().unwrap_or(u64::MAX);
             while left > 0 {
                 let n = left.min(chunk.len() as u64) as usize;
-                server.write_raw(&chunk[..n]);
+                if stdout.write_all(&chunk[..n]).is_err() {
+                    break; // the client is gone
+                }
                 left -= n as u64;
             }
-            server.write_raw(b"\n");
+            let _ = stdout.write_all(b"\n").and_then(|()| stdout.flush());
+            drop(stdout);
             Ok(text_result("after the long line"))
         }
         "close_stdout" => {
