@@ -245,13 +245,18 @@ fn a_cancelled_request_is_finished_whole_before_its_notice_when_the_server_reads
     assert_eq!(big.status, Status::Cancelled);
 
     server.resume();
-    // The barrier: once this is answered, the server has read everything written before it.
+    // The barrier: once this is answered, the server has read every request queued before
+    // it. The big request's notice goes once its last byte is written, from the dispatcher,
+    // so it may come after the ping: wait for it (bounded).
     server
         .client
         .ping(&RequestOptions::with_timeout(Duration::from_secs(10)))
         .expect("the connection works again");
+    let big_id = big.request_id.expect("the big request was sent");
     let lines = wait_for_log(&server.log, |lines| {
-        lines.iter().any(|l| is_method(l, "ping"))
+        cancels(lines)
+            .iter()
+            .any(|l| l["params"]["requestId"] == big_id)
     });
 
     let torn: Vec<String> = lines
@@ -259,7 +264,6 @@ fn a_cancelled_request_is_finished_whole_before_its_notice_when_the_server_reads
         .filter_map(|l| l.as_str().map(|s| s.chars().take(80).collect()))
         .collect();
     assert!(torn.is_empty(), "lines that are not whole JSON: {torn:?}");
-    let big_id = big.request_id.expect("the big request was sent");
     let request = request_index(&lines, big_id).expect("the big request was read whole");
     assert_eq!(
         lines[request]["params"]["arguments"]["padding"]
