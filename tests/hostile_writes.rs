@@ -219,26 +219,23 @@ fn other_calls_are_not_held_behind_a_write_that_cannot_finish() {
 }
 
 /// The server stops reading, then reads again. A big request cancelled in the middle of its
-/// write is finished on the wire and followed by its cancel notice; a small one cancelled while
-/// queued behind it was never written, so it is never sent and gets no notice. Every line the
+/// write is finished on the wire and followed by its cancel notice; a small one that timed out
+/// while queued behind it was never written, so it is never sent and gets no notice. Every line the
 /// server read is whole JSON.
 #[test]
 fn a_cancelled_request_is_finished_whole_before_its_notice_when_the_server_reads_again() {
     let server = Stalled::start("write_order");
     let big_token = CancellationToken::new();
     let big = server.big_call(RequestOptions::with_cancellation(&big_token));
-    let small_token = CancellationToken::new();
+    // Queued behind the big one (the pipe is full), and timed out before any of it is written.
     let small = server.call(
         "echo",
         json!({ "text": "queued" }),
-        RequestOptions::with_cancellation(&small_token),
+        RequestOptions::with_timeout(Duration::from_millis(100)),
     );
-    // The small call is waiting for the server (nothing of it can be read while the pipe is
-    // full); cancel both.
-    assert!(small_token.cancel(Some("small")));
     let (small, _) = outcome_within(&small, FREED_WITHIN * 5, "queued call");
     let small = small.unwrap_err();
-    assert_eq!(small.status, Status::Cancelled);
+    assert_eq!(small.status, Status::Timeout);
     assert!(big_token.cancel(Some("big")));
     let (big, _) = outcome_within(&big, FREED_WITHIN * 5, "cancel");
     let big = big.unwrap_err();
@@ -280,17 +277,16 @@ fn a_cancelled_request_is_finished_whole_before_its_notice_when_the_server_reads
         "the cancel notice came before its request"
     );
 
-    if let Some(small_id) = small.request_id {
-        assert_eq!(
-            request_index(&lines, small_id),
-            None,
-            "a request cancelled before its first byte was written is never sent"
-        );
-        assert!(
-            !cancels(&lines)
-                .iter()
-                .any(|l| l["params"]["requestId"] == small_id),
-            "and gets no notice"
-        );
-    }
+    let small_id = small.request_id.expect("the small call got an id");
+    assert_eq!(
+        request_index(&lines, small_id),
+        None,
+        "a request that timed out before its first byte was written is never sent"
+    );
+    assert!(
+        !cancels(&lines)
+            .iter()
+            .any(|l| l["params"]["requestId"] == small_id),
+        "and gets no notice"
+    );
 }
