@@ -111,8 +111,9 @@ impl Connection {
         let sent = !call.is_finished();
         if sent {
             let boundary = {
-                let call = call.clone();
-                SendBoundary::new(move || call.mark_sent())
+                let (call, ended) = (call.clone(), call.clone());
+                // A request whose call ended before its first byte was written is not sent.
+                SendBoundary::new(move || call.mark_sent()).unless(move || ended.is_finished())
             };
             let frame = jsonrpc::encode_request(id, method, params);
             let request = OutgoingRequest {

@@ -1,7 +1,7 @@
 //! The server's child process: spawning it in its own process group, waiting with a bound,
 //! and the close escalation (stdin closed, then SIGTERM, then SIGKILL, then reap).
 
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus};
@@ -64,37 +64,6 @@ pub fn shut_down(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
     // The leader is dead or dying; take the rest of its group with it.
     signal_group(child, libc::SIGKILL);
     child.wait().ok()
-}
-
-/// Writes all of `bytes` to a pipe without letting SIGPIPE kill the host process when the
-/// server has gone: the signal is blocked on this thread for the write and any SIGPIPE the
-/// write raised is consumed before unblocking.
-pub fn write_all_no_sigpipe(pipe: &mut (impl Write + AsRawFd), bytes: &[u8]) -> io::Result<()> {
-    // SAFETY: plain signal-mask calls on sets we own.
-    unsafe {
-        let mut sigpipe: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut sigpipe);
-        libc::sigaddset(&mut sigpipe, libc::SIGPIPE);
-        let was_pending = {
-            let mut pending: libc::sigset_t = std::mem::zeroed();
-            libc::sigpending(&mut pending);
-            libc::sigismember(&pending, libc::SIGPIPE) == 1
-        };
-        libc::pthread_sigmask(libc::SIG_BLOCK, &sigpipe, &mut old);
-        let result = pipe.write_all(bytes);
-        if matches!(&result, Err(e) if e.kind() == io::ErrorKind::BrokenPipe) && !was_pending {
-            let zero = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            while libc::sigtimedwait(&sigpipe, std::ptr::null_mut(), &zero) == -1
-                && *libc::__errno_location() == libc::EINTR
-            {}
-        }
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        result
-    }
 }
 
 /// How often the exit is looked at where the kernel has no pidfd (before Linux 5.3).

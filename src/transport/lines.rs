@@ -7,18 +7,23 @@ use std::io::{self, BufRead};
 pub enum Line {
     /// A whole line is in the buffer, without its newline (or the last line before EOF).
     Complete,
-    /// The line passed the limit; it was read to its end and thrown away.
+    /// The line passed the limit. Reported as soon as it does, not at its end (a line that
+    /// never ends must still be noticed); the rest of it, up to its newline, is skipped.
     TooLong,
     Eof,
 }
 
-/// Reads one line into `buf` (cleared first), holding at most `max` bytes of it.
+/// Reads one line into `buf` (cleared first), holding at most `max` bytes of it. A line over
+/// the limit is read to its end and thrown away before `TooLong` is returned.
 #[cfg(test)]
 pub fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<Line> {
     let mut lines = LineReader::new(max);
     std::mem::swap(&mut lines.line, buf);
     lines.line.clear();
     let result = lines.read(reader);
+    if matches!(result, Ok(Line::TooLong)) {
+        lines.skip_rest(reader)?;
+    }
     std::mem::swap(&mut lines.line, buf);
     result
 }
@@ -49,11 +54,13 @@ impl LineReader {
         &self.line
     }
 
-    /// Reads up to the end of the next line (or of the stream).
+    /// Reads up to the end of the next line (or of the stream). After `TooLong`, the next call
+    /// first skips the rest of the long line: the stream recovers at its newline.
     pub fn read(&mut self, reader: &mut impl BufRead) -> io::Result<Line> {
         if std::mem::take(&mut self.complete) {
             self.line.clear();
         }
+        self.skip_rest(reader)?;
         loop {
             let chunk = match reader.fill_buf() {
                 Ok(chunk) => chunk,
@@ -61,38 +68,55 @@ impl LineReader {
                 Err(e) => return Err(e),
             };
             if chunk.is_empty() {
-                let end = match (std::mem::take(&mut self.discarding), self.line.is_empty()) {
-                    (true, _) => Line::TooLong,
-                    (false, true) => Line::Eof,
-                    (false, false) => Line::Complete,
-                };
                 self.complete = true;
-                return Ok(end);
+                return Ok(match self.line.is_empty() {
+                    true => Line::Eof,
+                    false => Line::Complete,
+                });
             }
             let newline = memchr::memchr(b'\n', chunk);
             let take = newline.map_or(chunk.len(), |i| i + 1);
-            if !self.discarding {
-                let body = newline.unwrap_or(chunk.len());
-                if self.line.len() + body > self.max {
-                    self.discarding = true;
-                    self.line.clear();
-                    self.line.shrink_to(64 * 1024);
-                } else {
-                    self.line.extend_from_slice(&chunk[..body]);
-                }
+            let body = newline.unwrap_or(chunk.len());
+            if self.line.len() + body > self.max {
+                self.line.clear();
+                self.line.shrink_to(64 * 1024);
+                reader.consume(take);
+                self.discarding = newline.is_none();
+                return Ok(Line::TooLong);
             }
+            self.line.extend_from_slice(&chunk[..body]);
             reader.consume(take);
             if newline.is_some() {
                 self.complete = true;
-                if std::mem::take(&mut self.discarding) {
-                    return Ok(Line::TooLong);
-                }
                 if self.line.last() == Some(&b'\r') {
                     self.line.pop();
                 }
                 return Ok(Line::Complete);
             }
         }
+    }
+
+    /// Skips what is left of a line over the limit, up to and with its newline (or EOF).
+    fn skip_rest(&mut self, reader: &mut impl BufRead) -> io::Result<()> {
+        while self.discarding {
+            let chunk = match reader.fill_buf() {
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            match memchr::memchr(b'\n', chunk) {
+                Some(i) => {
+                    reader.consume(i + 1);
+                    self.discarding = false;
+                }
+                None if chunk.is_empty() => self.discarding = false,
+                None => {
+                    let n = chunk.len();
+                    reader.consume(n);
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -186,5 +210,37 @@ mod tests {
                 (Line::Complete, "last".to_owned()),
             ]
         );
+    }
+
+    /// A server that writes one endless line: the limit is reported as soon as it is passed,
+    /// not at a newline that never comes; the rest is skipped and the next line is read.
+    #[test]
+    fn a_line_without_end_is_reported_as_soon_as_it_passes_the_limit() {
+        let mut stream = Vec::new();
+        stream.resize(100, b'x');
+        let input = Trickle {
+            bytes: &stream,
+            blocked: false,
+        };
+        let mut reader = BufReader::with_capacity(7, input);
+        let mut lines = LineReader::new(10);
+        let first = loop {
+            match lines.read(&mut reader) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                other => break other.unwrap(),
+            }
+        };
+        assert_eq!(first, Line::TooLong);
+        assert!(
+            reader.get_ref().bytes.len() > 50,
+            "reported before the stream ended"
+        );
+
+        let mut reader = BufReader::with_capacity(7, &b"xxxxxxxxxxxxxxxxxxxxxx\nok\n"[..]);
+        let mut lines = LineReader::new(10);
+        assert_eq!(lines.read(&mut reader).unwrap(), Line::TooLong);
+        assert_eq!(lines.read(&mut reader).unwrap(), Line::Complete);
+        assert_eq!(lines.line(), b"ok", "the stream recovers at the newline");
+        assert_eq!(lines.read(&mut reader).unwrap(), Line::Eof);
     }
 }

@@ -6,6 +6,7 @@ mod child;
 pub mod custom;
 pub mod http;
 mod lines;
+mod stdin;
 pub mod stdio;
 mod stdout;
 mod wake;
@@ -44,20 +45,45 @@ pub trait Inbound: Send + Sync {
 ///
 /// Dropping it unsignalled counts as a signal. That is the fallback for transports that never
 /// report the boundary: the latch opens when the request has finished sending or failed, never
-/// earlier, so a cancel can never overtake its request (there is no timer).
-pub struct SendBoundary(Option<Box<dyn FnOnce() + Send>>);
+/// earlier, so a cancel can never overtake its request (there is no timer). A transport that
+/// knows not a byte of the request went out says so with [`SendBoundary::never_sent`].
+pub struct SendBoundary {
+    on_sent: Option<Box<dyn FnOnce() + Send>>,
+    abandoned: Option<Box<dyn Fn() -> bool + Send + Sync>>,
+}
 
 impl SendBoundary {
     pub fn new(on_sent: impl FnOnce() + Send + 'static) -> Self {
-        SendBoundary(Some(Box::new(on_sent)))
+        SendBoundary {
+            on_sent: Some(Box::new(on_sent)),
+            abandoned: None,
+        }
+    }
+
+    /// The engine's word on whether the request is still worth sending: once `abandoned()`
+    /// holds (its call has ended), a transport that has not written any of it yet drops it.
+    pub fn unless(mut self, abandoned: impl Fn() -> bool + Send + Sync + 'static) -> Self {
+        self.abandoned = Some(Box::new(abandoned));
+        self
+    }
+
+    /// False once the request's call has ended (see [`SendBoundary::unless`]).
+    pub fn still_wanted(&self) -> bool {
+        self.abandoned.as_ref().is_none_or(|abandoned| !abandoned())
     }
 
     pub fn signal(mut self) {
         self.fire();
     }
 
+    /// Not a byte of the request was written, and none will be: there is no boundary, so a
+    /// cancel of the request sends no notice.
+    pub fn never_sent(mut self) {
+        self.on_sent = None;
+    }
+
     fn fire(&mut self) {
-        if let Some(on_sent) = self.0.take() {
+        if let Some(on_sent) = self.on_sent.take() {
             on_sent();
         }
     }
@@ -82,7 +108,9 @@ pub struct OutgoingRequest {
 
 pub trait Transport: Send + Sync {
     /// Sends a request. The answer arrives later through [`Inbound`]. An error means the request
-    /// was not sent (or not completely).
+    /// was not sent (or not completely). A transport may return before the request is on the
+    /// wire (stdio queues what the pipe cannot take yet): its boundary is signalled once it is,
+    /// and a request whose call ended before its first byte went out may be dropped unsent.
     fn send_request(&self, request: OutgoingRequest) -> Result<()>;
     /// Sends a notification or an answer to a server request (a frame with no reply expected).
     fn send_notification(&self, frame: &str) -> Result<()>;

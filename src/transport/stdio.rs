@@ -4,22 +4,25 @@
 //! Threads: stdout is read by a caller waiting alone for its response, or else by the reader
 //! thread (`stdout`); either routes every line to the engine by id, and watches the server's
 //! exit as well (a process the server started may keep stdout open after it exits). One thread
-//! drains stderr until it ends or close abandons it; callers write under one mutex. Because a request is written (and its send boundary
-//! signalled) under that mutex, and its cancel notice is written later under the same mutex,
-//! the server always reads a request line before its cancel line.
+//! drains stderr until it ends or close abandons it. Frames go to stdin whole and in order
+//! (`stdin`): written at once when the pipe has room, else queued for a writer thread, so no
+//! caller ever blocks on a server that does not read. A request's send boundary is signalled
+//! once its last byte is written, and its cancel notice is queued only then, so the server
+//! always reads a request line before its cancel line.
 
 use super::child::{self, ExitWatch};
 use super::lines::{Line, LineReader};
+use super::stdin::StdinWriter;
 use super::stdout::{Frames, StdoutReader};
 use super::wake::{self, WakePipe};
 use super::{Inbound, OutgoingRequest, Transport, Waker};
-use crate::error::{Error, Result, Status};
+use crate::error::{Error, Result};
 use crate::protocol::jsonrpc;
 use std::collections::VecDeque;
 use std::io::{self, BufReader};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
-use std::process::{Child, ChildStderr, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStderr, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -78,7 +81,7 @@ impl StdioConfig {
 }
 
 pub struct StdioTransport {
-    stdin: Mutex<Option<ChildStdin>>,
+    stdin: Arc<StdinWriter>,
     stdout: Arc<StdoutReader>,
     child: Arc<Mutex<Child>>,
     pid: u32,
@@ -113,7 +116,7 @@ impl StdioTransport {
         let mut spawned = child::spawn(command)
             .map_err(|e| Error::transport(format!("cannot start server `{program}`: {e}")))?;
 
-        let stdin = spawned.stdin.take();
+        let stdin = spawned.stdin.take().expect("stdin is piped");
         let stdout = spawned.stdout.take().expect("stdout is piped");
         let stderr = spawned.stderr.take();
         let pid = spawned.id();
@@ -145,6 +148,9 @@ impl StdioTransport {
                 drain_stderr(stderr, &stop, &tail, callback)
             })?);
         }
+        let stdin = StdinWriter::new(stdin, inbound.clone())
+            .map(Arc::new)
+            .map_err(|e| Error::transport(format!("cannot set up writing to the server: {e}")))?;
         let frames = Reader {
             inbound,
             child: child.clone(),
@@ -171,7 +177,7 @@ impl StdioTransport {
         })?);
 
         Ok(StdioTransport {
-            stdin: Mutex::new(stdin),
+            stdin,
             stdout,
             child,
             pid,
@@ -192,28 +198,21 @@ impl StdioTransport {
         // Not from the child under its lock: close holds that lock for seconds.
         self.pid
     }
-
-    fn write_line(&self, mut bytes: Vec<u8>, after_write: impl FnOnce()) -> Result<()> {
-        bytes.push(b'\n');
-        let mut stdin = lock(&self.stdin);
-        let pipe = stdin
-            .as_mut()
-            .ok_or_else(|| Error::new(Status::Closed, "the connection to the server is closed"))?;
-        child::write_all_no_sigpipe(pipe, &bytes)
-            .map_err(|e| Error::transport(format!("cannot write to the server: {e}")))?;
-        after_write();
-        Ok(())
-    }
 }
 
 impl Transport for StdioTransport {
     fn send_request(&self, request: OutgoingRequest) -> Result<()> {
-        let OutgoingRequest { frame, sent, .. } = request;
-        self.write_line(frame.into_bytes(), || sent.signal())
+        let OutgoingRequest { id, frame, sent } = request;
+        let mut line = frame.into_bytes();
+        line.push(b'\n');
+        self.stdin.send_request(id, line, sent)
     }
 
     fn send_notification(&self, frame: &str) -> Result<()> {
-        self.write_line(frame.as_bytes().to_vec(), || {})
+        let mut line = Vec::with_capacity(frame.len() + 1);
+        line.extend_from_slice(frame.as_bytes());
+        line.push(b'\n');
+        self.stdin.send_frame(line)
     }
 
     fn read_here(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>, alone: bool) -> bool {
@@ -228,11 +227,9 @@ impl Transport for StdioTransport {
         if self.closing.swap(true, Ordering::AcqRel) {
             return;
         }
-        // End of input is how a stdio server is asked to leave. A writer stuck on a full pipe
-        // holds the lock; then we go on to the signals, which unblock it.
-        if let Some(mut stdin) = lock_within(&self.stdin, CLOSE_GRACE) {
-            stdin.take();
-        }
+        // End of input is how a stdio server is asked to leave. No write ever blocks, so
+        // this is at once, whatever is queued for a server that does not read.
+        self.stdin.close();
         child::shut_down(&mut lock(&self.child), CLOSE_GRACE);
         // The server is gone. What is left on stderr and stdout now can only come from
         // processes it started, which may hold the pipes for ever: stop reading them.
@@ -440,19 +437,4 @@ fn spawn_thread(name: &str, body: impl FnOnce() + Send + 'static) -> Result<Join
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Takes a lock, giving up after `limit`.
-fn lock_within<T>(mutex: &Mutex<T>, limit: Duration) -> Option<MutexGuard<'_, T>> {
-    let deadline = Instant::now() + limit;
-    loop {
-        match mutex.try_lock() {
-            Ok(guard) => return Some(guard),
-            Err(std::sync::TryLockError::Poisoned(e)) => return Some(e.into_inner()),
-            Err(std::sync::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(2))
-            }
-            Err(std::sync::TryLockError::WouldBlock) => return None,
-        }
-    }
 }

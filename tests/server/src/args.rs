@@ -24,6 +24,8 @@ usage: mcpc-test-server [FLAGS]
   --ignore-stdin-eof      keep running after stdin closes
   --ignore-sigterm        ignore SIGTERM
   --slow-start-ms N       wait N ms before reading stdin (a slow server start)
+  --stall-reading-while PATH  once initialized, stop reading stdin while PATH exists
+                          (a server that stops reading; it goes on when PATH is removed)
   --stderr-lines N        write N lines to stderr at startup
   --stderr-every-request  write one stderr line per request
   --http PORT             serve Streamable HTTP at http://127.0.0.1:PORT/mcp instead of
@@ -56,6 +58,8 @@ pub struct Args {
     pub ignore_sigterm: bool,
     /// Sleep this long before reading stdin, like a server slow to start.
     pub slow_start_ms: u64,
+    /// After `notifications/initialized`, read nothing while this file exists.
+    pub stall_reading_while: Option<PathBuf>,
     pub stderr_lines: usize,
     pub stderr_every_request: bool,
     pub http: Option<u16>,
@@ -106,6 +110,7 @@ impl Args {
                 "--ignore-stdin-eof" => args.ignore_stdin_eof = true,
                 "--ignore-sigterm" => args.ignore_sigterm = true,
                 "--slow-start-ms" => args.slow_start_ms = parse_number(&flag, value()?)? as u64,
+                "--stall-reading-while" => args.stall_reading_while = Some(value()?.into()),
                 "--stderr-lines" => args.stderr_lines = parse_number(&flag, value()?)?,
                 "--stderr-every-request" => args.stderr_every_request = true,
                 "--http" => {

@@ -4,6 +4,7 @@
 use crate::tools::text_result;
 use crate::{Reply, Request, RpcError, Server};
 use serde_json::{json, Value};
+use std::io::Write;
 use std::thread;
 use std::time::Duration;
 
@@ -13,7 +14,9 @@ use std::time::Duration;
 /// - `not_jsonrpc`: writes a JSON line that is not JSON-RPC, then answers;
 /// - `flood`: sends `count` (default 10000) log notifications, then answers;
 /// - `drip`: writes its answer one byte per millisecond;
-/// - `close_stdout`: closes its stdout but keeps running (until stdin closes).
+/// - `close_stdout`: closes its stdout but keeps running (until stdin closes);
+/// - `endless_line`: writes `bytes` bytes with no newline (forever when `bytes` is absent),
+///   then a newline and its answer.
 pub fn fault(server: &Server, request: &Request, args: &Value) -> Reply {
     let kind = args["kind"].as_str().unwrap_or_default();
     let answer =
@@ -52,6 +55,22 @@ pub fn fault(server: &Server, request: &Request, args: &Value) -> Reply {
                 thread::sleep(Duration::from_millis(1));
             }
             Err(RpcError::cancelled()) // answered by hand
+        }
+        "endless_line" => {
+            // Under the stdout lock throughout: another answer must not land inside the line.
+            let mut stdout = server.stdout.lock().unwrap();
+            let chunk = [b'x'; 64 * 1024];
+            let mut left = args["bytes"].as_u64().unwrap_or(u64::MAX);
+            while left > 0 {
+                let n = left.min(chunk.len() as u64) as usize;
+                if stdout.write_all(&chunk[..n]).is_err() {
+                    break; // the client is gone
+                }
+                left -= n as u64;
+            }
+            let _ = stdout.write_all(b"\n").and_then(|()| stdout.flush());
+            drop(stdout);
+            Ok(text_result("after the long line"))
         }
         "close_stdout" => {
             // SAFETY: closing our own stdout; later writes fail and are ignored.

@@ -68,11 +68,18 @@ fn main() {
     }
     let mut log = args.log.as_deref().map(open_log);
     let ignore_stdin_eof = args.ignore_stdin_eof;
+    let stall_while = args.stall_reading_while.clone();
+    let mut initialized = false;
     let server = Arc::new(Server::new(args));
 
     let mut input = io::stdin().lock();
     let mut line = Vec::new();
     loop {
+        if let (true, Some(path)) = (initialized, &stall_while) {
+            while path.exists() {
+                thread::sleep(Duration::from_millis(5));
+            }
+        }
         line.clear();
         match input.read_until(b'\n', &mut line) {
             Ok(0) | Err(_) => break,
@@ -87,6 +94,7 @@ fn main() {
                 .expect("cannot write the log file");
         }
         server.handle_line(&line);
+        initialized = initialized || is_initialized(&line);
     }
 
     if ignore_stdin_eof {
@@ -97,6 +105,12 @@ fn main() {
     }
     // Exit at once, abandoning requests still running, as a closed stdin asks.
     process::exit(0);
+}
+
+/// Whether a line is the `notifications/initialized` that ends the handshake.
+fn is_initialized(line: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(line)
+        .is_ok_and(|frame| frame["method"] == "notifications/initialized")
 }
 
 fn open_log(path: &Path) -> File {
