@@ -11,7 +11,8 @@
 # - the program printed `CANCELLED: request N` for some N > 0, and exited 0;
 # - the test server's log has the tools/call request N, then exactly one
 #   notifications/cancelled, for request N (the cancel came after the request was sent);
-# - C and C++ programs also compile warning-free with -Wall -Wextra -Werror -pedantic.
+# - C and C++ programs also compile warning-free with -Wall -Wextra -Werror -pedantic, and
+#   Go programs are gofmt-formatted.
 # Before that, every ```c, ```cpp and ```go block of the README must be a marked snippet, so
 # none can drift untested. Exits 77 (skipped) when the language's compiler is missing, unless
 # MCPC_REQUIRE_PEERS=1. Environment: CC, CXX (default c++).
@@ -61,12 +62,13 @@ cp "$scratch/program" "$work/$dest"
 show "$dest" "$work/$dest"
 show "commands" "$scratch/run.sh"
 
-# Strict compile (C and C++): the README's command line need not carry the warning flags.
+# Strict checks: the README's command line need not carry the warning flags.
 case $file in
     *.c) "$tool" -std=c11 -Wall -Wextra -Werror -pedantic -I"$repo/include" -fsyntax-only \
              "$work/$dest" || fail "the C snippet does not compile warning-free" ;;
     *.cpp) "$tool" -std=c++17 -Wall -Wextra -Werror -pedantic -I"$repo/include" -fsyntax-only \
              "$work/$dest" || fail "the C++ snippet does not compile warning-free" ;;
+    *.go) [ -z "$(gofmt -l "$work/$dest")" ] || fail "the Go snippet is not gofmt-formatted" ;;
 esac
 
 log=$scratch/server.log out=$scratch/stdout err=$scratch/stderr
