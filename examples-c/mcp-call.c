@@ -30,7 +30,13 @@ enum {
     EXIT_CANCELLED = 3,
     EXIT_TIMEOUT = 4,
     EXIT_FAILED = 5, /* transport, connection, protocol or closed */
+    EXIT_UNSUPPORTED = 6, /* the server refused to connect in the era or version asked for */
 };
+
+/* JSON-RPC codes with which a server refuses the connect (server/discover or initialize) of an
+ * era or version it does not speak. */
+#define METHOD_NOT_FOUND (-32601)
+#define UNSUPPORTED_PROTOCOL_VERSION (-32022)
 
 static const char USAGE[] =
     "usage: mcp-call [options] --stdio PROGRAM [ARG...]\n"
@@ -64,13 +70,18 @@ static const char USAGE[] =
     "  --header 'Name: value' add a header to every HTTP request (repeatable)\n"
     "  --help                show this help\n"
     "\n"
-    "output: the result JSON on stdout; on a server error, the JSON-RPC error object\n"
-    "{\"code\":...,\"message\":...,\"data\":...} on stdout. Other failures print one line\n"
-    "on stderr: `cancelled: request N (reason: R)` for a cancel, else the status name\n"
-    "and message.\n"
+    "output: the result JSON on stdout; on a server error (exit 1 or 6), the JSON-RPC error\n"
+    "object {\"code\":...,\"message\":...,\"data\":...} on stdout. Other failures print one\n"
+    "line on stderr: `cancelled: request N (reason: R)` for a cancel (N is 0 when the request\n"
+    "was never sent, as with --precancel; `(no reason)` when none was given), else the status\n"
+    "name and message.\n"
     "\n"
     "exit codes: 0 ok, 1 JSON-RPC error from the server, 2 usage or invalid argument,\n"
-    "3 cancelled, 4 timeout, 5 transport, connection, protocol or closed error.\n";
+    "3 cancelled, 4 timeout, 5 transport, connection, protocol or closed error,\n"
+    "6 the server does not speak the protocol era or version asked for: it refused the\n"
+    "connect (server/discover or initialize) as an unknown method or an unsupported\n"
+    "protocol version; try another --mode or --protocol-version. A failed connect decides\n"
+    "the exit code before any call is made, --precancel included.\n";
 
 enum action { ACTION_NONE, ACTION_CALL, ACTION_LIST_TOOLS, ACTION_READ, ACTION_PROMPT,
               ACTION_PING, ACTION_DISCOVER };
@@ -316,11 +327,9 @@ static int report(const mcp_result *result) {
         return EXIT_SERVER_ERROR;
     }
     case MCP_STATUS_CANCELLED: {
+        /* id 0: cancelled before it was sent, so the server never heard of it */
         const char *reason = mcp_result_cancel_reason(result);
-        if (id != 0)
-            fprintf(stderr, "cancelled: request %" PRId64, id);
-        else /* cancelled before it was sent: the server never heard of it */
-            fputs("cancelled: request not sent", stderr);
+        fprintf(stderr, "cancelled: request %" PRId64, id);
         if (reason != NULL)
             fprintf(stderr, " (reason: %s)\n", reason);
         else
@@ -337,6 +346,23 @@ static int report(const mcp_result *result) {
         fprintf(stderr, "%s: %s\n", mcp_status_name((int)status), mcp_result_message(result));
         return EXIT_FAILED;
     }
+}
+
+/* A connect the server refused because it does not speak the era or version asked for. */
+static bool refused_protocol(const mcp_result *result) {
+    int64_t code = mcp_result_error_code(result);
+    return mcp_result_status(result) == MCP_STATUS_SERVER_ERROR &&
+           (code == METHOD_NOT_FOUND || code == UNSUPPORTED_PROTOCOL_VERSION);
+}
+
+/* Prints the outcome of a connect that failed, and returns the exit code for it. */
+static int report_connect_failure(const mcp_result *result) {
+    int code = report(result);
+    if (!refused_protocol(result))
+        return code;
+    fputs("mcp-call: the server does not speak the protocol era or version asked for "
+          "(see --mode and --protocol-version)\n", stderr);
+    return EXIT_UNSUPPORTED;
 }
 
 /* ---- Callbacks (--progress, --log, --roots) ---------------------------------------------- */
@@ -468,10 +494,18 @@ int main(int argc, char **argv) {
                              : mcp_client_new_stdio((const char *const *)cl.server_argv, copts);
     mcp_client_options_free(copts); /* copied by the client */
 
-    /* Starting the server and the handshake: a failure here is exit 5 (or 2 for bad argv). */
+    /* Starting the server and the handshake: a failure here is exit 5 (2 for bad argv, 6 for
+     * an era or version the server refused). It comes first: no call, so no cancel either. */
     mcp_result *result = mcp_client_connect(client);
-    if (mcp_result_status(result) != MCP_STATUS_OK || cl.action == ACTION_NONE) {
-        code = report(result); /* the initialize result, when no action was asked for */
+    if (mcp_result_status(result) != MCP_STATUS_OK) {
+        code = report_connect_failure(result);
+        mcp_result_free(result);
+        mcp_client_free(client);
+        free(roots_uri);
+        return code;
+    }
+    if (cl.action == ACTION_NONE) {
+        code = report(result); /* the initialize (or discover) result */
         mcp_result_free(result);
         mcp_client_free(client);
         free(roots_uri);

@@ -1,8 +1,9 @@
 #!/bin/sh
 # mcp_call_precancel.sh MCP_CALL SERVER
 #
-# With --precancel the token is cancelled before the call: mcp-call exits 3 at once, and the
-# server hears nothing of the call (no tools/call, no notifications/cancelled), though it
+# With --precancel the token is cancelled before the call: mcp-call exits 3 at once, prints
+# `cancelled: request 0 (reason: R)` (0: no request was sent), and the server hears nothing
+# of the call (no tools/call, no notifications/cancelled), though it
 # did see the handshake (initialize).
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -26,7 +27,8 @@ echo "---"
 [ "$code" -eq 3 ] || fail "exit code $code, want 3 (cancelled)"
 [ "$elapsed" -lt 2500 ] || fail "the run took $elapsed ms"
 check_no_sanitizer_report "$err"
-grep -q '^cancelled.*(reason: R)$' "$err" || fail "no 'cancelled ... (reason: R)' line on stderr"
+# Never sent, so no request id: the documented line with N = 0.
+grep -qx 'cancelled: request 0 (reason: R)' "$err" || fail "no 'cancelled: request 0 (reason: R)' line on stderr"
 grep -qF '"method":"initialize"' "$log" || fail "the server log has no initialize"
 ! grep -qF '"method":"tools/call"' "$log" || fail "the server was sent a tools/call"
 ! grep -qF '"method":"notifications/cancelled"' "$log" || fail "the server was sent a cancel notice"

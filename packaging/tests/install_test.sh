@@ -35,7 +35,20 @@ pkg-config)
   echo "pkg-config: $cflags $libs"
   # shellcheck disable=SC2086 # the flags are words
   "$CC" -std=c11 -Wall -Wextra -Werror $cflags "$here/consumer/consumer.c" $libs -o "$out/consumer_c"
-  # Nothing on the program says where the library is, as for a library in a system directory.
+  # The README's line: the prefix's libdir on the RPATH, so it starts with no environment.
+  pc_libdir="$(pkg-config --variable=libdir mcpc)" # the same directory, spelt relative to the .pc
+  # shellcheck disable=SC2086
+  "$CC" -std=c11 $cflags "$here/consumer/consumer.c" $libs -Wl,-rpath,"$pc_libdir" \
+    -o "$out/consumer_rpath"
+  check_loads "$out/consumer_rpath" "$pc_libdir" "$soname"
+  env -u LD_LIBRARY_PATH "$out/consumer_rpath" || fail "consumer_rpath failed"
+  # Without it nothing on the program says where the library is: it cannot start (the
+  # README's note) unless LD_LIBRARY_PATH names the prefix, as for a library in a system
+  # directory.
+  if env -u LD_LIBRARY_PATH "$out/consumer_c" 2>"$scratch/no_rpath.err"; then
+    fail "consumer_c started without an rpath or LD_LIBRARY_PATH"
+  fi
+  grep -q "libmcpc.so.0" "$scratch/no_rpath.err" || fail "unexpected failure: $(cat "$scratch/no_rpath.err")"
   LD_LIBRARY_PATH="$libdir"
   export LD_LIBRARY_PATH
   programs=consumer_c
