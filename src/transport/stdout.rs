@@ -1,7 +1,7 @@
 //! Reading the server's stdout. Whoever holds the baton reads and routes every line:
 //! - a caller whose call is the only one in flight takes it and reads its own response, so a
-//!   sequential call costs no hand-off between threads (the reader thread's wake-up and two
-//!   context switches were most of the client's CPU per call);
+//!   sequential call costs no hand-off between threads (a wake-up of the reader thread and two
+//!   context switches, the largest share of a call's CPU: see docs/benchmarks.md);
 //! - otherwise the background reader thread reads, as it does whenever nobody waits, after a
 //!   short grace period, so that notifications between calls are still read at once.
 //!
@@ -293,9 +293,8 @@ mod tests {
     }
 
     /// The baton free, a caller's request for it still pending, the grace period long over:
-    /// the background thread waits for the caller to take it. (It once computed the rest of
-    /// the grace period there, and the subtraction overflowed: a panic that left every call
-    /// waiting for a reader that was gone.)
+    /// the background thread waits for the caller to take it, without computing a negative rest
+    /// of the grace period (an overflow there would panic the reader and leave calls waiting).
     #[test]
     fn the_background_thread_waits_while_a_caller_is_handed_the_baton() {
         let (ours, _theirs) = UnixStream::pair().unwrap();

@@ -1,7 +1,7 @@
 //! The threads that run HTTP exchanges (one per request in flight, and the standalone stream).
 //! A worker that finishes waits a while for the next job before it ends, so a steady stream of
-//! calls reuses threads: starting and ending a thread per request was 13% of a sequential HTTP
-//! call's CPU. Close waits for the jobs in progress, then lets the idle workers go.
+//! calls reuses threads instead of paying a thread start and end per request (a large share of
+//! a sequential HTTP call's CPU, see docs/benchmarks.md). Close waits for the jobs in progress, then lets the idle workers go.
 
 use crate::error::{Error, Result};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
