@@ -1,12 +1,14 @@
 //! Custom transports: the host supplies a blocking round trip (send a request, return its
-//! response), and we run each round trip on a worker thread so the caller stays free to be
-//! woken by a cancel. The C vtable in `ffi::transport` is one implementation.
+//! response), and we run each round trip on a worker thread (the pool of `super::workers`, as
+//! HTTP does) so the caller stays free to be woken by a cancel. The C vtable in
+//! `ffi::transport` is one implementation.
 
+use super::workers::Workers;
 use super::{Inbound, OutgoingRequest, Transport};
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::{self, Incoming};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 
 /// What a host implements to carry frames its own way.
 pub trait BlockingTransport: Send + Sync + 'static {
@@ -26,19 +28,12 @@ pub struct CustomTransport<T: BlockingTransport> {
     closed: AtomicBool,
 }
 
-/// Counts running round trips, so close can wait for them.
-#[derive(Default)]
-struct Workers {
-    running: Mutex<usize>,
-    idle: Condvar,
-}
-
 impl<T: BlockingTransport> CustomTransport<T> {
     pub fn new(inner: Arc<T>, inbound: Arc<dyn Inbound>) -> Self {
         CustomTransport {
             inner,
             inbound,
-            workers: Arc::default(),
+            workers: Arc::new(Workers::new("mcpc-custom")),
             closed: AtomicBool::new(false),
         }
     }
@@ -49,28 +44,9 @@ impl<T: BlockingTransport> Transport for CustomTransport<T> {
         if self.closed.load(Ordering::Acquire) {
             return Err(Error::new(crate::Status::Closed, "the transport is closed"));
         }
-        let (inner, inbound, workers) = (
-            self.inner.clone(),
-            self.inbound.clone(),
-            self.workers.clone(),
-        );
-        *workers.running.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        let spawned = std::thread::Builder::new()
-            .name("mcpc-custom".into())
-            .spawn(move || {
-                round_trip(&*inner, &*inbound, request);
-                let mut running = workers.running.lock().unwrap_or_else(|e| e.into_inner());
-                *running -= 1;
-                workers.idle.notify_all();
-            });
-        spawned.map(|_| ()).map_err(|e| {
-            *self
-                .workers
-                .running
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) -= 1;
-            Error::transport(format!("cannot start a thread: {e}"))
-        })
+        let (inner, inbound) = (self.inner.clone(), self.inbound.clone());
+        self.workers
+            .run(move || round_trip(&*inner, &*inbound, request))
     }
 
     fn send_notification(&self, frame: &str) -> Result<()> {
@@ -85,18 +61,9 @@ impl<T: BlockingTransport> Transport for CustomTransport<T> {
             return;
         }
         self.inner.close();
-        let mut running = self
-            .workers
-            .running
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        while *running > 0 {
-            running = self
-                .workers
-                .idle
-                .wait(running)
-                .unwrap_or_else(|e| e.into_inner());
-        }
+        // The host's round trips must return soon after its close (the trait's contract).
+        self.workers.wait(None);
+        self.workers.stop_idle();
     }
 }
 

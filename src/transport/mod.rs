@@ -10,6 +10,7 @@ mod stdin;
 pub mod stdio;
 mod stdout;
 mod wake;
+mod workers;
 
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::Incoming;

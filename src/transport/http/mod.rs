@@ -1,6 +1,6 @@
 //! The Streamable HTTP transport, for both protocol eras.
 //!
-//! Every request is its own exchange: a worker thread (reused, see `workers`) POSTs it on a
+//! Every request is its own exchange: a worker thread (reused, see `super::workers`) POSTs it on a
 //! pooled connection, reads the answer (one JSON body or an SSE stream, see `exchange`), and
 //! hands every message it meets to the engine. The caller never waits on the socket, so a
 //! cancel wakes it at once; how the server learns of the cancel depends on the era:
@@ -16,8 +16,8 @@
 //!
 //! Files: `connector` (sockets another thread can shut down), `exchange` (one request's POST
 //! and answer), `sse` (the event-stream parser), `headers` (what each request carries),
-//! `listener` (the standalone stream), `deadline` (ends streams left open after their answer),
-//! `workers` (the threads that run exchanges).
+//! `listener` (the standalone stream), `deadline` (ends streams left open after their answer);
+//! the threads that run exchanges are `super::workers`.
 
 mod connector;
 mod deadline;
@@ -25,8 +25,8 @@ mod exchange;
 mod headers;
 mod listener;
 pub mod sse;
-mod workers;
 
+use super::workers::Workers;
 use super::{Inbound, OutgoingRequest, Transport, WireCancel};
 use crate::error::{Error, Result, Status};
 use connector::{Exchange, TrackingConnector};
@@ -37,7 +37,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use ureq::http::Uri;
-use workers::Workers;
 
 /// The default limit for one JSON body or one SSE event from the server.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
@@ -172,7 +171,7 @@ impl HttpTransport {
                 tools: Mutex::default(),
                 exchanges: Mutex::default(),
                 listener: Mutex::default(),
-                workers: Arc::default(),
+                workers: Arc::new(Workers::new("mcpc-http")),
                 watchdog: Watchdog::default(),
                 closed: AtomicBool::new(false),
             }),
@@ -300,7 +299,7 @@ impl Transport for HttpTransport {
         }
         // Connections still opening or idle in the pool.
         shared.agent.clone().shutdown();
-        shared.workers.wait(shared.config.close_timeout);
+        shared.workers.wait(Some(shared.config.close_timeout));
         shared.workers.stop_idle();
     }
 }

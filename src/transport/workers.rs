@@ -1,5 +1,6 @@
-//! The threads that run HTTP exchanges (one per request in flight, and the standalone stream).
-//! A worker that finishes waits a while for the next job before it ends, so a steady stream of
+//! The worker threads that run blocking exchanges off the caller's thread, for the transports
+//! that need them: HTTP (one exchange per request in flight, and the standalone stream) and
+//! custom transports (one host round trip per request in flight). A worker that finishes waits a while for the next job before it ends, so a steady stream of
 //! calls reuses threads instead of paying a thread start and end per request (a large share of
 //! a sequential HTTP call's CPU, see docs/benchmarks.md). Close waits for the jobs in progress, then lets the idle workers go.
 
@@ -13,6 +14,8 @@ const KEEP_IDLE: Duration = Duration::from_secs(5);
 type Job = Box<dyn FnOnce() + Send>;
 
 pub struct Workers {
+    /// The name of every worker thread.
+    name: &'static str,
     /// Jobs in progress, so close can wait for them.
     running: Mutex<usize>,
     finished: Condvar,
@@ -29,17 +32,17 @@ struct Slot {
     handed: Condvar,
 }
 
-impl Default for Workers {
-    fn default() -> Workers {
+impl Workers {
+    /// A pool whose threads are all called `name`.
+    pub fn new(name: &'static str) -> Workers {
         Workers {
+            name,
             running: Mutex::new(0),
             finished: Condvar::new(),
             idle: Mutex::new(Vec::new()),
         }
     }
-}
 
-impl Workers {
     /// Runs `job` on an idle worker, or on a new one when none is idle.
     pub fn run(self: &Arc<Self>, job: impl FnOnce() + Send + 'static) -> Result<()> {
         *lock(&self.running) += 1;
@@ -54,7 +57,7 @@ impl Workers {
         }
         let workers = self.clone();
         std::thread::Builder::new()
-            .name("mcpc-http".into())
+            .name(self.name.into())
             .spawn(move || workers.work(job))
             .map(|_| ())
             .map_err(|e| {
@@ -63,20 +66,27 @@ impl Workers {
             })
     }
 
-    /// Waits until no job is in progress, at most `limit`.
-    pub fn wait(&self, limit: Duration) {
-        let deadline = Instant::now() + limit;
+    /// Waits until no job is in progress, at most `limit` (`None`: as long as it takes).
+    pub fn wait(&self, limit: Option<Duration>) {
+        let deadline = limit.map(|limit| Instant::now() + limit);
         let mut running = lock(&self.running);
         while *running > 0 {
-            let now = Instant::now();
-            if now >= deadline {
-                return;
-            }
-            running = self
-                .finished
-                .wait_timeout(running, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            running = match deadline {
+                None => self
+                    .finished
+                    .wait(running)
+                    .unwrap_or_else(|e| e.into_inner()),
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return;
+                    }
+                    self.finished
+                        .wait_timeout(running, deadline - now)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0
+                }
+            };
         }
     }
 
