@@ -10,7 +10,7 @@
 use crate::error::Error;
 use crate::protocol::jsonrpc;
 use crate::transport::Waker;
-pub use crate::transport::WireCancel;
+use crate::transport::WireCancel;
 use crossbeam_channel::Sender;
 use serde_json::Value;
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -65,6 +65,8 @@ struct State {
     last_progress: Option<Instant>,
     /// The caller's thread, while it reads the transport for its own response.
     reading: Option<ThreadId>,
+    /// The request was never handed to the transport: the wire has nothing to hear.
+    never_sent: bool,
 }
 
 #[derive(Default)]
@@ -140,6 +142,12 @@ impl Call {
         true
     }
 
+    /// The call ended before its request was handed to the transport, which therefore never
+    /// hears of it: no notice, nothing to abandon.
+    pub fn never_sent(&self) {
+        self.lock().never_sent = true;
+    }
+
     /// The send boundary: the request's bytes are on the wire (or its send has ended).
     pub fn mark_sent(&self) {
         let mut state = self.lock();
@@ -212,6 +220,9 @@ impl Call {
     /// A cancel won and the caller has taken it: the notice goes now if the request is on the
     /// wire (else `mark_sent` sends it), or the exchange is dropped.
     fn tell_the_wire(&self, state: &mut State) {
+        if state.never_sent {
+            return;
+        }
         match self.wire {
             WireCancel::Notify if state.sent => self.queue_notice(state),
             WireCancel::Notify => {}
@@ -349,6 +360,17 @@ mod tests {
             rx.try_recv().is_err(),
             "and the caller does not send it again"
         );
+    }
+
+    #[test]
+    fn a_call_never_handed_to_the_transport_tells_the_wire_nothing() {
+        for wire in [WireCancel::Notify, WireCancel::Abort, WireCancel::Silent] {
+            let (c, rx) = call(wire);
+            assert!(c.cancel(Some("r"), false));
+            c.never_sent();
+            assert!(matches!(c.wait(None), Some(Outcome::Cancelled { .. })));
+            assert!(rx.try_recv().is_err(), "{wire:?}: nothing queued");
+        }
     }
 
     #[test]

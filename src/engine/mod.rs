@@ -11,8 +11,8 @@ use crate::cancellation::CancellationToken;
 use crate::error::{Error, Result, Status};
 use crate::handlers::{Callbacks, ProgressHandler};
 use crate::protocol::jsonrpc;
-use crate::transport::{Inbound, OutgoingRequest, SendBoundary, Transport};
-use call::{Call, Outcome, Outgoing, WireCancel};
+use crate::transport::{Inbound, OutgoingRequest, SendBoundary, Transport, WireCancel};
+use call::{Call, Outcome, Outgoing};
 use callback_thread::CallbackThread;
 use crossbeam_channel::{select, Receiver, Sender};
 use router::{Router, RouterInbound, RouterStats};
@@ -109,6 +109,9 @@ impl Connection {
 
         // A cancel that won before we wrote anything means the request is never sent.
         let sent = !call.is_finished();
+        if !sent {
+            call.never_sent();
+        }
         if sent {
             let boundary = {
                 let (call, ended) = (call.clone(), call.clone());

@@ -121,7 +121,8 @@ pub trait Transport: Send + Sync {
     }
     /// Call `id` ended without its response (cancel, timeout): drop what the transport holds
     /// for it, such as its HTTP exchange. Called on the dispatcher thread, after any cancel
-    /// notice for the call was written.
+    /// notice for the call was written, and only for a request `send_request` was given and
+    /// returned from (the engine decides; a request never handed over is never abandoned).
     fn abandon(&self, _id: i64) {}
     /// The connection's era is settled: `protocol_version` was negotiated (legacy) or adopted
     /// (modern). HTTP sends it as `MCP-Protocol-Version` from now on.

@@ -32,7 +32,7 @@ use crate::error::{Error, Result, Status};
 use connector::{Exchange, TrackingConnector};
 use deadline::Watchdog;
 use headers::{Headers, MessageInfo, ToolHeaders};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -95,8 +95,6 @@ impl HttpConfig {
 const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a stream may stay open after its response has arrived.
 const DRAIN_AFTER_RESPONSE: Duration = Duration::from_secs(2);
-/// Abandons of ids not seen yet are remembered, this many at most (see `abandon`).
-const EARLY_ABANDONS: usize = 256;
 
 pub struct HttpTransport {
     shared: Arc<Shared>,
@@ -128,8 +126,6 @@ struct Session {
 #[derive(Default)]
 struct Exchanges {
     running: HashMap<i64, Arc<Exchange>>,
-    /// Calls abandoned before their request reached us (a cancel racing the send).
-    abandoned_early: VecDeque<i64>,
 }
 
 impl HttpTransport {
@@ -206,15 +202,7 @@ impl Transport for HttpTransport {
         let OutgoingRequest { id, frame, sent } = request;
         let info = MessageInfo::parse(&frame)?;
         let exchange = Exchange::new(Some(sent));
-        {
-            let mut exchanges = shared.lock_exchanges();
-            if let Some(at) = exchanges.abandoned_early.iter().position(|&i| i == id) {
-                // The call is already over: nothing is sent.
-                exchanges.abandoned_early.remove(at);
-                return Ok(());
-            }
-            exchanges.running.insert(id, exchange.clone());
-        }
+        shared.lock_exchanges().running.insert(id, exchange.clone());
         let worker = {
             let shared = shared.clone();
             move || {
@@ -251,17 +239,9 @@ impl Transport for HttpTransport {
     }
 
     fn abandon(&self, id: i64) {
-        let mut exchanges = self.shared.lock_exchanges();
-        match exchanges.running.get(&id) {
-            Some(exchange) => exchange.abort(),
-            None => {
-                // Either the exchange is over (nothing to do), or its request has not reached
-                // `send_request` yet: remember the id so it is never sent.
-                if exchanges.abandoned_early.len() == EARLY_ABANDONS {
-                    exchanges.abandoned_early.pop_front();
-                }
-                exchanges.abandoned_early.push_back(id);
-            }
+        // No exchange: it is over already, and there is nothing to drop.
+        if let Some(exchange) = self.shared.lock_exchanges().running.get(&id) {
+            exchange.abort();
         }
     }
 
