@@ -13,7 +13,8 @@ use std::time::Duration;
 /// - `not_jsonrpc`: writes a JSON line that is not JSON-RPC, then answers;
 /// - `flood`: sends `count` (default 10000) log notifications, then answers;
 /// - `drip`: writes its answer one byte per millisecond;
-/// - `close_stdout`: closes its stdout but keeps running (until stdin closes).
+/// - `close_stdout`: closes its stdout but keeps running (until stdin closes);
+/// - `notify`: sends the notification `method` with `params` (if given), then answers.
 pub fn fault(server: &Server, request: &Request, args: &Value) -> Reply {
     let kind = args["kind"].as_str().unwrap_or_default();
     let answer =
@@ -57,6 +58,11 @@ pub fn fault(server: &Server, request: &Request, args: &Value) -> Reply {
             // SAFETY: closing our own stdout; later writes fail and are ignored.
             unsafe { libc::close(1) };
             never_answer(request)
+        }
+        "notify" => {
+            let method = args["method"].as_str().unwrap_or("notifications/message");
+            server.notify(method, args.get("params").cloned());
+            Ok(text_result("notified"))
         }
         _ => Err(RpcError::invalid_params(format!("unknown fault {kind:?}"))),
     }
