@@ -52,7 +52,8 @@ pub enum mcp_stderr_mode {
 }
 
 /// Receives each line a stdio server writes to stderr, without its newline, on the client's
-/// stderr thread. `line` is valid during the call only.
+/// stderr thread (which holds no lock of the library: it may call the client). `line` is valid
+/// during the call only.
 pub type mcp_stderr_callback =
     Option<unsafe extern "C" fn(userdata: *mut c_void, line: *const c_char)>;
 
@@ -515,7 +516,8 @@ pub unsafe extern "C" fn mcp_handler_reply_is_cancelled(reply: *const mcp_handle
 /// `mcp_handler_reply_set_error` (returning false). Handshake era: called on a library thread of
 /// its own per server request, several at once. Modern era (`input_required` rounds): called on
 /// the thread of the call that met the request. Either way it may make calls on the client
-/// itself. `params_json` is valid during the call. Registering one declares the matching client
+/// itself, and close or free it. Closing the client cancels its reply and waits for it (up to
+/// 2 s, see `mcp_client_close`). `params_json` is valid during the call. Registering one declares the matching client
 /// capability unless capabilities were set explicitly.
 pub type mcp_request_handler = Option<
     unsafe extern "C" fn(
@@ -627,8 +629,10 @@ pub unsafe extern "C" fn mcp_client_options_set_request_handler(
     })
 }
 
-/// Receives the library's own log messages (dropped tools, skipped frames, era fallback), with
-/// an `mcp_log_level`, on whichever library thread noticed. `message` is valid during the call.
+/// Receives the library's own log messages (dropped tools, skipped frames, era fallback, dropped
+/// callbacks), with an `mcp_log_level`, on the client's callback thread, or on the thread of the
+/// call or close that noticed; never while the library holds a lock, so it may call the client.
+/// `message` is valid during the call.
 pub type mcp_log_callback = Option<
     unsafe extern "C" fn(userdata: *mut c_void, level: mcp_log_level, message: *const c_char),
 >;
