@@ -208,12 +208,12 @@ mcp_status mcp_client_options_set_progress_callback(mcp_client_options *options,
 // Hears the progress of calls made with these options (before the client's callback). Without
 // a progress token of the host's, the library makes one unique on the connection. The callback
 // never runs after its call has returned, so `userdata` may be freed as soon as the call
-// returns. A call that got its response first lets its progress callbacks still queued run
-// (it waits for its own only, and for the callbacks queued before them on the callback
-// thread). A call that ends otherwise (cancel, timeout, close, failure) returns at once: its
-// queued progress callbacks are dropped, not run; if one is running at that moment, the call
-// waits for that one to return (a progress callback that waits for its own call to return
-// deadlocks). A call made from inside a callback drops its queued progress callbacks in any
+// returns. A call that ends by itself (answered, or failed by the server or transport) first
+// lets its progress callbacks still queued run (it waits for its own only, and for the
+// callbacks queued before them on the callback thread). A cancelled, timed-out or closed call
+// returns at once: its queued progress callbacks are dropped, not run; if one is running at
+// that moment, the call waits for that one to return (a progress callback that waits for its
+// own call to return deadlocks). A call made from inside a callback drops its queued progress callbacks in any
 // case (they would run after it).
 //
 // # Safety

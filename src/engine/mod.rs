@@ -148,10 +148,16 @@ impl Connection {
             token.off_cancel(hook);
         }
         if let Some(own) = own {
-            // Only an answered call waits for its own callbacks still queued; a call made on
-            // the callback thread cannot (they are queued behind it), so they are dropped.
-            let answered = matches!(outcome, Outcome::Response(_));
-            own.finish(answered, !self.callback_thread.is_current());
+            // A call that ended by itself (answered, or failed by the server or the transport)
+            // lets its own queued progress run first; a cancelled, timed-out or closed one
+            // returns at once. A call made on the callback thread cannot wait (they are queued
+            // behind it): they are dropped.
+            let ended_by_itself = match &outcome {
+                Outcome::Response(_) => true,
+                Outcome::Failed(error) => error.status != Status::Closed,
+                Outcome::Cancelled { .. } => false,
+            };
+            own.finish(ended_by_itself, !self.callback_thread.is_current());
         }
         let request_id = sent.then_some(id);
         match outcome {

@@ -51,14 +51,15 @@ impl OwnProgress {
         }
     }
 
-    /// Called as the call returns. A call that got its response waits for its runs still
-    /// queued (unless `can_wait` is false: the call runs on the callback thread, behind them),
-    /// then they are dropped. Any other end (cancel, timeout, failure, close) drops the queued
-    /// runs at once and waits only for a run already in progress on another thread.
-    pub fn finish(&self, answered: bool, can_wait: bool) {
+    /// Called as the call returns. A call that ended by itself (`wait_for_queued`: answered, or
+    /// failed by the server) waits for its runs still queued (unless `can_wait` is false: the
+    /// call runs on the callback thread, behind them), then they are dropped. A cancelled,
+    /// timed-out or closed call drops the queued runs at once and waits only for a run already
+    /// in progress on another thread.
+    pub fn finish(&self, wait_for_queued: bool, can_wait: bool) {
         let me = std::thread::current().id();
         let mut state = self.pending.lock();
-        if answered && can_wait {
+        if wait_for_queued && can_wait {
             while state.queued > 0 || state.running.is_some_and(|t| t != me) {
                 state = self.pending.wait(state);
             }
