@@ -264,10 +264,10 @@ impl Client {
     }
 
     /// Ends the session: every pending call returns CLOSED at once, and the handlers of server
-    /// requests still running see their cancellation (their answers are not sent). No callback
-    /// starts after that; close waits for those running on other threads to return, up to
-    /// [`CALLBACK_WAIT_ON_CLOSE`] (2 s); one still running then is left running, and is
-    /// logged. Then the server's stdin is closed, and it gets 2 s to exit, then SIGTERM, 2 s
+    /// requests still running see their cancellation (their answers are not sent). The
+    /// callbacks already queued run, then no callback starts; close waits for those running on
+    /// other threads to return. All this takes [`CALLBACK_WAIT_ON_CLOSE`] (2 s) at most: what is
+    /// still queued then is dropped, and a callback still running is left running (logged). Then the server's stdin is closed, and it gets 2 s to exit, then SIGTERM, 2 s
     /// more, then SIGKILL. Later calls return CLOSED. Safe from any thread, more than once, and
     /// from inside a callback (which close does not wait for).
     pub fn close(&self) {
@@ -281,13 +281,18 @@ impl Client {
             .into_iter()
             .chain(session.map(|s| s.connection.clone()))
             .collect();
-        self.gate.shut();
         // Calls made from callbacks return now, and handlers see their cancellation, so that
         // the callbacks can return.
         for connection in &connections {
             connection.fail_pending(error.clone());
         }
+        // What the server said before close is still heard (a close made from a callback
+        // cannot wait for those queued after it: they are dropped).
         let deadline = Instant::now() + CALLBACK_WAIT_ON_CLOSE;
+        for connection in &connections {
+            connection.drain_callbacks(deadline);
+        }
+        self.gate.shut();
         if !self.gate.wait_until(deadline) {
             // On this thread, which is the host's own and holds no lock of ours.
             self.options.callbacks.log(

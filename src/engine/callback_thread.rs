@@ -101,6 +101,22 @@ impl CallbackThread {
         self.thread_id.get() == Some(&std::thread::current().id())
     }
 
+    /// Waits until what is queued now has run, or until `deadline`. Returns at once when the
+    /// thread never started, or on the callback thread itself (it cannot wait for itself).
+    pub fn drain(&self, deadline: Instant) {
+        if !self.started.load(Ordering::Acquire) || self.is_current() {
+            return;
+        }
+        let (done_tx, done) = crossbeam_channel::bounded(1);
+        let marker: Event = Box::new(move || {
+            let _ = done_tx.send(());
+        });
+        if self.queue.send_deadline(Some(marker), deadline).is_ok() {
+            // Err: the deadline, or the thread has stopped and dropped the marker.
+            let _ = done.recv_deadline(deadline);
+        }
+    }
+
     /// Ends the thread: what is queued is dropped if the gate is shut (the client is closing)
     /// and run otherwise. Waits for the thread to end until `deadline`, then lets it go (a host
     /// callback that never returns must not hold close forever); never waits for itself (a

@@ -215,6 +215,11 @@ impl Connection {
         self.router.fail_all(error, true);
     }
 
+    /// Lets the callbacks queued so far run, until `deadline` at most.
+    pub fn drain_callbacks(&self, deadline: Instant) {
+        self.callback_thread.drain(deadline);
+    }
+
     /// Ends every pending call with `error` at once, then shuts the transport down.
     /// Safe to call more than once and from any thread.
     pub fn close(&self, error: Error) {

@@ -320,9 +320,14 @@ impl Router {
         };
         let token = CancellationToken::new();
         let key = id.to_string();
-        self.lock()
-            .server_requests
-            .insert(key.clone(), token.clone());
+        {
+            let mut table = self.lock();
+            if table.terminal.is_some() {
+                // The client is closing: nobody would hear the handler's answer.
+                return;
+            }
+            table.server_requests.insert(key.clone(), token.clone());
+        }
         let (router, request_id) = (self.clone(), id.clone());
         let spawned = std::thread::Builder::new()
             .name("mcpc-handler".into())

@@ -164,10 +164,10 @@ pub unsafe extern "C" fn mcp_client_connect(client: *mut mcp_client) -> *mut mcp
 
 /// Ends the session: every pending call returns MCP_STATUS_CLOSED at once, and request handlers
 /// still running are told (`mcp_handler_reply_is_cancelled` turns true; their answers are not
-/// sent). No callback of any kind starts after that, and close waits for those running on other
-/// threads to return, up to 2 s: when close returns, no callback runs and none will, unless one
-/// ran past those 2 s (logged); such a callback must not touch anything the host frees after
-/// close. Then the server's stdin is closed and it gets 2 s to exit, then SIGTERM, 2 s more,
+/// sent). The callbacks already queued run; then no callback of any kind starts, and close
+/// waits for those running on other threads to return. All this within 2 s: what is still
+/// queued then is dropped. When close returns, no callback runs and none will, unless one ran
+/// past those 2 s (logged); such a callback must not touch anything the host frees after close. Then the server's stdin is closed and it gets 2 s to exit, then SIGTERM, 2 s more,
 /// then SIGKILL (its whole process group), and it is reaped. Later calls return
 /// MCP_STATUS_CLOSED. Safe from any thread, more than once, and from inside a callback (close
 /// does not wait for the callback it is called from). NULL is accepted.
