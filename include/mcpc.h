@@ -156,11 +156,14 @@ typedef void (*mcp_notification_callback)(void *userdata,
                                           const char *params_json);
 
 // Receives each line a stdio server writes to stderr, without its newline, on the client's
-// stderr thread. `line` is valid during the call only.
+// stderr thread (which holds no lock of the library: it may call the client). `line` is valid
+// during the call only.
 typedef void (*mcp_stderr_callback)(void *userdata, const char *line);
 
-// Receives the library's own log messages (dropped tools, skipped frames, era fallback), with
-// an `mcp_log_level`, on whichever library thread noticed. `message` is valid during the call.
+// Receives the library's own log messages (dropped tools, skipped frames, era fallback, dropped
+// callbacks), with an `mcp_log_level`, on the client's callback thread, or on the thread of the
+// call or close that noticed; never while the library holds a lock, so it may call the client.
+// `message` is valid during the call.
 typedef void (*mcp_log_callback)(void *userdata, mcp_log_level level, const char *message);
 
 // The send-boundary callback handed to `send_request`.
@@ -195,7 +198,9 @@ typedef struct {
 // `mcp_handler_reply_set_error` (returning false). Handshake era: called on a library thread of
 // its own per server request, several at once. Modern era (`input_required` rounds): called on
 // the thread of the call that met the request. Either way it may make calls on the client
-// itself. `params_json` is valid during the call. Registering one declares the matching client
+// itself, and close or free it. Closing the client cancels its reply and waits for it (up to
+// 2 s, see `mcp_client_close`). `params_json` is valid during the call. Registering one
+// declares the matching client
 // capability unless capabilities were set explicitly.
 typedef bool (*mcp_request_handler)(void *userdata,
                                     const char *method,
@@ -217,9 +222,15 @@ mcp_status mcp_client_options_set_progress_callback(mcp_client_options *options,
                                                     void *userdata);
 
 // Hears the progress of calls made with these options (before the client's callback). Without
-// a progress token of the host's, the library makes one unique on the connection. A call
-// returns only after its progress callbacks have run (unless the call itself was made from
-// inside a callback), so `userdata` may be freed as soon as the call returns.
+// a progress token of the host's, the library makes one unique on the connection. The callback
+// never runs after its call has returned, so `userdata` may be freed as soon as the call
+// returns. A call that ends by itself (answered, or failed by the server or transport) first
+// lets its progress callbacks still queued run (it waits for its own only, and for the
+// callbacks queued before them on the callback thread). A cancelled, timed-out or closed call
+// returns at once: its queued progress callbacks are dropped, not run; if one is running at
+// that moment, the call waits for that one to return (a progress callback that waits for its
+// own call to return deadlocks). A call made from inside a callback drops its queued progress callbacks in any
+// case (they would run after it).
 //
 // # Safety
 // `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
@@ -358,19 +369,27 @@ mcp_client *mcp_client_new_custom(const mcp_transport_vtable *vtable,
 // `client` is NULL or a live client.
 mcp_result *mcp_client_connect(mcp_client *client);
 
-// Ends the session: every pending call returns MCP_STATUS_CLOSED at once; then the server's
-// stdin is closed and it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL (its whole
-// process group), and it is reaped: about 4 s at most, since processes the server started
-// outside its group that still hold its pipes are not waited for. A connect in progress
-// returns MCP_STATUS_CLOSED at once. Later calls return MCP_STATUS_CLOSED. Safe from any
-// thread, more than once. NULL is accepted.
+// Ends the session: every pending call returns MCP_STATUS_CLOSED at once, and request handlers
+// still running are told (`mcp_handler_reply_is_cancelled` turns true; their answers are not
+// sent). A connect in progress returns MCP_STATUS_CLOSED at once. The callbacks already queued
+// run; then no callback of any kind starts, and close waits for those running on other threads
+// to return. All this within 2 s: what is still queued then is dropped. When close returns, no
+// callback runs and none will, unless one ran past those 2 s (logged); such a callback must not
+// touch anything the host frees after close. Then the server's stdin is closed and it gets 2 s
+// to exit, then SIGTERM, 2 s more, then SIGKILL (its whole process group), and it is reaped:
+// processes the server started outside its group that still hold its pipes are not waited
+// for. Later calls return MCP_STATUS_CLOSED. Safe from any thread, more than once, and from
+// inside a callback (close does not wait for the callback it is called from). NULL is
+// accepted.
 //
 // # Safety
 // `client` is NULL or a live client.
 void mcp_client_close(mcp_client *client);
 
-// Closes the client if needed and frees it. NULL is accepted. No other thread may be using
-// the client (close it first to end their calls, and let them return).
+// Closes the client if needed (see `mcp_client_close`: when free returns, no callback runs, with
+// the same 2 s bound) and frees it. NULL is accepted. No other thread may be using the client
+// (close it first to end their calls, and let them return). A callback may free its own client
+// when nothing else uses it; it must not touch the client afterwards.
 //
 // # Safety
 // `client` is NULL or a client not yet freed.

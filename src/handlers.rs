@@ -5,7 +5,9 @@
 //! Threads: notification and progress callbacks run on the client's callback thread, one at a
 //! time, in the order the server sent them; they may call the client. Request handlers run on a
 //! thread of their own per server request (several at once), or on the calling thread for the
-//! modern era's `input_required` rounds. The library log runs on whichever thread noticed.
+//! modern era's `input_required` rounds. The library log runs on the callback thread too (or on
+//! the thread of the call or close that noticed). None runs while the library holds a lock, and
+//! none starts once the client is closing: close waits for those running, up to 2 s.
 
 use crate::cancellation::CancellationToken;
 use serde_json::Value;

@@ -107,14 +107,21 @@ fn a_flood_of_notifications_is_delivered_without_stalling_calls() {
         "{:?}",
         start.elapsed()
     );
+    // The callback queue is bounded (1024): on a loaded machine some may be dropped, and
+    // counted; none is lost without a trace.
+    let accounted = || seen.load(Ordering::Relaxed) as u64 + client.stats().dropped_callbacks;
     let deadline = Instant::now() + Duration::from_secs(20);
-    while seen.load(Ordering::Relaxed) < 20000 && Instant::now() < deadline {
+    while accounted() < 20000 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(
-        seen.load(Ordering::Relaxed),
+        accounted(),
         20000,
-        "every notification reached the callback"
+        "every notification reached the callback or was counted as dropped"
+    );
+    assert!(
+        seen.load(Ordering::Relaxed) >= 1024,
+        "at least a full queue was delivered"
     );
 }
 

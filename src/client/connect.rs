@@ -75,12 +75,13 @@ impl Client {
                 match self.discover_era(connection, version, self.options.discover_timeout) {
                     Ok(negotiated) => Ok(negotiated),
                     Err(ProbeFailure::NotModern(e)) if modern_pin.is_none() => {
-                        self.log(LogLevel::Info, &format!("{e}; using the initialize handshake"));
+                        // Queued: this thread holds the connect lock, and the callback may call connect.
+                        connection.log(LogLevel::Info, &format!("{e}; using the initialize handshake"));
                         match self.handshake(connection, None) {
                             // A slow modern server (the probe timed out while it started) refuses
                             // `initialize` naming its modern versions: it is modern after all.
                             Err(e) if refuses_handshake_for_modern(&e) => {
-                                self.log(LogLevel::Info, "initialize refused for a modern version; using server/discover");
+                                connection.log(LogLevel::Info, "initialize refused for a modern version; using server/discover");
                                 let timeout = self.options.connect_timeout;
                                 self.discover_era(connection, version, timeout).map_err(|failure| match failure {
                                     ProbeFailure::NotModern(e) | ProbeFailure::Fatal(e) => e,

@@ -9,21 +9,22 @@ mod requests;
 mod state;
 
 use crate::cancellation::CancellationToken;
+use crate::engine::gate::Gate;
 use crate::engine::router::RouterStats;
-use crate::engine::Connection;
+use crate::engine::{Connection, CALLBACK_WAIT_ON_CLOSE};
 use crate::error::{Error, Result, Status};
 use crate::handlers::{Callbacks, LogLevel, ProgressHandler};
 use crate::protocol::envelope::{self, Envelope};
 use crate::transport::custom::{BlockingTransport, CustomTransport};
 use crate::transport::http::{HttpConfig, HttpTransport};
-use crate::transport::stdio::{StdioConfig, StdioTransport};
+use crate::transport::stdio::{StderrMode, StdioConfig, StdioTransport};
 use crate::transport::{Inbound, Transport};
 pub use connect::ConnectMode;
 use serde_json::{json, Map, Value};
 pub use state::ConnectionState;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Options for a client, fixed when it is created.
 #[derive(Clone)]
@@ -128,6 +129,8 @@ pub struct Client {
     state: Mutex<State>,
     /// Serializes `connect` calls.
     connecting: Mutex<()>,
+    /// Every host callback passes through it; `close` shuts it.
+    gate: Arc<Gate>,
 }
 
 #[derive(Default)]
@@ -164,8 +167,15 @@ struct Session {
 
 impl Client {
     /// A client for a server run as a child process. Nothing starts until [`Client::connect`].
-    pub fn stdio(config: StdioConfig, options: ClientOptions) -> Client {
-        Self::with_factory(options, move |inbound| {
+    pub fn stdio(mut config: StdioConfig, options: ClientOptions) -> Client {
+        let gate = Arc::<Gate>::default();
+        if let StderrMode::Callback(callback) = &config.stderr {
+            let (callback, gate) = (callback.clone(), gate.clone());
+            config.stderr = StderrMode::Callback(Arc::new(move |line: &str| {
+                gate.run(|| callback(line));
+            }));
+        }
+        Self::with_factory(options, gate, move |inbound| {
             let stdio = Arc::new(StdioTransport::spawn(&config, inbound)?);
             Ok(Opened {
                 transport: stdio.clone(),
@@ -177,7 +187,7 @@ impl Client {
     /// A client over a transport of the host's own.
     pub fn custom(transport: impl BlockingTransport, options: ClientOptions) -> Client {
         let transport = Arc::new(transport);
-        Self::with_factory(options, move |inbound| {
+        Self::with_factory(options, Arc::default(), move |inbound| {
             Ok(Opened {
                 transport: Arc::new(CustomTransport::new(transport.clone(), inbound)),
                 stdio: None,
@@ -188,7 +198,7 @@ impl Client {
     /// A client for a server reached by Streamable HTTP. Nothing is sent until
     /// [`Client::connect`], which also reports a bad URL or header.
     pub fn http(config: HttpConfig, options: ClientOptions) -> Client {
-        Self::with_factory(options, move |inbound| {
+        Self::with_factory(options, Arc::default(), move |inbound| {
             Ok(Opened {
                 transport: Arc::new(HttpTransport::open(config.clone(), inbound)?),
                 stdio: None,
@@ -198,6 +208,7 @@ impl Client {
 
     fn with_factory(
         options: ClientOptions,
+        gate: Arc<Gate>,
         factory: impl Fn(Arc<dyn Inbound>) -> Result<Opened> + Send + Sync + 'static,
     ) -> Client {
         Client {
@@ -206,6 +217,7 @@ impl Client {
             open_transport: Box::new(factory),
             state: Mutex::default(),
             connecting: Mutex::new(()),
+            gate,
         }
     }
 
@@ -266,7 +278,7 @@ impl Client {
         }
         let mut stdio = None;
         let callbacks = Arc::new(self.options.callbacks.clone());
-        let connection = Arc::new(Connection::open(callbacks, |inbound| {
+        let connection = Arc::new(Connection::open(callbacks, self.gate.clone(), |inbound| {
             let opened = (self.open_transport)(inbound)?;
             stdio = opened.stdio;
             Ok(opened.transport)
@@ -310,11 +322,16 @@ impl Client {
         }
     }
 
-    /// Ends the session: every pending call returns CLOSED at once; then the server's stdin is
-    /// closed, and it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL; processes it
-    /// started outside its process group that still hold its pipes are not waited for. A
-    /// `connect` in progress returns CLOSED at once. Later calls return CLOSED. Safe from any
-    /// thread, more than once.
+    /// Ends the session: every pending call returns CLOSED at once, and the handlers of server
+    /// requests still running see their cancellation (their answers are not sent). A `connect`
+    /// in progress returns CLOSED at once. The callbacks already queued run, then no callback
+    /// starts; close waits for those running on other threads to return. All this takes
+    /// [`CALLBACK_WAIT_ON_CLOSE`] (2 s) at most: what is still queued then is dropped, and a
+    /// callback still running is left running (logged). Then the server's stdin is closed, and
+    /// it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL; processes it started outside
+    /// its process group that still hold its pipes are not waited for. Later calls return
+    /// CLOSED. Safe from any thread, more than once, and from inside a callback (which close
+    /// does not wait for).
     pub fn close(&self) {
         let (session, handshaking) = {
             let mut state = self.lock();
@@ -322,11 +339,31 @@ impl Client {
             (state.session.take(), state.handshaking.take())
         };
         let error = closed_error();
-        if let Some(connection) = handshaking {
-            connection.close(error.clone());
+        let connections: Vec<Arc<Connection>> = handshaking
+            .into_iter()
+            .chain(session.map(|s| s.connection.clone()))
+            .collect();
+        // Calls made from callbacks return now, and handlers see their cancellation, so that
+        // the callbacks can return.
+        for connection in &connections {
+            connection.fail_pending(error.clone());
         }
-        if let Some(session) = session {
-            session.connection.close(error);
+        // What the server said before close is still heard (a close made from a callback
+        // cannot wait for those queued after it: they are dropped).
+        let deadline = Instant::now() + CALLBACK_WAIT_ON_CLOSE;
+        for connection in &connections {
+            connection.drain_callbacks(deadline);
+        }
+        self.gate.shut();
+        if !self.gate.wait_until(deadline) {
+            // On this thread, which is the host's own and holds no lock of ours.
+            self.options.callbacks.log(
+                LogLevel::Warning,
+                "a callback was still running 2 s after close began; close returns without it",
+            );
+        }
+        for connection in connections {
+            connection.close_by(error.clone(), deadline);
         }
     }
 
@@ -436,8 +473,9 @@ impl Client {
             .ok_or_else(|| Error::new(Status::NotConnected, "not connected: call connect first"))
     }
 
+    /// The library's log from a caller's thread (which holds no lock of ours).
     fn log(&self, level: LogLevel, message: &str) {
-        self.options.callbacks.log(level, message);
+        self.gate.run(|| self.options.callbacks.log(level, message));
     }
 
     /// The capabilities we declare: the host's, or those its request handlers imply.

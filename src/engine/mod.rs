@@ -5,16 +5,20 @@
 
 pub mod call;
 pub mod callback_thread;
+pub mod gate;
+mod own_progress;
 pub mod router;
 
 use crate::cancellation::CancellationToken;
 use crate::error::{Error, Result, Status};
-use crate::handlers::{Callbacks, ProgressHandler};
+use crate::handlers::{Callbacks, LogLevel, ProgressHandler};
 use crate::protocol::jsonrpc;
 use crate::transport::{Inbound, OutgoingRequest, SendBoundary, Transport, WireCancel};
 use call::{Call, Outcome, Outgoing};
 use callback_thread::CallbackThread;
 use crossbeam_channel::{select, Receiver, Sender};
+use gate::Gate;
+use own_progress::OwnProgress;
 use router::{Router, RouterInbound, RouterStats};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -24,6 +28,8 @@ use std::time::{Duration, Instant};
 
 /// How long close waits for queued cancel notices to be written.
 const DRAIN_ON_CLOSE: Duration = Duration::from_secs(2);
+/// How long close waits for host callbacks still running to return (see [`gate`]).
+pub const CALLBACK_WAIT_ON_CLOSE: Duration = Duration::from_secs(2);
 
 /// How one call is made.
 #[derive(Default, Clone)]
@@ -53,13 +59,14 @@ pub struct Connection {
 
 impl Connection {
     /// Builds the router, lets `make_transport` connect to the server with it, and starts the
-    /// dispatcher thread.
+    /// dispatcher thread. Every host callback runs through `gate`.
     pub fn open(
         callbacks: Arc<Callbacks>,
+        gate: Arc<Gate>,
         make_transport: impl FnOnce(Arc<dyn Inbound>) -> Result<Arc<dyn Transport>>,
     ) -> Result<Connection> {
         let (outbound_tx, outbound_rx) = crossbeam_channel::unbounded();
-        let callback_thread = Arc::<CallbackThread>::default();
+        let callback_thread = Arc::new(CallbackThread::new(gate, callbacks.on_log.clone()));
         let router = Arc::new(Router::new(outbound_tx, callback_thread.clone(), callbacks));
         let transport = make_transport(Arc::new(RouterInbound(router.clone())))?;
         let (stop_tx, stop_rx) = crossbeam_channel::bounded(1);
@@ -99,7 +106,16 @@ impl Connection {
             Call::new(id, wire, self.router.outbound())
                 .with_reader_waker(self.transport.reader_waker()),
         );
-        self.router.register(call.clone(), opts.progress.clone())?;
+        let own = opts
+            .progress
+            .as_ref()
+            .and_then(|(_, handler)| handler.clone())
+            .map(OwnProgress::new);
+        let progress = opts
+            .progress
+            .as_ref()
+            .map(|(token, _)| (*token, own.clone()));
+        self.router.register(call.clone(), progress)?;
         let hook = opts.cancellation.and_then(|token| {
             let call = call.clone();
             token.on_cancel(move |reason| {
@@ -135,8 +151,17 @@ impl Connection {
         if let (Some(token), Some(hook)) = (opts.cancellation, hook) {
             token.off_cancel(hook);
         }
-        if matches!(opts.progress, Some((_, Some(_)))) {
-            self.flush_callbacks();
+        if let Some(own) = own {
+            // A call that ended by itself (answered, or failed by the server or the transport)
+            // lets its own queued progress run first; a cancelled, timed-out or closed one
+            // returns at once. A call made on the callback thread cannot wait (they are queued
+            // behind it): they are dropped.
+            let ended_by_itself = match &outcome {
+                Outcome::Response(_) => true,
+                Outcome::Failed(error) => error.status != Status::Closed,
+                Outcome::Cancelled { .. } => false,
+            };
+            own.finish(ended_by_itself, !self.callback_thread.is_current());
         }
         let request_id = sent.then_some(id);
         match outcome {
@@ -165,11 +190,9 @@ impl Connection {
         call.wait(deadline)
     }
 
-    /// Waits until the callback thread has run everything queued so far, so a call's own
-    /// progress callback never runs after the call has returned (its userdata may be gone).
-    /// A call made from inside a callback cannot wait for its own thread, and does not.
-    fn flush_callbacks(&self) {
-        self.callback_thread.flush();
+    /// The library's own log, on the callback thread.
+    pub fn log(&self, level: LogLevel, message: &str) {
+        self.router.log(level, message);
     }
 
     /// Sends a notification from the caller's thread.
@@ -196,9 +219,25 @@ impl Connection {
         self.router.stats()
     }
 
+    /// Ends every pending call and later ones with `error`, and cancels the tokens of the
+    /// server requests being handled, without waiting for anything.
+    pub fn fail_pending(&self, error: Error) {
+        self.router.fail_all(error, true);
+    }
+
+    /// Lets the callbacks queued so far run, until `deadline` at most.
+    pub fn drain_callbacks(&self, deadline: Instant) {
+        self.callback_thread.drain(deadline);
+    }
+
     /// Ends every pending call with `error` at once, then shuts the transport down.
     /// Safe to call more than once and from any thread.
     pub fn close(&self, error: Error) {
+        self.close_by(error, Instant::now() + CALLBACK_WAIT_ON_CLOSE);
+    }
+
+    /// As `close`, waiting for the callback thread to end until `callbacks_deadline` only.
+    pub fn close_by(&self, error: Error, callbacks_deadline: Instant) {
         if self.closed.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -210,9 +249,9 @@ impl Connection {
         let _ = self.dispatcher_done.recv_timeout(DRAIN_ON_CLOSE);
         self.transport.close();
         join(&self.dispatcher);
-        // The callback thread ends once it has run what was queued; a callback that closes the
-        // client runs on that thread, which must not wait for itself.
-        self.callback_thread.stop();
+        // A callback that closes the client runs on the callback thread, which must not wait
+        // for itself; one that never returns is given up on at the deadline.
+        self.callback_thread.stop(callbacks_deadline);
     }
 }
 

@@ -4,11 +4,11 @@
 
 use super::call::{Call, Outbound, Outcome, Outgoing};
 use super::callback_thread::CallbackThread;
+use super::own_progress::OwnProgress;
 use crate::cancellation::CancellationToken;
 use crate::error::Error;
 use crate::handlers::{
-    Callbacks, HandlerError, ListKind, LogLevel, LogMessage, Progress, ProgressHandler,
-    ServerRequest,
+    Callbacks, HandlerError, ListKind, LogLevel, LogMessage, Progress, ServerRequest,
 };
 use crate::protocol::json_text;
 use crate::protocol::jsonrpc::{self, Incoming};
@@ -46,7 +46,7 @@ fn progress_key(token: &Value) -> String {
 /// Who hears a call's progress.
 struct Watcher {
     call: Arc<Call>,
-    handler: Option<ProgressHandler>,
+    own: Option<OwnProgress>,
 }
 
 /// What the router has dropped, for diagnostics and tests.
@@ -67,6 +67,9 @@ pub struct RouterStats {
     pub bad_frames: u64,
     /// Progress for a token no call in flight has (a finished or cancelled call's).
     pub stray_progress: u64,
+    /// Callbacks dropped because too many were already waiting to run (see
+    /// [`super::callback_thread::QUEUE_LIMIT`]).
+    pub dropped_callbacks: u64,
     pub last_bad_frame: Option<String>,
 }
 
@@ -90,20 +93,20 @@ impl Router {
     }
 
     /// Adds a call to the table, unless the connection is already gone. With a progress token,
-    /// the call's progress goes to `handler` (and the client's progress callback).
+    /// the call's progress goes to its own callback (and the client's progress callback).
     pub fn register(
         &self,
         call: Arc<Call>,
-        progress: Option<(&Value, Option<ProgressHandler>)>,
+        progress: Option<(&Value, Option<OwnProgress>)>,
     ) -> Result<(), Error> {
         let mut table = self.lock();
         if let Some(error) = &table.terminal {
             return Err(error.clone());
         }
-        if let Some((token, handler)) = progress {
+        if let Some((token, own)) = progress {
             let watcher = Watcher {
                 call: call.clone(),
-                handler,
+                own,
             };
             table.progress.insert(progress_key(token), watcher);
         }
@@ -163,6 +166,7 @@ impl Router {
             unmatched_responses: self.counters.unmatched_responses.load(Ordering::Relaxed),
             bad_frames: self.counters.bad_frames.load(Ordering::Relaxed),
             stray_progress: self.counters.stray_progress.load(Ordering::Relaxed),
+            dropped_callbacks: self.callback_thread.dropped(),
             last_bad_frame: self.lock().last_bad_frame.clone(),
         }
     }
@@ -176,6 +180,15 @@ impl Router {
             self.counters
                 .unmatched_responses
                 .fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The library's own log, on the callback thread: the thread that noticed may hold the
+    /// read slot or a lock, and a log callback that makes a request must get its answer.
+    pub fn log(&self, level: LogLevel, message: &str) {
+        if let Some(log) = self.callbacks.on_log.clone() {
+            let message = message.to_owned();
+            self.deliver(move || log(level, &message));
         }
     }
 
@@ -248,7 +261,7 @@ impl Router {
             match table.progress.get(&progress_key(&token)) {
                 Some(watcher) => {
                     watcher.call.saw_progress();
-                    watcher.handler.clone()
+                    watcher.own.as_ref().map(OwnProgress::ticket)
                 }
                 None => {
                     self.counters.stray_progress.fetch_add(1, Ordering::Relaxed);
@@ -272,8 +285,12 @@ impl Router {
                 .and_then(Value::as_str)
                 .map(str::to_owned),
         };
+        // The call's own callback is skipped if the call has ended by the time this runs.
         self.deliver(move || {
-            for handler in [per_call, client].into_iter().flatten() {
+            if let Some(ticket) = per_call {
+                ticket.run(&progress);
+            }
+            if let Some(handler) = client {
                 handler(&progress);
             }
         });
@@ -308,9 +325,14 @@ impl Router {
         };
         let token = CancellationToken::new();
         let key = id.to_string();
-        self.lock()
-            .server_requests
-            .insert(key.clone(), token.clone());
+        {
+            let mut table = self.lock();
+            if table.terminal.is_some() {
+                // The client is closing: nobody would hear the handler's answer.
+                return;
+            }
+            table.server_requests.insert(key.clone(), token.clone());
+        }
         let (router, request_id) = (self.clone(), id.clone());
         let spawned = std::thread::Builder::new()
             .name("mcpc-handler".into())
@@ -321,17 +343,20 @@ impl Router {
                     params: &params,
                     cancellation: &token,
                 };
-                let answer =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(&request)))
-                        .unwrap_or_else(|_| {
-                            Err(HandlerError {
-                                code: jsonrpc::INTERNAL_ERROR,
-                                message: "the handler panicked".into(),
-                            })
-                        });
+                // Through the gate: a client closing does not start the handler, and waits
+                // (bounded) for one that runs.
+                let run = || router.callback_thread.run_here(|| handler(&request));
+                let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
+                    .unwrap_or_else(|_| {
+                        Some(Err(HandlerError {
+                            code: jsonrpc::INTERNAL_ERROR,
+                            message: "the handler panicked".into(),
+                        }))
+                    });
                 router.lock().server_requests.remove(&key);
-                // A request the server cancelled gets no answer.
-                if !token.is_cancelled() {
+                // A request the server cancelled, or one left by a closing client, gets no
+                // answer.
+                if let (Some(answer), false) = (answer, token.is_cancelled()) {
                     router.answer(&request_id, answer);
                 }
             });
@@ -378,7 +403,7 @@ impl crate::transport::Inbound for RouterInbound {
     fn bad_frame(&self, error: Error, fatal_for_pending: bool) {
         let router = &self.0;
         router.counters.bad_frames.fetch_add(1, Ordering::Relaxed);
-        router.callbacks.log(LogLevel::Warning, &error.message);
+        router.log(LogLevel::Warning, &error.message);
         router.lock().last_bad_frame = Some(error.message.clone());
         if fatal_for_pending {
             router.fail_all(error, false);

@@ -82,12 +82,15 @@ pub type mcp_notification_callback = Option<
 >;
 
 /// Receives each line a stdio server writes to stderr, without its newline, on the client's
-/// stderr thread. `line` is valid during the call only.
+/// stderr thread (which holds no lock of the library: it may call the client). `line` is valid
+/// during the call only.
 pub type mcp_stderr_callback =
     Option<unsafe extern "C" fn(userdata: *mut c_void, line: *const c_char)>;
 
-/// Receives the library's own log messages (dropped tools, skipped frames, era fallback), with
-/// an `mcp_log_level`, on whichever library thread noticed. `message` is valid during the call.
+/// Receives the library's own log messages (dropped tools, skipped frames, era fallback, dropped
+/// callbacks), with an `mcp_log_level`, on the client's callback thread, or on the thread of the
+/// call or close that noticed; never while the library holds a lock, so it may call the client.
+/// `message` is valid during the call.
 pub type mcp_log_callback = Option<
     unsafe extern "C" fn(userdata: *mut c_void, level: mcp_log_level, message: *const c_char),
 >;
@@ -136,9 +139,15 @@ pub unsafe extern "C" fn mcp_client_options_set_progress_callback(
 }
 
 /// Hears the progress of calls made with these options (before the client's callback). Without
-/// a progress token of the host's, the library makes one unique on the connection. A call
-/// returns only after its progress callbacks have run (unless the call itself was made from
-/// inside a callback), so `userdata` may be freed as soon as the call returns.
+/// a progress token of the host's, the library makes one unique on the connection. The callback
+/// never runs after its call has returned, so `userdata` may be freed as soon as the call
+/// returns. A call that ends by itself (answered, or failed by the server or transport) first
+/// lets its progress callbacks still queued run (it waits for its own only, and for the
+/// callbacks queued before them on the callback thread). A cancelled, timed-out or closed call
+/// returns at once: its queued progress callbacks are dropped, not run; if one is running at
+/// that moment, the call waits for that one to return (a progress callback that waits for its
+/// own call to return deadlocks). A call made from inside a callback drops its queued progress callbacks in any
+/// case (they would run after it).
 ///
 /// # Safety
 /// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`

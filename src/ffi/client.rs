@@ -208,12 +208,18 @@ pub unsafe extern "C" fn mcp_client_connect(client: *mut mcp_client) -> *mut mcp
     with_client(client, |c| c.connect())
 }
 
-/// Ends the session: every pending call returns MCP_STATUS_CLOSED at once; then the server's
-/// stdin is closed and it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL (its whole
-/// process group), and it is reaped: about 4 s at most, since processes the server started
-/// outside its group that still hold its pipes are not waited for. A connect in progress
-/// returns MCP_STATUS_CLOSED at once. Later calls return MCP_STATUS_CLOSED. Safe from any
-/// thread, more than once. NULL is accepted.
+/// Ends the session: every pending call returns MCP_STATUS_CLOSED at once, and request handlers
+/// still running are told (`mcp_handler_reply_is_cancelled` turns true; their answers are not
+/// sent). A connect in progress returns MCP_STATUS_CLOSED at once. The callbacks already queued
+/// run; then no callback of any kind starts, and close waits for those running on other threads
+/// to return. All this within 2 s: what is still queued then is dropped. When close returns, no
+/// callback runs and none will, unless one ran past those 2 s (logged); such a callback must not
+/// touch anything the host frees after close. Then the server's stdin is closed and it gets 2 s
+/// to exit, then SIGTERM, 2 s more, then SIGKILL (its whole process group), and it is reaped:
+/// processes the server started outside its group that still hold its pipes are not waited
+/// for. Later calls return MCP_STATUS_CLOSED. Safe from any thread, more than once, and from
+/// inside a callback (close does not wait for the callback it is called from). NULL is
+/// accepted.
 ///
 /// # Safety
 /// `client` is NULL or a live client.
@@ -229,8 +235,10 @@ pub unsafe extern "C" fn mcp_client_close(client: *mut mcp_client) {
     )
 }
 
-/// Closes the client if needed and frees it. NULL is accepted. No other thread may be using
-/// the client (close it first to end their calls, and let them return).
+/// Closes the client if needed (see `mcp_client_close`: when free returns, no callback runs, with
+/// the same 2 s bound) and frees it. NULL is accepted. No other thread may be using the client
+/// (close it first to end their calls, and let them return). A callback may free its own client
+/// when nothing else uses it; it must not touch the client afterwards.
 ///
 /// # Safety
 /// `client` is NULL or a client not yet freed.

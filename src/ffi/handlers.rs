@@ -30,7 +30,9 @@ pub struct mcp_handler_reply {
 /// `mcp_handler_reply_set_error` (returning false). Handshake era: called on a library thread of
 /// its own per server request, several at once. Modern era (`input_required` rounds): called on
 /// the thread of the call that met the request. Either way it may make calls on the client
-/// itself. `params_json` is valid during the call. Registering one declares the matching client
+/// itself, and close or free it. Closing the client cancels its reply and waits for it (up to
+/// 2 s, see `mcp_client_close`). `params_json` is valid during the call. Registering one
+/// declares the matching client
 /// capability unless capabilities were set explicitly.
 pub type mcp_request_handler = Option<
     unsafe extern "C" fn(

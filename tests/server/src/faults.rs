@@ -17,6 +17,7 @@ use std::time::Duration;
 /// - `close_stdout`: closes its stdout but keeps running (until stdin closes);
 /// - `endless_line`: writes `bytes` bytes with no newline (forever when `bytes` is absent),
 ///   then a newline and its answer.
+/// - `notify`: sends the notification `method` with `params` (if given), then answers.
 pub fn fault(server: &Server, request: &Request, args: &Value) -> Reply {
     let kind = args["kind"].as_str().unwrap_or_default();
     let answer =
@@ -76,6 +77,11 @@ pub fn fault(server: &Server, request: &Request, args: &Value) -> Reply {
             // SAFETY: closing our own stdout; later writes fail and are ignored.
             unsafe { libc::close(1) };
             never_answer(request)
+        }
+        "notify" => {
+            let method = args["method"].as_str().unwrap_or("notifications/message");
+            server.notify(method, args.get("params").cloned());
+            Ok(text_result("notified"))
         }
         _ => Err(RpcError::invalid_params(format!("unknown fault {kind:?}"))),
     }
