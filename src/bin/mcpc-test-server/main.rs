@@ -9,6 +9,7 @@
 
 mod args;
 mod faults;
+mod flood;
 mod http;
 mod http_wire;
 mod methods;
@@ -68,6 +69,8 @@ fn main() {
     }
     let mut log = args.log.as_deref().map(open_log);
     let ignore_stdin_eof = args.ignore_stdin_eof;
+    let pause_reading = args.pause_reading;
+    let mut requests_read = 0u64;
     let server = Arc::new(Server::new(args));
 
     let mut input = io::stdin().lock();
@@ -87,6 +90,15 @@ fn main() {
                 .expect("cannot write the log file");
         }
         server.handle_line(&line);
+        if let Some((every, ms)) = pause_reading {
+            if is_request(&line) {
+                requests_read += 1;
+                if requests_read % every == 0 {
+                    // A server that stops reading for a while: the client's writes back up.
+                    thread::sleep(Duration::from_millis(ms));
+                }
+            }
+        }
     }
 
     if ignore_stdin_eof {
@@ -97,6 +109,12 @@ fn main() {
     }
     // Exit at once, abandoning requests still running, as a closed stdin asks.
     process::exit(0);
+}
+
+/// Whether a line is a request (has both a method and an id), cheaply.
+fn is_request(line: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(line)
+        .is_ok_and(|m| m.get("method").is_some() && m.get("id").is_some())
 }
 
 fn open_log(path: &Path) -> File {
@@ -225,6 +243,7 @@ impl Server {
                 let params = message.get("params").cloned().unwrap_or_default();
                 self.start_request(id.clone(), method.to_owned(), params);
             }
+            (Some("notifications/initialized"), None) => flood::start_on_stdout(self),
             (Some("notifications/cancelled"), None) => {
                 self.cancel(&message["params"]["requestId"]);
             }
