@@ -10,7 +10,7 @@ use mcpc::ConnectMode;
 
 #[test]
 fn a_ping_flood_on_the_standalone_stream_cannot_exhaust_memory() {
-    let server = HttpServer::start("flood_http", &["--flood", "ping"]);
+    let server = HttpServer::start("flood_http", &["--flood", "ping", "--flood-secs", "10"]);
     let baseline = status_kib("VmRSS");
     let client = server.connect(ConnectMode::Legacy);
     survive("HTTP standalone ping flood", client, baseline);

@@ -23,7 +23,7 @@ fn a_notification_flood_with_a_slow_callback_cannot_exhaust_memory() {
         },
         ..ClientOptions::default()
     };
-    let config = common::config(&["--flood", "notifications/message"]);
+    let config = common::config(&["--flood", "notifications/message", "--flood-secs", "10"]);
     let client = common::connect_with(config, options);
     survive("stdio notification flood, slow callback", client, baseline);
 }

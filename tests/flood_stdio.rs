@@ -10,6 +10,6 @@ use common::flood::{status_kib, survive};
 #[test]
 fn a_ping_flood_over_stdio_cannot_exhaust_memory() {
     let baseline = status_kib("VmRSS");
-    let client = common::connect(&["--flood", "ping"]);
+    let client = common::connect(&["--flood", "ping", "--flood-secs", "10"]);
     survive("stdio ping flood", client, baseline);
 }

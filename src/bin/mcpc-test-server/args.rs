@@ -39,6 +39,8 @@ usage: mcpc-test-server [FLAGS]
                           initialized, over HTTP on each standalone GET stream (a method
                           under notifications/ as a notification, others as requests)
   --flood-count N         stop the flood after N messages (default: never)
+  --flood-secs S          stop the flood after S seconds, and read nothing from the
+                          client while it lasts (stdio: stdin waits; HTTP: POSTs wait)
   --pause-reading-every N:MS  after every N requests read, stop reading stdin for MS ms";
 
 #[derive(Debug, Default)]
@@ -69,6 +71,7 @@ pub struct Args {
     pub standalone_delay_ms: u64,
     pub flood: Option<String>,
     pub flood_count: Option<u64>,
+    pub flood_secs: Option<u64>,
     /// Stop reading stdin for `.1` ms after every `.0` requests.
     pub pause_reading: Option<(u64, u64)>,
 }
@@ -132,6 +135,7 @@ impl Args {
                 }
                 "--flood" => args.flood = Some(value()?),
                 "--flood-count" => args.flood_count = Some(parse_number(&flag, value()?)? as u64),
+                "--flood-secs" => args.flood_secs = Some(parse_number(&flag, value()?)? as u64),
                 "--pause-reading-every" => {
                     let spec = value()?;
                     let parsed = spec.split_once(':').and_then(|(n, ms)| {

@@ -124,6 +124,7 @@ impl Http {
     }
 
     fn post(&self, connection: u64, request: &HttpRequest, stream: &TcpStream) -> bool {
+        flood::wait_while_flooding(&self.server);
         let accept = request.header("accept").unwrap_or_default();
         if !(accept.contains("application/json") && accept.contains("text/event-stream")) {
             let message =

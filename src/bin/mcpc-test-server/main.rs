@@ -213,6 +213,8 @@ pub struct Server {
     next_outgoing_id: AtomicU64,
     /// How many more modern requests `--reject-first` refuses.
     pub rejections_left: AtomicUsize,
+    /// A `--flood-secs` flood is running: nothing from the client is read meanwhile.
+    pub flooding: AtomicBool,
 }
 
 impl Server {
@@ -223,6 +225,7 @@ impl Server {
             awaiting_reply: Mutex::default(),
             next_outgoing_id: AtomicU64::new(1),
             rejections_left: AtomicUsize::new(args.reject_first),
+            flooding: AtomicBool::new(false),
             args,
         }
     }
