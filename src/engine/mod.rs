@@ -355,3 +355,46 @@ fn timeout_error(request_id: Option<i64>, reason: Option<String>) -> Error {
         ..Error::new(Status::Timeout, "")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records the frames the dispatcher writes.
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<String>>);
+
+    impl Transport for Recorder {
+        fn send_request(&self, _: OutgoingRequest) -> Result<()> {
+            Ok(())
+        }
+        fn send_notification(&self, frame: &str) -> Result<()> {
+            self.0.lock().unwrap().push(frame.to_owned());
+            Ok(())
+        }
+        fn close(&self) {}
+    }
+
+    #[test]
+    fn cancel_notices_go_before_queued_answers() {
+        let (notices_tx, notices_rx) = crossbeam_channel::unbounded();
+        let (answers_tx, answers_rx) = answers::bounded();
+        while answers_tx.offer("answer".into()) {}
+        notices_tx.send(Outgoing::Frame("notice".into())).unwrap();
+        let (stop_tx, stop_rx) = crossbeam_channel::bounded(1);
+        let (done_tx, done_rx) = crossbeam_channel::bounded(1);
+        let recorder = Arc::new(Recorder::default());
+        let transport: Arc<dyn Transport> = recorder.clone();
+        let thread = std::thread::spawn(move || {
+            dispatch(notices_rx, answers_rx, stop_rx, done_tx, transport)
+        });
+        while recorder.0.lock().unwrap().len() < limits::MAX_QUEUED_ANSWERS + 1 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(recorder.0.lock().unwrap()[0], "notice");
+        stop_tx.send(()).unwrap();
+        done_rx.recv().unwrap();
+        thread.join().unwrap();
+        drop(notices_tx);
+    }
+}
