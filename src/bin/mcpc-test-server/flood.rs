@@ -90,7 +90,7 @@ fn run(server: &Server, mut send: impl FnMut(&str) -> bool) {
         None => (template.as_str(), None),
     };
     let mut n = 0;
-    while n < count && !deadline.is_some_and(|d| Instant::now() >= d) {
+    while n < count && deadline.is_none_or(|d| Instant::now() < d) {
         let mut batch = String::new();
         for n in n..count.min(n + BATCH) {
             batch.push_str(head);
