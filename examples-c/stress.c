@@ -12,6 +12,14 @@
  * Phase 2: 8 threads block in calls that never end, and the main thread closes the client:
  * every call returns CLOSED.
  *
+ * Modes (environment variables), each also run by ctest:
+ * - MCPC_STRESS_CALLBACKS=1: a quarter of the calls are to the `progress` tool with a progress
+ *   callback that makes a request on the same client (mcp_client_ping) from the callback thread;
+ *   every such ping must succeed.
+ * - MCPC_STRESS_PAD=BYTES: every echo carries BYTES of padding, so that a server that stops
+ *   reading (ctest passes --pause-reading-every N:MS to the server) soon has its stdin pipe full
+ *   and writers block until it reads again.
+ *
  * Built plain, with ASan/UBSan and with TSan, and run under valgrind, by ctest. With
  * MCPC_STRESS_RACE_CANARY set, the workers also bump a counter without a lock: a data race on
  * purpose, which the TSan build must report (ctest checks that it does, so a TSan build that
@@ -35,6 +43,10 @@ static int calls_per_thread;
 /* Totals, under `totals_lock`. */
 static pthread_mutex_t totals_lock = PTHREAD_MUTEX_INITIALIZER;
 static long ok_calls, cancelled_calls, timed_out_calls, notices_expected, failures;
+static long callback_pings;
+
+static int callbacks_mode; /* MCPC_STRESS_CALLBACKS */
+static char *padding = "";  /* MCPC_STRESS_PAD */
 
 static long race_canary; /* written without a lock, only with MCPC_STRESS_RACE_CANARY */
 
@@ -96,6 +108,21 @@ static void canceller_queue(struct canceller *c, mcp_cancellation *token, long d
     pthread_mutex_unlock(&c->lock);
 }
 
+/* ---- Progress callbacks that call back in ----------------------------------------------- */
+
+/* Runs on the client's callback thread: a request on the same client from there must work. */
+static void ping_on_progress(void *userdata, const char *token_json, double progress,
+                             double total, const char *message) {
+    (void)userdata, (void)token_json, (void)progress, (void)total, (void)message;
+    mcp_result *r = mcp_client_ping(client, NULL);
+    if (mcp_result_status(r) != MCP_STATUS_OK)
+        failure("a ping from a progress callback failed", -1, r);
+    pthread_mutex_lock(&totals_lock);
+    callback_pings++;
+    pthread_mutex_unlock(&totals_lock);
+    mcp_result_free(r);
+}
+
 /* ---- Phase 1 ---------------------------------------------------------------------------- */
 
 static void *worker_main(void *arg) {
@@ -111,13 +138,22 @@ static void *worker_main(void *arg) {
 
     for (int i = 0; i < calls_per_thread; i++) {
         long call = thread * calls_per_thread + i;
-        char payload[64], args[128];
+        char payload[64];
         snprintf(payload, sizeof payload, "t%ld-c%d", thread, i);
-        snprintf(args, sizeof args, "{\"text\":\"%s\",\"delay_ms\":%d}", payload, rand_r(&seed) % 4);
+        int with_progress = callbacks_mode && rand_r(&seed) % 4 == 0;
+        size_t args_size = strlen(padding) + 128;
+        char *args = malloc(args_size);
+        if (with_progress)
+            snprintf(args, args_size, "{\"steps\":2}");
+        else
+            snprintf(args, args_size, "{\"text\":\"%s\",\"delay_ms\":%d,\"pad\":\"%s\"}",
+                     payload, rand_r(&seed) % 4, padding);
 
         mcp_cancellation *token = mcp_cancellation_new();
         mcp_request_options *opts = mcp_request_options_new();
         mcp_request_options_set_cancellation(opts, token);
+        if (with_progress)
+            mcp_request_options_set_progress_callback(opts, ping_on_progress, NULL);
         int plan = rand_r(&seed) % 6;
         if (plan == 0) /* a timeout of 1-3 ms */
             mcp_request_options_set_timeout_ms(opts, (uint64_t)(1 + rand_r(&seed) % 3));
@@ -126,7 +162,9 @@ static void *worker_main(void *arg) {
         else
             mcp_cancellation_free(token); /* freed while in use: the options keep a reference */
 
-        mcp_result *r = mcp_client_call_tool(client, "echo", args, opts);
+        mcp_result *r =
+            mcp_client_call_tool(client, with_progress ? "progress" : "echo", args, opts);
+        free(args);
         mcp_status status = mcp_result_status(r);
         pthread_mutex_lock(&totals_lock);
         if (status == MCP_STATUS_OK)
@@ -143,7 +181,7 @@ static void *worker_main(void *arg) {
 
         if (status == MCP_STATUS_OK) {
             char want[96];
-            snprintf(want, sizeof want, "\"text\":\"%s\"", payload);
+            snprintf(want, sizeof want, "\"text\":\"%s\"", with_progress ? "done" : payload);
             if (strstr(mcp_result_json(r), want) == NULL)
                 failure("a response was delivered to the wrong call", call, r);
         } else if (status != MCP_STATUS_CANCELLED && status != MCP_STATUS_TIMEOUT) {
@@ -197,6 +235,13 @@ int main(int argc, char **argv) {
     if (fd < 0 || calls_per_thread <= 0)
         return 2;
     close(fd);
+    callbacks_mode = getenv("MCPC_STRESS_CALLBACKS") != NULL;
+    if (getenv("MCPC_STRESS_PAD") != NULL) {
+        size_t pad = (size_t)atol(getenv("MCPC_STRESS_PAD"));
+        padding = malloc(pad + 1);
+        memset(padding, 'x', pad);
+        padding[pad] = '\0';
+    }
 
     /* The server's argv: ours, then --log FILE. */
     const char *server_argv[64];
@@ -234,14 +279,21 @@ int main(int argc, char **argv) {
     remove(log_path);
     long total = ok_calls + cancelled_calls + timed_out_calls;
     printf("stress: %ld calls: %ld ok, %ld cancelled, %ld timed out; %ld notices owed, %ld read by "
-           "the server\n",
-           total, ok_calls, cancelled_calls, timed_out_calls, notices_expected, notices);
+           "the server; %ld pings from progress callbacks\n",
+           total, ok_calls, cancelled_calls, timed_out_calls, notices_expected, notices,
+           callback_pings);
+    if (padding[0] != '\0')
+        free(padding);
     if (total != (long)calls_per_thread * THREADS) {
         fputs("stress: FAIL: some calls had no outcome\n", stderr);
         failures++;
     }
     if (notices != notices_expected) {
         fputs("stress: FAIL: the server did not read one notice per winning cancel\n", stderr);
+        failures++;
+    }
+    if (callbacks_mode && callback_pings == 0) {
+        fputs("stress: FAIL: no progress callback made its ping\n", stderr);
         failures++;
     }
     if (ok_calls == 0 || cancelled_calls + timed_out_calls == 0) {

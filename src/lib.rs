@@ -7,7 +7,8 @@
 //!
 //! The Rust API is what this file exports: [`Client`] with its options and configs, the
 //! [`CancellationToken`], [`Error`] and [`Status`], the callback and handler types in
-//! [`handlers`], and [`BlockingTransport`] for a transport of your own. Everything else is
+//! [`handlers`], [`BlockingTransport`] for a transport of your own, and the bounds on what a
+//! server can make the client hold ([`limits`]). Everything else is
 //! private to the crate. [`ffi`] is the C ABI (`include/mcpc.h`), callable from Rust too.
 
 mod cancellation;
@@ -21,6 +22,7 @@ mod transport;
 
 pub use cancellation::{CancellationToken, HookId};
 pub use client::{Client, ClientOptions, ConnectMode, ConnectionState, RequestOptions};
+pub use engine::limits;
 pub use engine::router::RouterStats as ConnectionStats;
 pub use error::{Error, Result, Status};
 pub use handlers::{HandlerError, LogLevel};

@@ -1,11 +1,15 @@
 //! The engine: one connection's calls in flight. A caller's thread sends its request and blocks
 //! on its own `Call` until the first outcome (response, error, cancel, timeout, close) decides
 //! it. Cancel notices and answers to server requests go out through one dispatcher thread, so
-//! neither a cancelling thread nor the reader thread ever waits for a write.
+//! neither a cancelling thread nor the reader thread ever waits for a write. Answers wait in a
+//! bounded queue (`answers`, `limits`); cancel notices have a queue of their own, written first,
+//! so a server flooding us with requests never holds a cancel up.
 
+pub mod answers;
 pub mod call;
 pub mod callback_thread;
 pub mod gate;
+pub mod limits;
 mod own_progress;
 pub mod router;
 
@@ -14,6 +18,7 @@ use crate::error::{Error, Result, Status};
 use crate::handlers::{Callbacks, LogLevel, ProgressHandler};
 use crate::protocol::jsonrpc;
 use crate::transport::{Inbound, OutgoingRequest, SendBoundary, Transport, WireCancel};
+use answers::AnswerReceiver;
 use call::{Call, Outcome, Outgoing};
 use callback_thread::CallbackThread;
 use crossbeam_channel::{select, Receiver, Sender};
@@ -28,7 +33,7 @@ use std::time::{Duration, Instant};
 
 /// How long close waits for queued cancel notices to be written.
 const DRAIN_ON_CLOSE: Duration = Duration::from_secs(2);
-/// How long close waits for host callbacks still running to return (see [`gate`]).
+/// How long close waits for host callbacks still running to return (the callback gate).
 pub const CALLBACK_WAIT_ON_CLOSE: Duration = Duration::from_secs(2);
 
 /// How one call is made.
@@ -65,16 +70,23 @@ impl Connection {
         gate: Arc<Gate>,
         make_transport: impl FnOnce(Arc<dyn Inbound>) -> Result<Arc<dyn Transport>>,
     ) -> Result<Connection> {
+        // Unbounded, but only the host fills it: at most a notice and an abandon per call.
         let (outbound_tx, outbound_rx) = crossbeam_channel::unbounded();
+        let (answers_tx, answers_rx) = answers::bounded();
         let callback_thread = Arc::new(CallbackThread::new(gate, callbacks.on_log.clone()));
-        let router = Arc::new(Router::new(outbound_tx, callback_thread.clone(), callbacks));
+        let router = Arc::new(Router::new(
+            outbound_tx,
+            answers_tx,
+            callback_thread.clone(),
+            callbacks,
+        ));
         let transport = make_transport(Arc::new(RouterInbound(router.clone())))?;
         let (stop_tx, stop_rx) = crossbeam_channel::bounded(1);
         let (done_tx, done_rx) = crossbeam_channel::bounded(1);
         let dispatcher = {
             let transport = transport.clone();
             spawn("mcpc-dispatch", move || {
-                dispatch(outbound_rx, stop_rx, done_tx, transport)
+                dispatch(outbound_rx, answers_rx, stop_rx, done_tx, transport)
             })?
         };
         Ok(Connection {
@@ -261,29 +273,43 @@ impl Drop for Connection {
     }
 }
 
-/// The dispatcher thread: writes queued frames (cancel notices, answers) and drops abandoned
-/// exchanges, in order. On stop it first finishes what is queued.
+/// The dispatcher thread: writes cancel notices and drops abandoned exchanges, in order, and
+/// writes answers to server requests. Notices come first: one waiting is written before the
+/// next answer. On stop it first writes the notices queued; answers still queued are dropped
+/// (the connection is closing, and there may be a whole queue of them).
 fn dispatch(
-    queue: Receiver<Outgoing>,
+    notices: Receiver<Outgoing>,
+    answers: AnswerReceiver,
     stop: Receiver<()>,
     done: Sender<()>,
     transport: Arc<dyn Transport>,
 ) {
+    // A failed write means the connection is going away; the reader reports that.
     let handle = |outgoing: Outgoing| match outgoing {
-        // A failed write means the connection is going away; the reader reports that.
         Outgoing::Frame(frame) => {
             let _ = transport.send_notification(&frame);
         }
         Outgoing::Abandon(id) => transport.abandon(id),
     };
     loop {
+        if let Ok(notice) = notices.try_recv() {
+            handle(notice);
+            continue;
+        }
         select! {
-            recv(queue) -> outgoing => match outgoing {
+            recv(notices) -> outgoing => match outgoing {
                 Ok(outgoing) => handle(outgoing),
                 Err(_) => break,
             },
+            recv(answers.queue) -> answer => match answer {
+                Ok(answer) => {
+                    answers.taken(&answer);
+                    let _ = transport.send_notification(&answer);
+                }
+                Err(_) => break,
+            },
             recv(stop) -> _ => {
-                queue.try_iter().for_each(handle);
+                notices.try_iter().for_each(handle);
                 break;
             }
         }
@@ -376,5 +402,48 @@ fn timeout_error(request_id: Option<i64>, reason: Option<String>) -> Error {
         message: format!("request {}", reason.as_deref().unwrap_or("timed out")),
         cancel_reason: reason,
         ..Error::new(Status::Timeout, "")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records the frames the dispatcher writes.
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<String>>);
+
+    impl Transport for Recorder {
+        fn send_request(&self, _: OutgoingRequest) -> Result<()> {
+            Ok(())
+        }
+        fn send_notification(&self, frame: &str) -> Result<()> {
+            self.0.lock().unwrap().push(frame.to_owned());
+            Ok(())
+        }
+        fn close(&self) {}
+    }
+
+    #[test]
+    fn cancel_notices_go_before_queued_answers() {
+        let (notices_tx, notices_rx) = crossbeam_channel::unbounded();
+        let (answers_tx, answers_rx) = answers::bounded();
+        while answers_tx.offer("answer".into()) {}
+        notices_tx.send(Outgoing::Frame("notice".into())).unwrap();
+        let (stop_tx, stop_rx) = crossbeam_channel::bounded(1);
+        let (done_tx, done_rx) = crossbeam_channel::bounded(1);
+        let recorder = Arc::new(Recorder::default());
+        let transport: Arc<dyn Transport> = recorder.clone();
+        let thread = std::thread::spawn(move || {
+            dispatch(notices_rx, answers_rx, stop_rx, done_tx, transport)
+        });
+        while recorder.0.lock().unwrap().len() < limits::MAX_QUEUED_ANSWERS + 1 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(recorder.0.lock().unwrap()[0], "notice");
+        stop_tx.send(()).unwrap();
+        done_rx.recv().unwrap();
+        thread.join().unwrap();
+        drop(notices_tx);
     }
 }

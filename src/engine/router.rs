@@ -2,8 +2,10 @@
 //! notifications and progress to the host's callbacks (on the callback thread); answers what
 //! the server asks of us. One router per connection; transports feed it through `Inbound`.
 
-use super::call::{Call, Outbound, Outcome, Outgoing};
+use super::answers::Answers;
+use super::call::{Call, Outbound, Outcome};
 use super::callback_thread::CallbackThread;
+use super::limits::MAX_SERVER_REQUEST_HANDLERS;
 use super::own_progress::OwnProgress;
 use crate::cancellation::CancellationToken;
 use crate::error::Error;
@@ -20,6 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub struct Router {
     table: Mutex<Table>,
     outbound: Outbound,
+    answers: Answers,
     callback_thread: Arc<CallbackThread>,
     callbacks: Arc<Callbacks>,
     counters: Counters,
@@ -32,6 +35,8 @@ struct Table {
     progress: HashMap<String, Watcher>,
     /// Server requests being handled, so the server can cancel them (keyed by id JSON text).
     server_requests: HashMap<String, CancellationToken>,
+    /// Handler threads running (not `server_requests.len()`: a server may reuse an id).
+    handlers: usize,
     /// Set once the connection is gone; every later call fails with it.
     terminal: Option<Error>,
     last_bad_frame: Option<String>,
@@ -55,6 +60,8 @@ struct Counters {
     unmatched_responses: AtomicU64,
     bad_frames: AtomicU64,
     stray_progress: AtomicU64,
+    dropped_answers: AtomicU64,
+    refused_requests: AtomicU64,
 }
 
 /// A snapshot of the router's counters.
@@ -70,18 +77,24 @@ pub struct RouterStats {
     /// Callbacks dropped because too many were already waiting to run (see
     /// [`super::callback_thread::QUEUE_LIMIT`]).
     pub dropped_callbacks: u64,
+    /// Server requests left unanswered because the answer queue was full (see `limits`).
+    pub dropped_answers: u64,
+    /// Server requests answered -32603 because `MAX_SERVER_REQUEST_HANDLERS` were running.
+    pub refused_requests: u64,
     pub last_bad_frame: Option<String>,
 }
 
 impl Router {
     pub fn new(
         outbound: Outbound,
+        answers: Answers,
         callback_thread: Arc<CallbackThread>,
         callbacks: Arc<Callbacks>,
     ) -> Self {
         Router {
             table: Mutex::default(),
             outbound,
+            answers,
             callback_thread,
             callbacks,
             counters: Counters::default(),
@@ -167,6 +180,8 @@ impl Router {
             bad_frames: self.counters.bad_frames.load(Ordering::Relaxed),
             stray_progress: self.counters.stray_progress.load(Ordering::Relaxed),
             dropped_callbacks: self.callback_thread.dropped(),
+            dropped_answers: self.counters.dropped_answers.load(Ordering::Relaxed),
+            refused_requests: self.counters.refused_requests.load(Ordering::Relaxed),
             last_bad_frame: self.lock().last_bad_frame.clone(),
         }
     }
@@ -306,9 +321,10 @@ impl Router {
         }
     }
 
-    /// Server-to-client requests are always answered: `ping` by us, others by the host's
-    /// handler on a thread of their own, or with -32601 when there is none. Answers go through
-    /// the outbound queue so no reader thread ever blocks on a write.
+    /// Server-to-client requests are answered: `ping` by us, others by the host's handler on a
+    /// thread of their own, or with -32601 when there is none, or -32603 when
+    /// `MAX_SERVER_REQUEST_HANDLERS` are running already. Answers go through the bounded answer
+    /// queue so no reader thread ever blocks on a write; one that finds it full is dropped.
     fn server_request(self: &Arc<Self>, id: Value, method: String, params: Option<Value>) {
         if method == crate::protocol::methods::PING {
             return self.answer(&id, Ok(Value::Object(Default::default())));
@@ -331,7 +347,25 @@ impl Router {
                 // The client is closing: nobody would hear the handler's answer.
                 return;
             }
+            if table.handlers >= MAX_SERVER_REQUEST_HANDLERS {
+                drop(table);
+                let count = self
+                    .counters
+                    .refused_requests
+                    .fetch_add(1, Ordering::Relaxed)
+                    + 1;
+                self.log_sometimes(count, "server requests refused: too many being handled");
+                let message = format!(
+                    "too many requests in progress (at most {MAX_SERVER_REQUEST_HANDLERS})"
+                );
+                let error = HandlerError {
+                    code: jsonrpc::INTERNAL_ERROR,
+                    message,
+                };
+                return self.answer(&id, Err(error));
+            }
             table.server_requests.insert(key.clone(), token.clone());
+            table.handlers += 1;
         }
         let (router, request_id) = (self.clone(), id.clone());
         let spawned = std::thread::Builder::new()
@@ -353,15 +387,22 @@ impl Router {
                             message: "the handler panicked".into(),
                         }))
                     });
-                router.lock().server_requests.remove(&key);
                 // A request the server cancelled, or one left by a closing client, gets no
-                // answer.
+                // answer. The handler keeps its place among the running ones until its answer
+                // is queued, so a server that reads no answers cannot make us run more handlers.
                 if let (Some(answer), false) = (answer, token.is_cancelled()) {
-                    router.answer(&request_id, answer);
+                    let frame = answer_frame(&request_id, answer);
+                    router.answers.send_waiting(frame, &token);
                 }
+                let mut table = router.lock();
+                table.server_requests.remove(&key);
+                table.handlers -= 1;
             });
         if spawned.is_err() {
-            self.lock().server_requests.remove(&id.to_string());
+            let mut table = self.lock();
+            table.server_requests.remove(&id.to_string());
+            table.handlers -= 1;
+            drop(table);
             let error = HandlerError {
                 code: jsonrpc::INTERNAL_ERROR,
                 message: "cannot start a handler thread".into(),
@@ -370,16 +411,40 @@ impl Router {
         }
     }
 
+    /// Queues an answer made on the reader's thread, which must never wait: with the queue
+    /// full, the answer is dropped, counted and logged.
     fn answer(&self, id: &Value, answer: Result<Value, HandlerError>) {
-        let frame = match answer {
-            Ok(result) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
-            Err(e) => jsonrpc::encode_error_response(id, e.code, &e.message),
-        };
-        let _ = self.outbound.send(Outgoing::Frame(frame));
+        if !self.answers.offer(answer_frame(id, answer)) {
+            let count = self
+                .counters
+                .dropped_answers
+                .fetch_add(1, Ordering::Relaxed)
+                + 1;
+            self.log_sometimes(
+                count,
+                "server requests left unanswered: the server sends them faster than it reads our answers",
+            );
+        }
+    }
+
+    /// Logs a flood's `count`-th drop when `count` is a power of two, so a flood of drops
+    /// makes a few log lines, not a flood of them.
+    fn log_sometimes(&self, count: u64, what: &str) {
+        if count.is_power_of_two() {
+            let message = format!("{what} ({count} so far)");
+            self.callbacks.log(LogLevel::Warning, &message);
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Table> {
         self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn answer_frame(id: &Value, answer: Result<Value, HandlerError>) -> String {
+    match answer {
+        Ok(result) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+        Err(e) => jsonrpc::encode_error_response(id, e.code, &e.message),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests: start our test server, read its log.
 #![allow(dead_code)]
 
+pub mod flood;
 pub mod http_server;
 
 use mcpc::{Client, ClientOptions, StdioConfig};

@@ -37,7 +37,14 @@ usage: mcpc-test-server [FLAGS]
                           unprimed (no event id), or always (resumptions drop too)
   --retry-ms N            the SSE retry delay announced when priming (default 200)
   --expire-session-after N  a legacy session ends after serving N requests (then 404)
-  --standalone-delay-ms N  answer the standalone GET only after N ms";
+  --standalone-delay-ms N  answer the standalone GET only after N ms
+  --flood METHOD          send METHOD to the client as fast as possible: over stdio once
+                          initialized, over HTTP on each standalone GET stream (a method
+                          under notifications/ as a notification, others as requests)
+  --flood-count N         stop the flood after N messages (default: never)
+  --flood-secs S          stop the flood after S seconds, and read nothing from the
+                          client while it lasts (stdio: stdin waits; HTTP: POSTs wait)
+  --pause-reading-every N:MS  after every N requests read, stop reading stdin for MS ms";
 
 #[derive(Debug, Default)]
 pub struct Args {
@@ -68,6 +75,11 @@ pub struct Args {
     pub retry_ms: u64,
     pub expire_session_after: Option<usize>,
     pub standalone_delay_ms: u64,
+    pub flood: Option<String>,
+    pub flood_count: Option<u64>,
+    pub flood_secs: Option<u64>,
+    /// Stop reading stdin for `.1` ms after every `.0` requests.
+    pub pause_reading: Option<(u64, u64)>,
 }
 
 impl Args {
@@ -128,6 +140,19 @@ impl Args {
                 }
                 "--standalone-delay-ms" => {
                     args.standalone_delay_ms = parse_number(&flag, value()?)? as u64
+                }
+                "--flood" => args.flood = Some(value()?),
+                "--flood-count" => args.flood_count = Some(parse_number(&flag, value()?)? as u64),
+                "--flood-secs" => args.flood_secs = Some(parse_number(&flag, value()?)? as u64),
+                "--pause-reading-every" => {
+                    let spec = value()?;
+                    let parsed = spec.split_once(':').and_then(|(n, ms)| {
+                        Some((n.parse::<u64>().ok()?, ms.parse::<u64>().ok()?))
+                    });
+                    match parsed {
+                        Some((n, ms)) if n > 0 => args.pause_reading = Some((n, ms)),
+                        _ => return Err(format!("--pause-reading-every needs N:MS, got {spec:?}")),
+                    }
                 }
                 "-h" | "--help" => return Ok(None),
                 _ => return Err(format!("unknown flag {flag}")),

@@ -30,7 +30,7 @@ use serde_json::{json, Map, Value};
 
 use crate::args::DropStreams;
 use crate::http_wire::{self, HttpRequest};
-use crate::{methods, modern, Request, Server};
+use crate::{flood, methods, modern, Request, Server};
 
 const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 const HEADER_MISMATCH: i64 = -32020;
@@ -124,6 +124,7 @@ impl Http {
     }
 
     fn post(&self, connection: u64, request: &HttpRequest, stream: &TcpStream) -> bool {
+        flood::wait_while_flooding(&self.server);
         let accept = request.header("accept").unwrap_or_default();
         if !(accept.contains("application/json") && accept.contains("text/event-stream")) {
             let message =
@@ -334,8 +335,18 @@ impl Http {
         if http_wire::start_chunked(&mut writer, 200, &sse_headers()).is_err() {
             return false;
         }
+        let flood_writer = match self.server.args.flood {
+            Some(_) => writer.try_clone().ok(),
+            None => None,
+        };
         streams.push(writer);
         drop(streams);
+        if let Some(mut writer) = flood_writer {
+            flood::on_stream(&self.server, |data| {
+                let event = sse_event(None, data);
+                http_wire::write_chunk(&mut writer, event.as_bytes()).is_ok()
+            });
+        }
         while !client_closed(connection) {
             thread::sleep(WATCH_EVERY);
         }

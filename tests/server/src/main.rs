@@ -9,6 +9,7 @@
 
 mod args;
 mod faults;
+mod flood;
 mod http;
 mod http_wire;
 mod methods;
@@ -70,6 +71,8 @@ fn main() {
     let ignore_stdin_eof = args.ignore_stdin_eof;
     let stall_while = args.stall_reading_while.clone();
     let mut initialized = false;
+    let pause_reading = args.pause_reading;
+    let mut requests_read = 0u64;
     let server = Arc::new(Server::new(args));
 
     let mut input = io::stdin().lock();
@@ -95,6 +98,15 @@ fn main() {
         }
         server.handle_line(&line);
         initialized = initialized || is_initialized(&line);
+        if let Some((every, ms)) = pause_reading {
+            if is_request(&line) {
+                requests_read += 1;
+                if requests_read % every == 0 {
+                    // A server that stops reading for a while: the client's writes back up.
+                    thread::sleep(Duration::from_millis(ms));
+                }
+            }
+        }
     }
 
     if ignore_stdin_eof {
@@ -111,6 +123,12 @@ fn main() {
 fn is_initialized(line: &[u8]) -> bool {
     serde_json::from_slice::<Value>(line)
         .is_ok_and(|frame| frame["method"] == "notifications/initialized")
+}
+
+/// Whether a line is a request (has both a method and an id), cheaply.
+fn is_request(line: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(line)
+        .is_ok_and(|m| m.get("method").is_some() && m.get("id").is_some())
 }
 
 fn open_log(path: &Path) -> File {
@@ -209,6 +227,8 @@ pub struct Server {
     next_outgoing_id: AtomicU64,
     /// How many more modern requests `--reject-first` refuses.
     pub rejections_left: AtomicUsize,
+    /// A `--flood-secs` flood is running: nothing from the client is read meanwhile.
+    pub flooding: AtomicBool,
 }
 
 impl Server {
@@ -219,6 +239,7 @@ impl Server {
             awaiting_reply: Mutex::default(),
             next_outgoing_id: AtomicU64::new(1),
             rejections_left: AtomicUsize::new(args.reject_first),
+            flooding: AtomicBool::new(false),
             args,
         }
     }
@@ -239,6 +260,7 @@ impl Server {
                 let params = message.get("params").cloned().unwrap_or_default();
                 self.start_request(id.clone(), method.to_owned(), params);
             }
+            (Some("notifications/initialized"), None) => flood::start_on_stdout(self),
             (Some("notifications/cancelled"), None) => {
                 self.cancel(&message["params"]["requestId"]);
             }

@@ -1,0 +1,94 @@
+//! A server that sends many sampling requests at once cannot make the client run a thread for
+//! each: at most `MAX_SERVER_REQUEST_HANDLERS` handlers run, the others are answered -32603 at
+//! once, and the ones that ran answer once they finish.
+
+mod common;
+
+use common::{log_path, wait_for_log};
+use mcpc::handlers::{Callbacks, RequestHandler, ServerRequest};
+use mcpc::limits::MAX_SERVER_REQUEST_HANDLERS;
+use mcpc::ClientOptions;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+const REQUESTS: usize = 200;
+
+fn error_code(line: &Value) -> Option<i64> {
+    line.pointer("/error/code").and_then(Value::as_i64)
+}
+
+#[test]
+fn a_flood_of_sampling_requests_runs_a_bounded_number_of_handlers() {
+    let running = Arc::new(AtomicUsize::new(0));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let gate = Arc::new((Mutex::new(false), Condvar::new()));
+    let handler: RequestHandler = {
+        let (running, peak, gate) = (running.clone(), peak.clone(), gate.clone());
+        Arc::new(move |_: &ServerRequest| {
+            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+            peak.fetch_max(now, Ordering::SeqCst);
+            let (open, opened) = &*gate;
+            let guard = open.lock().unwrap();
+            // Bounded, so a failing run does not hang.
+            let _ = opened.wait_timeout_while(guard, Duration::from_secs(30), |open| !*open);
+            running.fetch_sub(1, Ordering::SeqCst);
+            Ok(json!({
+                "role": "assistant",
+                "content": { "type": "text", "text": "ok" },
+                "model": "test"
+            }))
+        })
+    };
+    let options = ClientOptions {
+        callbacks: Callbacks {
+            request_handlers: [("sampling/createMessage".to_owned(), handler)].into(),
+            ..Callbacks::default()
+        },
+        ..ClientOptions::default()
+    };
+    let log = log_path("flood_handlers");
+    let count = REQUESTS.to_string();
+    let config = common::config(&[
+        "--log",
+        log.to_str().unwrap(),
+        "--flood",
+        "sampling/createMessage",
+        "--flood-count",
+        &count,
+    ]);
+    let client = common::connect_with(config, options);
+    let refused = REQUESTS - MAX_SERVER_REQUEST_HANDLERS;
+    let lines = wait_for_log(&log, |lines| {
+        lines
+            .iter()
+            .filter(|l| error_code(l) == Some(-32603))
+            .count()
+            >= refused
+    });
+    let errors = lines.iter().filter(|l| error_code(l) == Some(-32603));
+    let seen_peak = peak.load(Ordering::SeqCst);
+    {
+        let (open, opened) = &*gate;
+        *open.lock().unwrap() = true;
+        opened.notify_all();
+    }
+    assert_eq!(
+        errors.count(),
+        refused,
+        "the requests past the limit are answered -32603 at once (peak of {seen_peak} handlers)"
+    );
+    assert!(
+        seen_peak <= MAX_SERVER_REQUEST_HANDLERS,
+        "{seen_peak} handlers ran at once"
+    );
+    assert_eq!(client.stats().refused_requests, refused as u64);
+    let lines = wait_for_log(&log, |lines| {
+        lines.iter().filter(|l| l.get("result").is_some()).count() >= MAX_SERVER_REQUEST_HANDLERS
+    });
+    let answered = lines.iter().filter(|l| l.get("result").is_some()).count();
+    // The initialize response is not in the server's log: every result line is a handler's.
+    assert_eq!(answered, MAX_SERVER_REQUEST_HANDLERS);
+    client.close();
+}
