@@ -104,6 +104,85 @@ def section_faults(out, tests):
             out.append("")
 
 
+# Hostile servers and hosts: each promise, the tests that try to break it (a whole test file, or
+# one test in it, or a ctest name), and the start of the figures those tests record.
+HOSTILE = [
+    ("1", "a write the server never reads: cancel, timeout and close free the caller at once",
+     ["tests/hostile_writes.rs"], [], ["stdio, a 4 MiB request", "stdio, a call behind a 4 MiB"]),
+    ("2", "a line with no newline fails the pending calls once it passes the limit",
+     ["tests/endless_line.rs"], [], ["stdio, a server writing an endless line"]),
+    ("3", "every callback kind may make a request, cancel a call and close the client",
+     ["tests/callbacks_reentry.rs"], [], []),
+    ("4", "close and free are bounded whatever descendants hold the pipes",
+     ["tests/descendants.rs::close_and_free_return_in_bounded_time_while_a_detached_descendant"
+      "_holds_the_pipes", "tests/threads.rs::close_leaves_no_thread_blocked_on_pipes_a_descendant"
+      "_holds"], [], ["close with a detached descendant"]),
+    ("5", "the server's exit is seen while a descendant holds its stdout",
+     ["tests/descendants.rs::a_server_that_exits_while_a_descendant_holds_its_stdout_fails_pending"
+      "_calls"], [], ["stdio server exit seen"]),
+    ("6", "close ends a connect at any point with CLOSED",
+     ["tests/connect_close.rs"], [], ["close during a stdio connect", "close during an HTTP connect"]),
+    ("7", "a cancelled or timed-out call does not wait for unrelated callbacks",
+     ["tests/callbacks_cancel.rs"], [], ["cancel with an unrelated"]),
+    ("8", "connect after a failed connection makes a new one (stdio and HTTP)",
+     ["tests/reconnect.rs"], [], []),
+    ("9", "a flooding server cannot exhaust memory; close stays bounded",
+     ["tests/flood_stdio.rs", "tests/flood_http.rs", "tests/flood_notifications.rs",
+      "tests/flood_handlers.rs"], ["stress_paused", "stress_callbacks"],
+     ["stdio ping flood", "HTTP standalone ping flood", "stdio notification flood"]),
+    ("10", "no callback runs once close or free has returned",
+     ["tests/ffi_handlers_close.rs"], [], ["close with a running handler", "free with a handler"]),
+    ("11", "no credential in any message, log line or error data",
+     ["tests/credentials.rs"], [], []),
+    ("12", "every setter takes its full range or refuses; no panic escapes; nothing on stderr",
+     ["tests/edge_values.rs", "tests/panics.rs"], [], []),
+    ("13", "headers that shape the exchange are refused; oversized mirrored headers too",
+     ["tests/http_headers.rs"], [], []),
+]
+
+
+def section_hostile(out, tests, runs, figures):
+    out.append("## Hostile servers and hosts\n")
+    out.append(
+        "Each promise has tests whose server or host tries to break it (a server that stops "
+        "reading, floods, forks a descendant that keeps the pipes, callbacks that call back in). "
+        "Results and figures are this run's.\n"
+    )
+    if tests is None:
+        out.append("**Not run**: no `cargo test` log.\n")
+        return
+    lines = (figures or "").splitlines()
+    out.append("| # | promise | tests | passed | failed | figures |")
+    out.append("|---|---|---|---:|---:|---|")
+    for number, promise, specs, ctests, keys in HOSTILE:
+        names, passed, failed = [], 0, 0
+        for spec in specs:
+            path, _, name = spec.partition("::")
+            results = next((r for f, r in tests.items() if f.startswith(path)), None)
+            if results is None:
+                names.append(f"`{spec}` (not run)")
+                failed += 1
+                continue
+            picked = [(n, r) for n, r in results if not name or n == name]
+            if not picked:
+                names.append(f"`{spec}` (not found)")
+                failed += 1
+                continue
+            names.append(f"`{spec}`")
+            passed += sum(1 for _, r in picked if r == "ok")
+            failed += sum(1 for _, r in picked if r != "ok")
+        for name in ctests:
+            for run, (result, _) in sorted((runs or {}).items()):
+                if run == name or run.startswith(name + "_"):
+                    names.append(f"ctest `{run}`")
+                    passed += result == "passed"
+                    failed += result != "passed"
+        found = [l.strip() for l in lines if any(l.strip().startswith(k) for k in keys)]
+        shown = "<br>".join(sorted(set(found))) if found else ("-" if not keys else "not recorded")
+        out.append(f"| {number} | {promise} | {', '.join(names)} | {passed} | {failed} | {shown} |")
+    out.append("")
+
+
 def section_bad_input(out, tests):
     out.append("## Bad input through the C API\n")
     header, source = read("include/mcpc.h"), read("tests/ffi_bad_input.rs")
@@ -228,6 +307,7 @@ def main():
         f"`{commit}`, {platform.system()} {platform.machine()}, {os.cpu_count()} cores.\n",
     ]
     section_faults(out, tests)
+    section_hostile(out, tests, runs, read("build/report/figures.txt"))
     section_bad_input(out, tests)
     section_stress(out, runs)
     section_figures(out, read("build/report/figures.txt"))
