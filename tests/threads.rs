@@ -113,15 +113,15 @@ fn sequential_http_calls_reuse_one_worker_thread() {
     let client = Client::http(config, options);
     client.connect().unwrap();
     let mut seen = HashSet::new();
-    for _ in 0..20 {
+    for _ in 0..50 {
         client.ping(&RequestOptions::default()).unwrap();
         seen.extend(threads_named("mcpc-http"));
     }
-    // A thread per request would show up to 20 ids (or none, having ended by the time we look).
-    // Two at most: the caller may send its next request before the worker that ran the last
-    // one has gone idle, and then the other takes it.
+    // A thread per request would show many ids over 50 calls. A few at most: the caller may send
+    // its next request while the workers of the last calls are still draining their streams
+    // (and, on a loaded machine, not yet idle), and then another takes it or one is started.
     assert!(
-        (1..=2).contains(&seen.len()),
+        (1..=4).contains(&seen.len()),
         "worker threads seen: {seen:?}"
     );
     client.close();
