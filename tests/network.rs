@@ -105,6 +105,8 @@ fn a_cancel_through_the_proxy_frees_the_caller_and_closes_the_tunnel() {
     let proxy = ConnectProxy::start();
     let mut config = server.config();
     config.set_proxy(Some(&proxy.url())).unwrap();
+    // Long enough that only the cancel can end a pending CONNECT within the bounds below.
+    config.connect_timeout = Duration::from_secs(30);
     let client = Client::http(
         config,
         ClientOptions {
@@ -150,6 +152,51 @@ fn a_cancel_through_the_proxy_frees_the_caller_and_closes_the_tunnel() {
     ));
     // The connection is gone; the next call opens another tunnel.
     echo(&client, "after").unwrap();
+
+    // A cancel while the proxy has not answered the CONNECT yet closes that connection too.
+    // The pooled tunnel goes first: a cancelled call's connection is never reused.
+    let token = CancellationToken::new();
+    let caller = {
+        let (client, opts) = (client.clone(), RequestOptions::with_cancellation(&token));
+        std::thread::spawn(move || client.call_tool("slow", Some(json!({ "ms": 10_000 })), &opts))
+    };
+    proxy.wait_for(|t| {
+        t.iter()
+            .filter(|t| contains(&t.from_client, "\"slow\""))
+            .count()
+            == 2
+    });
+    token.cancel(None);
+    caller.join().unwrap().unwrap_err();
+    proxy.hold_connects(true);
+    let before = proxy.tunnels().len();
+    let token = CancellationToken::new();
+    let caller = {
+        let (client, opts) = (client.clone(), RequestOptions::with_cancellation(&token));
+        std::thread::spawn(move || echo_with(&client, "held", &opts))
+    };
+    let tunnels = proxy.wait_for(|t| t.len() > before);
+    assert_eq!(tunnels.len(), before + 1, "the call opened no new tunnel");
+    let cancelled_at = Instant::now();
+    token.cancel(None);
+    assert_eq!(
+        caller.join().unwrap().unwrap_err().status,
+        Status::Cancelled
+    );
+    let tunnels = proxy.wait_for(|t| t[before].closed);
+    let closed_after = cancelled_at.elapsed();
+    assert!(
+        tunnels[before].closed,
+        "the pending CONNECT stayed open after the cancel"
+    );
+    assert!(closed_after < Duration::from_secs(1), "{closed_after:?}");
+    common::report_figure(&format!(
+        "network: a cancel during a CONNECT the proxy never answered closed it in {closed_after:?}"
+    ));
+}
+
+fn echo_with(client: &Client, text: &str, opts: &RequestOptions) -> mcpc::Result<Value> {
+    client.call_tool("echo", Some(json!({ "text": text })), opts)
 }
 
 #[test]
@@ -300,6 +347,7 @@ fn a_server_that_wants_a_client_certificate_gets_one_when_set() {
         .err()
         .expect("refused without a certificate");
     assert_eq!(error.status, Status::TransportError, "{error}");
+    assert!(error.message.contains("CertificateRequired"), "{error}");
     assert!(
         relay
             .log
