@@ -269,6 +269,19 @@ fn bad_proxy_urls_are_invalid_arguments_without_their_credentials() {
         assert_eq!(error.status, Status::InvalidArgument, "{url}: {error}");
         assert!(!error.message.contains("s3cret"), "{error}");
     }
+    // A proxy nobody listens on is named, without its credentials.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let mut unreachable = HttpConfig::new("http://127.0.0.1:1/mcp");
+    unreachable
+        .set_proxy(Some(&format!("http://user:s3cret@127.0.0.1:{port}")))
+        .unwrap();
+    let error = connect(unreachable).err().unwrap();
+    assert_eq!(error.status, Status::TransportError, "{error}");
+    let shown = format!("cannot connect to the proxy http://127.0.0.1:{port}");
+    assert!(error.message.contains(&shown), "{error}");
+    assert!(!error.message.contains("s3cret"), "{error}");
     // Set directly, it is checked at connect.
     config.proxy = Some("socks5://user:s3cret@proxy:1080".into());
     let error = connect(config).err().unwrap();

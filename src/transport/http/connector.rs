@@ -276,7 +276,13 @@ impl Connector<()> for TrackingConnector {
         _chained: Option<()>,
     ) -> Result<Option<Self::Out>, ureq::Error> {
         // The addresses are the proxy's when the request takes one (see ProxyResolver).
-        let stream = connect_tcp(details)?;
+        let proxy = self.routes.for_uri(details.uri);
+        let stream = connect_tcp(details).map_err(|e| match (proxy, e) {
+            (Some(proxy), ureq::Error::Io(e)) => {
+                ureq::Error::ConnectProxyFailed(format!("cannot connect to the proxy {proxy}: {e}"))
+            }
+            (_, e) => e,
+        })?;
         stream.set_nodelay(true)?;
         let socket = Arc::new(Socket {
             stream,
@@ -295,7 +301,7 @@ impl Connector<()> for TrackingConnector {
             read_timeout: None,
             write_timeout: None,
         });
-        if let Some(proxy) = self.routes.for_uri(details.uri) {
+        if let Some(proxy) = proxy {
             if let Some(host) = proxy.tls_host() {
                 transport = Box::new(tls::connect(&self.tls, details, host, transport)?);
             }
