@@ -68,6 +68,14 @@ static const char USAGE[] =
     "  --log                  print the server's log messages on stderr, one JSON line each\n"
     "  --roots DIR            answer the server's roots/list with DIR\n"
     "  --header 'Name: value' add a header to every HTTP request (repeatable)\n"
+    "  --proxy URL            HTTP(S) proxy: http://[user:password@]host[:port] or https://...\n"
+    "                         (without it, HTTPS_PROXY, HTTP_PROXY, ALL_PROXY as curl does)\n"
+    "  --noproxy LIST         hosts reached without the proxy (comma-separated; '*' for all)\n"
+    "  --cacert FILE          trust the CA certificates of this PEM file instead of the\n"
+    "                         bundled roots (repeatable, with --capath)\n"
+    "  --capath DIR           the same with every PEM file of DIR\n"
+    "  --cert FILE            client certificate (PEM) for servers that ask for one\n"
+    "  --key FILE             its private key (PEM; default: the --cert file)\n"
     "  --help                show this help\n"
     "\n"
     "output: the result JSON on stdout; on a server error (exit 1 or 6), the JSON-RPC error\n"
@@ -104,6 +112,13 @@ struct command_line {
     const char *http_url;
     const char *headers[32]; /* "Name: value" */
     int header_count;
+    const char *proxy;
+    const char *noproxy;
+    const char *cacerts[16]; /* --cacert FILE and --capath DIR, in order */
+    bool cacert_is_dir[16];
+    int cacert_count;
+    const char *cert;
+    const char *key;
     char **server_argv; /* NULL-terminated: it is the tail of main's argv */
 };
 
@@ -209,6 +224,19 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
             if (cl->header_count == (int)(sizeof cl->headers / sizeof cl->headers[0]))
                 return usage_error("too many --header options", NULL);
             cl->headers[cl->header_count++] = value;
+        } else if (strcmp(opt, "--proxy") == 0) {
+            cl->proxy = value;
+        } else if (strcmp(opt, "--noproxy") == 0) {
+            cl->noproxy = value;
+        } else if (strcmp(opt, "--cacert") == 0 || strcmp(opt, "--capath") == 0) {
+            if (cl->cacert_count == (int)(sizeof cl->cacerts / sizeof cl->cacerts[0]))
+                return usage_error("too many --cacert and --capath options", NULL);
+            cl->cacert_is_dir[cl->cacert_count] = strcmp(opt, "--capath") == 0;
+            cl->cacerts[cl->cacert_count++] = value;
+        } else if (strcmp(opt, "--cert") == 0) {
+            cl->cert = value;
+        } else if (strcmp(opt, "--key") == 0) {
+            cl->key = value;
         } else {
             return usage_error("unknown option", opt);
         }
@@ -220,6 +248,13 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
         return usage_error("give one server: --stdio PROGRAM [ARG...] or --http URL", NULL);
     if (cl->header_count > 0 && cl->http_url == NULL)
         return usage_error("--header goes with --http", NULL);
+    bool network = cl->proxy != NULL || cl->noproxy != NULL || cl->cacert_count > 0 ||
+                   cl->cert != NULL || cl->key != NULL;
+    if (network && cl->http_url == NULL)
+        return usage_error("--proxy, --noproxy, --cacert, --capath, --cert and --key go with --http",
+                           NULL);
+    if (cl->key != NULL && cl->cert == NULL)
+        return usage_error("--key goes with --cert", NULL);
     if (cl->args_json != NULL && cl->action != ACTION_CALL && cl->action != ACTION_PROMPT)
         return usage_error("--args goes with --call or --prompt", NULL);
     bool call_options = cl->has_timeout || cl->has_cancel_after || cl->reason != NULL ||
@@ -488,6 +523,23 @@ int main(int argc, char **argv) {
             value++;
         mcp_client_options_add_header(copts, name, value);
     }
+    /* As curl: the proxy of the environment unless --proxy, and --cacert/--capath replace the
+     * bundled roots. There is no --insecure: verification cannot be turned off. */
+    mcp_client_options_set_proxy_from_env(copts, true);
+    if (cl.proxy != NULL)
+        mcp_client_options_set_proxy(copts, cl.proxy);
+    if (cl.noproxy != NULL)
+        mcp_client_options_set_noproxy(copts, cl.noproxy);
+    for (int i = 0; i < cl.cacert_count; i++) {
+        if (cl.cacert_is_dir[i])
+            mcp_client_options_add_ca_dir(copts, cl.cacerts[i]);
+        else
+            mcp_client_options_add_ca_file(copts, cl.cacerts[i]);
+    }
+    if (cl.cacert_count > 0)
+        mcp_client_options_set_ca_replace(copts, true);
+    if (cl.cert != NULL)
+        mcp_client_options_set_client_cert(copts, cl.cert, cl.key != NULL ? cl.key : cl.cert);
     /* A bad option value is remembered by the options and reported by connect (exit 2). */
     mcp_client *client = cl.http_url != NULL
                              ? mcp_client_new_http(cl.http_url, copts)

@@ -575,6 +575,76 @@ mcp_status mcp_client_options_set_http_idle_timeout_ms(mcp_client_options *optio
 // `options` is NULL or live.
 mcp_status mcp_client_options_set_http_listen(mcp_client_options *options, bool listen);
 
+// The proxy for every HTTP request: `http://[user:password@]host[:port]` or `https://...`
+// (credentials percent-encoded, sent as Proxy-Authorization and never shown in messages).
+// Requests go through a CONNECT tunnel, plain http ones too. NULL or "" removes it.
+// Rejected (MCP_STATUS_INVALID_ARGUMENT): another scheme, no host.
+//
+// # Safety
+// `options` is NULL or live; `url` is NULL or NUL-terminated.
+mcp_status mcp_client_options_set_proxy(mcp_client_options *options, const char *url);
+
+// Hosts reached without the proxy, in curl's NO_PROXY syntax: comma-separated host names,
+// domain suffixes (".corp.example"), IP addresses, or "*" for every host. Replaces the
+// NO_PROXY of the environment. NULL removes the list.
+//
+// # Safety
+// `options` is NULL or live; `list` is NULL or NUL-terminated.
+mcp_status mcp_client_options_set_noproxy(mcp_client_options *options, const char *list);
+
+// Whether HTTP clients also take their proxy from the environment: HTTPS_PROXY for https
+// URLs, HTTP_PROXY for http ones, ALL_PROXY for both, and NO_PROXY (lower-case names first).
+// Off by default; read when the client connects; an explicit proxy wins.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_proxy_from_env(mcp_client_options *options, bool from_env);
+
+// Trusts the CA certificates of a PEM file (read now) for https, besides the bundled roots.
+// Rejected (MCP_STATUS_INVALID_ARGUMENT): a file that cannot be read or holds no certificate.
+//
+// # Safety
+// `options` is NULL or live; `path` is NULL or NUL-terminated.
+mcp_status mcp_client_options_add_ca_file(mcp_client_options *options, const char *path);
+
+// Trusts the CA certificates of every PEM file in a directory (read now; like curl's
+// --capath, files without a certificate are skipped, but one must have some).
+//
+// # Safety
+// `options` is NULL or live; `path` is NULL or NUL-terminated.
+mcp_status mcp_client_options_add_ca_dir(mcp_client_options *options, const char *path);
+
+// Trusts the CA certificates of a PEM text (one or more "BEGIN CERTIFICATE" blocks).
+//
+// # Safety
+// `options` is NULL or live; `pem` is NULL or NUL-terminated.
+mcp_status mcp_client_options_add_ca_pem(mcp_client_options *options, const char *pem);
+
+// Whether the added CAs (and the system store, if used) replace the bundled Mozilla roots
+// instead of adding to them. Off by default. A client left with no root fails to connect
+// with MCP_STATUS_INVALID_ARGUMENT.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_ca_replace(mcp_client_options *options, bool replace);
+
+// Whether https also trusts the operating system's certificate store (on Linux the
+// distribution's CA bundle, or SSL_CERT_FILE / SSL_CERT_DIR). Off by default.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_use_system_roots(mcp_client_options *options, bool use_system);
+
+// The client certificate (PEM chain) and its private key (PEM: PKCS#8, PKCS#1 or SEC1) shown
+// to https servers that ask for one; the two paths may name the same file. Read and checked
+// now: both must parse and the key must belong to the certificate. NULL for both removes it.
+//
+// # Safety
+// `options` is NULL or live; `cert_file` and `key_file` are NULL or NUL-terminated.
+mcp_status mcp_client_options_set_client_cert(mcp_client_options *options,
+                                              const char *cert_file,
+                                              const char *key_file);
+
 // Whether the server cancelled the request being handled (or the call that met it was
 // cancelled). A long handler may poll it and give up; its answer is then not sent.
 //

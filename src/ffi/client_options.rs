@@ -392,3 +392,158 @@ pub unsafe extern "C" fn mcp_client_options_set_http_listen(
         Ok(())
     })
 }
+
+/// The proxy for every HTTP request: `http://[user:password@]host[:port]` or `https://...`
+/// (credentials percent-encoded, sent as Proxy-Authorization and never shown in messages).
+/// Requests go through a CONNECT tunnel, plain http ones too. NULL or "" removes it.
+/// Rejected (MCP_STATUS_INVALID_ARGUMENT): another scheme, no host.
+///
+/// # Safety
+/// `options` is NULL or live; `url` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_proxy(
+    options: *mut mcp_client_options,
+    url: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        let url = optional_str(url, "proxy URL")?;
+        o.http.set_proxy(url)
+    })
+}
+
+/// Hosts reached without the proxy, in curl's NO_PROXY syntax: comma-separated host names,
+/// domain suffixes (".corp.example"), IP addresses, or "*" for every host. Replaces the
+/// NO_PROXY of the environment. NULL removes the list.
+///
+/// # Safety
+/// `options` is NULL or live; `list` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_noproxy(
+    options: *mut mcp_client_options,
+    list: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        o.http.no_proxy = optional_str(list, "no-proxy list")?.map(str::to_owned);
+        Ok(())
+    })
+}
+
+/// Whether HTTP clients also take their proxy from the environment: HTTPS_PROXY for https
+/// URLs, HTTP_PROXY for http ones, ALL_PROXY for both, and NO_PROXY (lower-case names first).
+/// Off by default; read when the client connects; an explicit proxy wins.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_proxy_from_env(
+    options: *mut mcp_client_options,
+    from_env: bool,
+) -> mcp_status {
+    set(options, |o| {
+        o.http.proxy_from_env = from_env;
+        Ok(())
+    })
+}
+
+/// Trusts the CA certificates of a PEM file (read now) for https, besides the bundled roots.
+/// Rejected (MCP_STATUS_INVALID_ARGUMENT): a file that cannot be read or holds no certificate.
+///
+/// # Safety
+/// `options` is NULL or live; `path` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_add_ca_file(
+    options: *mut mcp_client_options,
+    path: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        o.http.add_ca_file(required_str(path, "CA file")?)
+    })
+}
+
+/// Trusts the CA certificates of every PEM file in a directory (read now; like curl's
+/// --capath, files without a certificate are skipped, but one must have some).
+///
+/// # Safety
+/// `options` is NULL or live; `path` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_add_ca_dir(
+    options: *mut mcp_client_options,
+    path: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        o.http.add_ca_dir(required_str(path, "CA directory")?)
+    })
+}
+
+/// Trusts the CA certificates of a PEM text (one or more "BEGIN CERTIFICATE" blocks).
+///
+/// # Safety
+/// `options` is NULL or live; `pem` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_add_ca_pem(
+    options: *mut mcp_client_options,
+    pem: *const c_char,
+) -> mcp_status {
+    set(options, |o| o.http.add_ca_pem(required_str(pem, "CA PEM")?))
+}
+
+/// Whether the added CAs (and the system store, if used) replace the bundled Mozilla roots
+/// instead of adding to them. Off by default. A client left with no root fails to connect
+/// with MCP_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_ca_replace(
+    options: *mut mcp_client_options,
+    replace: bool,
+) -> mcp_status {
+    set(options, |o| {
+        o.http.replace_roots = replace;
+        Ok(())
+    })
+}
+
+/// Whether https also trusts the operating system's certificate store (on Linux the
+/// distribution's CA bundle, or SSL_CERT_FILE / SSL_CERT_DIR). Off by default.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_use_system_roots(
+    options: *mut mcp_client_options,
+    use_system: bool,
+) -> mcp_status {
+    set(options, |o| {
+        o.http.system_roots = use_system;
+        Ok(())
+    })
+}
+
+/// The client certificate (PEM chain) and its private key (PEM: PKCS#8, PKCS#1 or SEC1) shown
+/// to https servers that ask for one; the two paths may name the same file. Read and checked
+/// now: both must parse and the key must belong to the certificate. NULL for both removes it.
+///
+/// # Safety
+/// `options` is NULL or live; `cert_file` and `key_file` are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_client_cert(
+    options: *mut mcp_client_options,
+    cert_file: *const c_char,
+    key_file: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        let cert = optional_str(cert_file, "client certificate file")?;
+        let key = optional_str(key_file, "client key file")?;
+        match (cert, key) {
+            (None, None) => {
+                o.http.clear_client_cert();
+                Ok(())
+            }
+            (Some(cert), Some(key)) => o.http.set_client_cert_files(cert, key),
+            _ => Err(Error::invalid(
+                "a client certificate needs both its certificate file and its key file",
+            )),
+        }
+    })
+}

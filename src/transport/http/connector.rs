@@ -12,6 +12,8 @@
 //!
 //! The first read after a request was written is its send boundary: the bytes are on the wire.
 
+use super::proxy::{self, Routes};
+use super::tls;
 use crate::transport::SendBoundary;
 use std::cell::RefCell;
 use std::fmt;
@@ -21,8 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 use ureq::unversioned::transport::{
-    Buffers, ConnectionDetails, Connector, LazyBuffers, NextTimeout, RustlsConnector,
-    ShutdownHandle, Transport,
+    Buffers, ConnectionDetails, Connector, LazyBuffers, NextTimeout, ShutdownHandle, Transport,
 };
 
 /// One request's traffic: its POST, and the GETs that resume its stream.
@@ -247,10 +248,17 @@ impl fmt::Debug for Tracked {
     }
 }
 
-/// Opens TCP connections (TLS on top for https) and wraps them in [`Tracked`]. No proxies.
-#[derive(Default)]
+/// Opens TCP connections, through a proxy's tunnel if the request takes one, TLS on top for
+/// https, and wraps them in [`Tracked`].
 pub struct TrackingConnector {
-    tls: RustlsConnector,
+    tls: Arc<rustls::ClientConfig>,
+    routes: Arc<Routes>,
+}
+
+impl TrackingConnector {
+    pub fn new(tls: Arc<rustls::ClientConfig>, routes: Arc<Routes>) -> Self {
+        TrackingConnector { tls, routes }
+    }
 }
 
 impl fmt::Debug for TrackingConnector {
@@ -267,7 +275,14 @@ impl Connector<()> for TrackingConnector {
         details: &ConnectionDetails,
         _chained: Option<()>,
     ) -> Result<Option<Self::Out>, ureq::Error> {
-        let stream = connect_tcp(details)?;
+        // The addresses are the proxy's when the request takes one (see ProxyResolver).
+        let proxy = self.routes.for_uri(details.uri);
+        let stream = connect_tcp(details).map_err(|e| match (proxy, e) {
+            (Some(proxy), ureq::Error::Io(e)) => {
+                ureq::Error::ConnectProxyFailed(format!("cannot connect to the proxy {proxy}: {e}"))
+            }
+            (_, e) => e,
+        })?;
         stream.set_nodelay(true)?;
         let socket = Arc::new(Socket {
             stream,
@@ -275,19 +290,29 @@ impl Connector<()> for TrackingConnector {
         });
         // The agent shuts every registered socket down when the transport closes.
         (details.register_shutdown)(Arc::downgrade(&socket) as Weak<dyn ShutdownHandle>)?;
+        // An abort while the tunnel or the handshake is under way shuts the socket too.
+        if let Some(exchange) = current() {
+            exchange.claim(&socket)?;
+        }
         let config = details.config;
-        let tcp = Tcp {
+        let mut transport: Box<dyn Transport> = Box::new(Tcp {
             socket: socket.clone(),
             buffers: LazyBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
             read_timeout: None,
             write_timeout: None,
-        };
-        let transport = self
-            .tls
-            .connect(details, Some(tcp))?
-            .ok_or(ureq::Error::ConnectionFailed)?;
+        });
+        if let Some(proxy) = proxy {
+            if let Some(host) = proxy.tls_host() {
+                transport = Box::new(tls::connect(&self.tls, details, host, transport)?);
+            }
+            transport = proxy::tunnel(proxy, details, transport)?;
+        }
+        if details.needs_tls() {
+            let host = details.uri.host().unwrap_or_default();
+            transport = Box::new(tls::connect(&self.tls, details, host, transport)?);
+        }
         Ok(Some(Box::new(Tracked {
-            inner: transport.boxed(),
+            inner: transport,
             socket,
         })))
     }

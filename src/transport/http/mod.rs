@@ -24,7 +24,10 @@ mod deadline;
 mod exchange;
 mod headers;
 mod listener;
+mod proxy;
 pub mod sse;
+mod tls;
+mod trust;
 
 use super::workers::Workers;
 use super::{Inbound, OutgoingRequest, Transport, WireCancel};
@@ -32,10 +35,13 @@ use crate::error::{Error, Result, Status};
 use connector::{Exchange, TrackingConnector};
 use deadline::Watchdog;
 use headers::{Headers, MessageInfo, ToolHeaders};
+use proxy::{ProxyResolver, Routes};
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+use trust::ClientIdentity;
 use ureq::http::Uri;
 
 /// The default limit for one JSON body or one SSE event from the server.
@@ -45,7 +51,7 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
     /// The MCP endpoint, e.g. `https://example.com/mcp`. https is verified against the bundled
-    /// web roots; plain http is for loopback and tests.
+    /// web roots (and what the trust fields below add); plain http is for loopback and tests.
     pub url: String,
     /// Sent with every request, e.g. `("Authorization", "Bearer ...")`. Names must be HTTP
     /// tokens and values free of control characters; the transport's own headers are refused.
@@ -65,6 +71,24 @@ pub struct HttpConfig {
     /// the server sends outside any call (its requests, list changes...). On by default, as
     /// in the other SDKs; a server without one answers 405 and it is not tried again.
     pub listen: bool,
+    /// A proxy for every request: `http://[user:password@]host[:port]` or `https://...`
+    /// (credentials percent-encoded). Requests go through a CONNECT tunnel, http ones too.
+    pub proxy: Option<String>,
+    /// Hosts reached without the proxy, curl's NO_PROXY syntax: comma-separated names, domain
+    /// suffixes (`.corp.example`), IP addresses, or `*` for all. Replaces NO_PROXY.
+    pub no_proxy: Option<String>,
+    /// Also take the proxy from HTTPS_PROXY (https URLs), HTTP_PROXY (http URLs), ALL_PROXY,
+    /// and NO_PROXY (lower-case names first). Off by default; `proxy` wins over these.
+    pub proxy_from_env: bool,
+    /// CA certificates (PEM texts) trusted besides the bundled roots; see [`Self::add_ca_pem`].
+    pub ca_pem: Vec<String>,
+    /// Trust only `ca_pem` (and the system store if `system_roots`), not the bundled roots.
+    pub replace_roots: bool,
+    /// Also trust the operating system's certificate store (on Linux the distribution's CA
+    /// bundle, or SSL_CERT_FILE / SSL_CERT_DIR).
+    pub system_roots: bool,
+    /// A client certificate for servers that ask for one (mutual TLS).
+    client_identity: Option<ClientIdentity>,
 }
 
 impl HttpConfig {
@@ -78,7 +102,76 @@ impl HttpConfig {
             resume_budget: Duration::from_secs(60),
             close_timeout: Duration::from_secs(2),
             listen: true,
+            proxy: None,
+            no_proxy: None,
+            proxy_from_env: false,
+            ca_pem: Vec::new(),
+            replace_roots: false,
+            system_roots: false,
+            client_identity: None,
         }
+    }
+
+    /// Sets the proxy for every request (see [`Self::proxy`]), checked now; `None` or an empty
+    /// string: no explicit proxy.
+    pub fn set_proxy(&mut self, url: Option<&str>) -> Result<()> {
+        let url = url.filter(|url| !url.trim().is_empty());
+        if let Some(url) = url {
+            proxy::Proxy::parse(url, "proxy")?;
+        }
+        self.proxy = url.map(str::to_owned);
+        Ok(())
+    }
+
+    /// Trusts the CA certificates of a PEM text (one or more "BEGIN CERTIFICATE" blocks).
+    pub fn add_ca_pem(&mut self, pem: &str) -> Result<()> {
+        trust::certificates(pem, "CA PEM")?;
+        self.ca_pem.push(pem.to_owned());
+        Ok(())
+    }
+
+    /// Trusts the CA certificates of a PEM file, read now.
+    pub fn add_ca_file(&mut self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        let pem = trust::read_pem_file(path, "CA file")?;
+        trust::certificates(&pem, &format!("CA file {}", path.display()))?;
+        self.ca_pem.push(pem);
+        Ok(())
+    }
+
+    /// Trusts the CA certificates of every PEM file in a directory, read now (curl's
+    /// `--capath`; files without a certificate are skipped, but there must be one).
+    pub fn add_ca_dir(&mut self, dir: impl AsRef<Path>) -> Result<()> {
+        self.ca_pem.extend(trust::read_ca_dir(dir.as_ref())?);
+        Ok(())
+    }
+
+    /// The client certificate chain and its private key (PKCS#8, PKCS#1 or SEC1), both PEM.
+    /// Checked now: both must parse and the key must belong to the certificate.
+    pub fn set_client_cert_pem(&mut self, cert_pem: &str, key_pem: &str) -> Result<()> {
+        let identity = ClientIdentity {
+            cert_pem: cert_pem.to_owned(),
+            key_pem: key_pem.to_owned(),
+        };
+        trust::check_identity(&identity)?;
+        self.client_identity = Some(identity);
+        Ok(())
+    }
+
+    /// [`Self::set_client_cert_pem`] from two PEM files (they may be the same file).
+    pub fn set_client_cert_files(
+        &mut self,
+        cert_path: impl AsRef<Path>,
+        key_path: impl AsRef<Path>,
+    ) -> Result<()> {
+        let cert = trust::read_pem_file(cert_path.as_ref(), "client certificate file")?;
+        let key = trust::read_pem_file(key_path.as_ref(), "client key file")?;
+        self.set_client_cert_pem(&cert, &key)
+    }
+
+    /// Presents no client certificate.
+    pub fn clear_client_cert(&mut self) {
+        self.client_identity = None;
     }
 
     /// Adds a header sent with every request, after checking it: an HTTP token for a name, no
@@ -136,13 +229,19 @@ impl HttpTransport {
         if config.max_message_bytes == 0 {
             return Err(Error::invalid("max_message_bytes must be positive"));
         }
+        let tls = trust::client_config(&config)?;
+        let routes = Arc::new(Routes::new(
+            config.proxy.as_deref(),
+            config.no_proxy.as_deref(),
+            config.proxy_from_env,
+        )?);
         let agent_config = ureq::Agent::config_builder()
             // Error statuses carry JSON-RPC errors we want to read.
             .http_status_as_error(false)
             // Never follow a redirect: it could carry the Authorization header elsewhere.
             .max_redirects(0)
-            // Our connector speaks to the server directly; an HTTP_PROXY from the environment
-            // would otherwise make ureq hand it the proxy's address.
+            // Proxies are our connector's (see `proxy`), so a cancel reaches their sockets too;
+            // ureq must not read HTTP_PROXY itself.
             .proxy(None)
             .timeout_connect(Some(config.connect_timeout))
             .timeout_per_read(config.idle_timeout)
@@ -155,8 +254,11 @@ impl HttpTransport {
             .build();
         let agent = ureq::Agent::with_parts(
             agent_config,
-            TrackingConnector::default(),
-            ureq::unversioned::resolver::DefaultResolver::default(),
+            TrackingConnector::new(tls, routes.clone()),
+            ProxyResolver {
+                routes,
+                inner: Default::default(),
+            },
         );
         Ok(HttpTransport {
             shared: Arc::new(Shared {

@@ -1,0 +1,106 @@
+//! TLS on top of any connection ureq can use: the TCP socket, or a proxy's tunnel (itself
+//! possibly TLS to an https proxy). Our own layer rather than ureq's, for the trust settings of
+//! [`super::trust`] and for handshake failures that say what went wrong.
+
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+use ureq::unversioned::transport::{
+    Buffers, ConnectionDetails, LazyBuffers, NextTimeout, Transport, TransportAdapter,
+};
+
+pub struct TlsTransport {
+    buffers: LazyBuffers,
+    stream: StreamOwned<ClientConnection, TransportAdapter>,
+}
+
+/// Runs the handshake with `host` over `inner`, within the connect timeout of `details`.
+/// `host` is a DNS name or an IP literal (without brackets).
+pub fn connect(
+    config: &Arc<ClientConfig>,
+    details: &ConnectionDetails,
+    host: &str,
+    inner: Box<dyn Transport>,
+) -> Result<TlsTransport, ureq::Error> {
+    let name = ServerName::try_from(host.trim_start_matches('[').trim_end_matches(']'))
+        .map_err(|_| failed(host, format!("{host:?} is not a valid TLS server name")))?
+        .to_owned();
+    let mut conn =
+        ClientConnection::new(config.clone(), name).map_err(|e| failed(host, e.to_string()))?;
+    let mut sock = TransportAdapter::new(inner, details.current_time.clone());
+    sock.set_timeout(details.timeout);
+    while conn.is_handshaking() {
+        if let Err(e) = conn.complete_io(&mut sock) {
+            return Err(handshake_error(host, e, details));
+        }
+    }
+    let config = details.config;
+    Ok(TlsTransport {
+        buffers: LazyBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
+        stream: StreamOwned { conn, sock },
+    })
+}
+
+/// A handshake failure as the host should read it: the certificate problem named by rustls
+/// (e.g. "invalid peer certificate: UnknownIssuer"), a timeout as a timeout.
+fn handshake_error(host: &str, error: io::Error, details: &ConnectionDetails) -> ureq::Error {
+    if matches!(
+        error.kind(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+    ) {
+        return ureq::Error::Timeout(details.timeout.reason);
+    }
+    // rustls reports its own errors as InvalidData with the rustls::Error inside.
+    let why = match error
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<rustls::Error>())
+    {
+        Some(rustls) => rustls.to_string(),
+        None => error.to_string(),
+    };
+    failed(host, why)
+}
+
+fn failed(host: &str, why: String) -> ureq::Error {
+    ureq::Error::Io(io::Error::other(format!(
+        "TLS handshake with {host} failed: {why}"
+    )))
+}
+
+impl Transport for TlsTransport {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        &mut self.buffers
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        self.stream.sock.set_timeout(timeout);
+        let output = &self.buffers.output()[..amount];
+        self.stream.write_all(output)?;
+        self.stream.flush()?;
+        Ok(())
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        self.stream.sock.set_timeout(timeout);
+        let input = self.buffers.input_append_buf();
+        let amount = self.stream.read(input)?;
+        self.buffers.input_appended(amount);
+        Ok(amount > 0)
+    }
+
+    fn is_open(&mut self) -> bool {
+        self.stream.sock.get_mut().is_open()
+    }
+
+    fn is_tls(&self) -> bool {
+        true
+    }
+}
+
+impl fmt::Debug for TlsTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TlsTransport").finish()
+    }
+}

@@ -1,0 +1,467 @@
+//! HTTP in company networks, on 127.0.0.1: a CONNECT proxy of our own (explicit, with
+//! credentials, from the environment, over TLS), a CA made in the test (refused without it,
+//! accepted with it), a certificate for another name, and a server that wants a client
+//! certificate. Cancels reach the tunnel like any connection.
+
+mod common;
+#[path = "common/net.rs"]
+mod net;
+
+use common::http_server::HttpServer;
+use mcpc::{
+    CancellationToken, Client, ClientOptions, ConnectMode, HttpConfig, RequestOptions, Status,
+};
+use net::{ConnectProxy, TestCa, TlsRelay};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn echo(client: &Client, text: &str) -> mcpc::Result<Value> {
+    client.call_tool(
+        "echo",
+        Some(json!({ "text": text })),
+        &RequestOptions::default(),
+    )
+}
+
+fn port_of(url: &str) -> u16 {
+    let rest = url.split("://").nth(1).unwrap();
+    let hostport = rest.split('/').next().unwrap();
+    hostport.rsplit(':').next().unwrap().parse().unwrap()
+}
+
+fn connect(config: HttpConfig) -> mcpc::Result<Client> {
+    let client = Client::http(config, ClientOptions::default());
+    client.connect()?;
+    Ok(client)
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+#[test]
+fn calls_go_through_an_explicit_proxy() {
+    let server = HttpServer::start("net_proxy_explicit", &[]);
+    let proxy = ConnectProxy::start();
+    let mut config = server.config();
+    config.set_proxy(Some(&proxy.url())).unwrap();
+    let client = connect(config).expect("connect through the proxy");
+    echo(&client, "through the proxy").unwrap();
+    let tunnels = proxy.tunnels();
+    assert!(!tunnels.is_empty(), "nothing went through the proxy");
+    let port = port_of(&server.url);
+    assert!(tunnels
+        .iter()
+        .all(|t| t.target == format!("127.0.0.1:{port}")));
+    assert!(tunnels.iter().all(|t| t.proxy_authorization.is_none()));
+    assert!(
+        tunnels
+            .iter()
+            .any(|t| contains(&t.from_client, "through the proxy")),
+        "the tool call did not pass through the proxy"
+    );
+}
+
+#[test]
+fn proxy_credentials_go_in_proxy_authorization_and_never_in_messages() {
+    let server = HttpServer::start("net_proxy_credentials", &[]);
+    let proxy = ConnectProxy::start();
+    // "user:p@ss:word" in Basic.
+    proxy.require_authorization("Basic dXNlcjpwQHNzOndvcmQ=");
+    let with = |userinfo: &str| {
+        let mut config = server.config();
+        let url = format!("http://{userinfo}@127.0.0.1:{}", proxy.port);
+        config.set_proxy(Some(&url)).unwrap();
+        connect(config)
+    };
+    let client = with("user:p%40ss%3Aword").expect("the right credentials are accepted");
+    echo(&client, "authorized").unwrap();
+    assert!(proxy
+        .tunnels()
+        .iter()
+        .any(|t| t.proxy_authorization.as_deref() == Some("Basic dXNlcjpwQHNzOndvcmQ=")));
+
+    let error = with("user:wrong-s3cret")
+        .err()
+        .expect("refused by the proxy");
+    assert_eq!(error.status, Status::TransportError, "{error}");
+    assert!(error.message.contains("407"), "{error}");
+    assert!(
+        error
+            .message
+            .contains(&format!("http://127.0.0.1:{}", proxy.port)),
+        "{error}"
+    );
+    assert!(!error.message.contains("s3cret"), "{error}");
+    assert!(!error.message.contains("user:"), "{error}");
+}
+
+#[test]
+fn a_cancel_through_the_proxy_frees_the_caller_and_closes_the_tunnel() {
+    let server = HttpServer::start("net_proxy_cancel", &["--modern"]);
+    let proxy = ConnectProxy::start();
+    let mut config = server.config();
+    config.set_proxy(Some(&proxy.url())).unwrap();
+    // Long enough that only the cancel can end a pending CONNECT within the bounds below.
+    config.connect_timeout = Duration::from_secs(30);
+    let client = Client::http(
+        config,
+        ClientOptions {
+            mode: ConnectMode::Modern,
+            ..ClientOptions::default()
+        },
+    );
+    client.connect().unwrap();
+    let client = Arc::new(client);
+    let token = CancellationToken::new();
+    let caller = {
+        let (client, opts) = (client.clone(), RequestOptions::with_cancellation(&token));
+        std::thread::spawn(move || {
+            let result = client.call_tool("slow", Some(json!({ "ms": 10_000 })), &opts);
+            (result, Instant::now())
+        })
+    };
+    // The call is in the tunnel: the proxy relayed it.
+    let tunnels = proxy.wait_for(|t| t.iter().any(|t| contains(&t.from_client, "\"slow\"")));
+    let tunnel = tunnels
+        .iter()
+        .position(|t| contains(&t.from_client, "\"slow\""))
+        .expect("the slow call never went through the proxy");
+    let cancelled_at = Instant::now();
+    assert!(token.cancel(Some("test cancel")));
+    let (result, returned_at) = caller.join().unwrap();
+    let took = returned_at.saturating_duration_since(cancelled_at);
+    assert_eq!(result.unwrap_err().status, Status::Cancelled);
+    assert!(
+        took < Duration::from_millis(250),
+        "returned {took:?} after the cancel"
+    );
+    let tunnels = proxy.wait_for(|t| t[tunnel].closed);
+    let closed_after = cancelled_at.elapsed();
+    assert!(
+        tunnels[tunnel].closed,
+        "the tunnel stayed open after the cancel"
+    );
+    assert!(closed_after < Duration::from_secs(1), "{closed_after:?}");
+    common::report_figure(&format!(
+        "network: a cancel through a CONNECT proxy freed the caller in {took:?} and closed the \
+         tunnel in {closed_after:?}"
+    ));
+    // The connection is gone; the next call opens another tunnel.
+    echo(&client, "after").unwrap();
+
+    // A cancel while the proxy has not answered the CONNECT yet closes that connection too.
+    // The pooled tunnel goes first: a cancelled call's connection is never reused.
+    let token = CancellationToken::new();
+    let caller = {
+        let (client, opts) = (client.clone(), RequestOptions::with_cancellation(&token));
+        std::thread::spawn(move || client.call_tool("slow", Some(json!({ "ms": 10_000 })), &opts))
+    };
+    proxy.wait_for(|t| {
+        t.iter()
+            .filter(|t| contains(&t.from_client, "\"slow\""))
+            .count()
+            == 2
+    });
+    token.cancel(None);
+    caller.join().unwrap().unwrap_err();
+    proxy.hold_connects(true);
+    let before = proxy.tunnels().len();
+    let token = CancellationToken::new();
+    let caller = {
+        let (client, opts) = (client.clone(), RequestOptions::with_cancellation(&token));
+        std::thread::spawn(move || echo_with(&client, "held", &opts))
+    };
+    let tunnels = proxy.wait_for(|t| t.len() > before);
+    assert_eq!(tunnels.len(), before + 1, "the call opened no new tunnel");
+    let cancelled_at = Instant::now();
+    token.cancel(None);
+    assert_eq!(
+        caller.join().unwrap().unwrap_err().status,
+        Status::Cancelled
+    );
+    let tunnels = proxy.wait_for(|t| t[before].closed);
+    let closed_after = cancelled_at.elapsed();
+    assert!(
+        tunnels[before].closed,
+        "the pending CONNECT stayed open after the cancel"
+    );
+    assert!(closed_after < Duration::from_secs(1), "{closed_after:?}");
+    common::report_figure(&format!(
+        "network: a cancel during a CONNECT the proxy never answered closed it in {closed_after:?}"
+    ));
+}
+
+fn echo_with(client: &Client, text: &str, opts: &RequestOptions) -> mcpc::Result<Value> {
+    client.call_tool("echo", Some(json!({ "text": text })), opts)
+}
+
+#[test]
+fn a_proxy_that_never_answers_connect_is_left_at_close() {
+    let server = HttpServer::start("net_proxy_hold", &[]);
+    let proxy = ConnectProxy::start();
+    proxy.hold_connects(true);
+    let mut config = server.config();
+    config.set_proxy(Some(&proxy.url())).unwrap();
+    config.connect_timeout = Duration::from_secs(30);
+    let client = Arc::new(Client::http(config, ClientOptions::default()));
+    let connecting = {
+        let client = client.clone();
+        std::thread::spawn(move || client.connect())
+    };
+    proxy.wait_for(|t| !t.is_empty());
+    let closing = Instant::now();
+    client.close();
+    let result = connecting.join().unwrap();
+    assert!(result.is_err());
+    let tunnels = proxy.wait_for(|t| t[0].closed);
+    let took = closing.elapsed();
+    assert!(tunnels[0].closed, "the pending CONNECT was never closed");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    common::report_figure(&format!(
+        "network: close ended a CONNECT the proxy never answered in {took:?}"
+    ));
+}
+
+#[test]
+fn the_environment_gives_the_proxy_only_when_asked() {
+    let server = HttpServer::start("net_proxy_env", &[]);
+    let proxy = ConnectProxy::start();
+    // Only this test in this binary reads the environment (proxy_from_env).
+    std::env::set_var("http_proxy", proxy.url());
+    std::env::remove_var("no_proxy");
+    std::env::remove_var("NO_PROXY");
+    connect(server.config()).unwrap();
+    assert!(
+        proxy.tunnels().is_empty(),
+        "the environment was read unasked"
+    );
+
+    let mut config = server.config();
+    config.proxy_from_env = true;
+    echo(&connect(config.clone()).unwrap(), "env").unwrap();
+    assert!(proxy
+        .tunnels()
+        .iter()
+        .any(|t| contains(&t.from_client, "env")));
+
+    let before = proxy.tunnels().len();
+    std::env::set_var("NO_PROXY", "localhost,127.0.0.1");
+    echo(&connect(config.clone()).unwrap(), "direct").unwrap();
+    config.no_proxy = Some("example.com".into());
+    std::env::remove_var("NO_PROXY");
+    assert_eq!(proxy.tunnels().len(), before, "NO_PROXY was not honoured");
+    std::env::remove_var("http_proxy");
+}
+
+#[test]
+fn bad_proxy_urls_are_invalid_arguments_without_their_credentials() {
+    let mut config = HttpConfig::new("http://127.0.0.1:1/mcp");
+    for url in [
+        "socks5://user:s3cret@proxy:1080",
+        "http://user:s3cret@/",
+        "ftp://h",
+    ] {
+        let error = config.set_proxy(Some(url)).unwrap_err();
+        assert_eq!(error.status, Status::InvalidArgument, "{url}: {error}");
+        assert!(!error.message.contains("s3cret"), "{error}");
+    }
+    // A proxy nobody listens on is named, without its credentials.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let mut unreachable = HttpConfig::new("http://127.0.0.1:1/mcp");
+    unreachable
+        .set_proxy(Some(&format!("http://user:s3cret@127.0.0.1:{port}")))
+        .unwrap();
+    let error = connect(unreachable).err().unwrap();
+    assert_eq!(error.status, Status::TransportError, "{error}");
+    let shown = format!("cannot connect to the proxy http://127.0.0.1:{port}");
+    assert!(error.message.contains(&shown), "{error}");
+    assert!(!error.message.contains("s3cret"), "{error}");
+    // Set directly, it is checked at connect.
+    config.proxy = Some("socks5://user:s3cret@proxy:1080".into());
+    let error = connect(config).err().unwrap();
+    assert_eq!(error.status, Status::InvalidArgument, "{error}");
+    assert!(!error.message.contains("s3cret"), "{error}");
+}
+
+/// An https server (a TLS relay in front of our test server) with a certificate for `names`.
+fn https_server(
+    name: &str,
+    ca: &TestCa,
+    names: &[&str],
+    client_ca: Option<&TestCa>,
+) -> (HttpServer, TlsRelay, String) {
+    let server = HttpServer::start(name, &[]);
+    let backend = format!("127.0.0.1:{}", port_of(&server.url));
+    let relay = TlsRelay::start(&ca.server(names), client_ca, backend);
+    let url = format!("https://127.0.0.1:{}/mcp", relay.port);
+    (server, relay, url)
+}
+
+#[test]
+fn a_private_ca_is_refused_until_trusted() {
+    let ca = TestCa::new("mcpc test CA");
+    let (_server, _relay, url) = https_server("net_tls_ca", &ca, &["127.0.0.1", "localhost"], None);
+
+    let error = connect(HttpConfig::new(&url)).err().expect("refused");
+    assert_eq!(error.status, Status::TransportError, "{error}");
+    assert!(error.message.contains("UnknownIssuer"), "{error}");
+
+    let mut config = HttpConfig::new(&url);
+    config.add_ca_pem(&ca.pem()).unwrap();
+    echo(&connect(config.clone()).unwrap(), "trusted").unwrap();
+    // Only the private CA: still accepted.
+    config.replace_roots = true;
+    echo(&connect(config).unwrap(), "only").unwrap();
+
+    // From a file, and from a directory of them.
+    let dir = common::log_path("net_tls_ca_dir").with_extension("d");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("README"), "not a certificate").unwrap();
+    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+    let mut config = HttpConfig::new(&url);
+    config.add_ca_file(dir.join("ca.pem")).unwrap();
+    echo(&connect(config).unwrap(), "file").unwrap();
+    let mut config = HttpConfig::new(&url);
+    config.add_ca_dir(&dir).unwrap();
+    echo(&connect(config).unwrap(), "dir").unwrap();
+
+    // Another CA's certificate does not make it trusted.
+    let mut config = HttpConfig::new(&url);
+    config.add_ca_pem(&TestCa::new("another CA").pem()).unwrap();
+    let error = connect(config).err().expect("refused");
+    assert!(error.message.contains("UnknownIssuer"), "{error}");
+}
+
+#[test]
+fn a_certificate_for_another_name_is_refused() {
+    let ca = TestCa::new("mcpc test CA");
+    let (_server, _relay, url) = https_server("net_tls_name", &ca, &["other.example"], None);
+    let mut config = HttpConfig::new(&url);
+    config.add_ca_pem(&ca.pem()).unwrap();
+    let error = connect(config).err().expect("refused");
+    assert_eq!(error.status, Status::TransportError, "{error}");
+    assert!(error.message.contains("not valid for name"), "{error}");
+}
+
+#[test]
+fn a_server_that_wants_a_client_certificate_gets_one_when_set() {
+    let ca = TestCa::new("mcpc test CA");
+    let (_server, relay, url) = https_server("net_tls_mtls", &ca, &["127.0.0.1"], Some(&ca));
+    let mut config = HttpConfig::new(&url);
+    config.add_ca_pem(&ca.pem()).unwrap();
+
+    let error = connect(config.clone())
+        .err()
+        .expect("refused without a certificate");
+    assert_eq!(error.status, Status::TransportError, "{error}");
+    assert!(error.message.contains("CertificateRequired"), "{error}");
+    assert!(
+        relay
+            .log
+            .errors()
+            .iter()
+            .any(|e| e.contains("no certificates")),
+        "{:?}",
+        relay.log.errors()
+    );
+
+    // A certificate from a CA the server does not know.
+    let stranger = TestCa::new("stranger CA").client("mcpc client");
+    let mut with_stranger = config.clone();
+    with_stranger
+        .set_client_cert_pem(&stranger.cert_pem, &stranger.key_pem)
+        .unwrap();
+    let error = connect(with_stranger)
+        .err()
+        .expect("refused with a stranger's certificate");
+    assert_eq!(error.status, Status::TransportError, "{error}");
+
+    let identity = ca.client("mcpc client");
+    let dir = common::log_path("net_tls_mtls_files").with_extension("d");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("client.pem"), &identity.cert_pem).unwrap();
+    std::fs::write(dir.join("client.key"), &identity.key_pem).unwrap();
+    config
+        .set_client_cert_files(dir.join("client.pem"), dir.join("client.key"))
+        .unwrap();
+    echo(&connect(config).unwrap(), "mutual").unwrap();
+}
+
+#[test]
+fn https_through_the_proxy_and_to_an_https_proxy() {
+    let ca = TestCa::new("mcpc test CA");
+    let (server, _relay, url) = https_server("net_tls_proxy", &ca, &["127.0.0.1"], None);
+    let proxy = ConnectProxy::start();
+    let mut config = HttpConfig::new(&url);
+    config.add_ca_pem(&ca.pem()).unwrap();
+    config.set_proxy(Some(&proxy.url())).unwrap();
+    echo(&connect(config).unwrap(), "tls in the tunnel").unwrap();
+    let tunnels = proxy.tunnels();
+    assert!(!tunnels.is_empty());
+    // The proxy saw only ciphertext.
+    assert!(tunnels
+        .iter()
+        .all(|t| !contains(&t.from_client, "tls in the tunnel")));
+
+    // An https proxy: TLS to the proxy, then the tunnel to a plain server inside it.
+    let proxy_tls = TlsRelay::start(
+        &ca.server(&["127.0.0.1"]),
+        None,
+        format!("127.0.0.1:{}", proxy.port),
+    );
+    let mut config = server.config();
+    config
+        .set_proxy(Some(&format!("https://127.0.0.1:{}", proxy_tls.port)))
+        .unwrap();
+    let error = connect(config.clone())
+        .err()
+        .expect("the proxy's CA is not trusted");
+    assert!(error.message.contains("UnknownIssuer"), "{error}");
+    config.add_ca_pem(&ca.pem()).unwrap();
+    echo(&connect(config).unwrap(), "inside tls").unwrap();
+    assert!(proxy
+        .tunnels()
+        .iter()
+        .any(|t| contains(&t.from_client, "inside tls")));
+}
+
+#[test]
+fn bad_pem_and_missing_files_are_invalid_arguments() {
+    let mut config = HttpConfig::new("https://127.0.0.1:1/mcp");
+    let error = config.add_ca_pem("not a certificate").unwrap_err();
+    assert_eq!(error.status, Status::InvalidArgument);
+    assert!(error.message.contains("no certificate"), "{error}");
+    let error = config
+        .add_ca_pem("-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n")
+        .unwrap_err();
+    assert_eq!(error.status, Status::InvalidArgument, "{error}");
+    let error = config.add_ca_file("/nonexistent/ca.pem").unwrap_err();
+    assert_eq!(error.status, Status::InvalidArgument);
+    assert!(error.message.contains("/nonexistent/ca.pem"), "{error}");
+    let error = config.add_ca_dir("/nonexistent").unwrap_err();
+    assert_eq!(error.status, Status::InvalidArgument);
+
+    let ca = TestCa::new("mcpc test CA");
+    let (one, other) = (ca.client("one"), ca.client("other"));
+    let error = config
+        .set_client_cert_pem(&one.cert_pem, &other.key_pem)
+        .unwrap_err();
+    assert_eq!(error.status, Status::InvalidArgument, "{error}");
+    let error = config
+        .set_client_cert_pem(&one.cert_pem, "no key here")
+        .unwrap_err();
+    assert_eq!(error.status, Status::InvalidArgument, "{error}");
+    assert!(!format!("{config:?}").contains("PRIVATE KEY"));
+
+    // No root at all: refused at connect, before any socket.
+    config.replace_roots = true;
+    let error = connect(config).err().unwrap();
+    assert_eq!(error.status, Status::InvalidArgument, "{error}");
+    assert!(error.message.contains("no trusted root"), "{error}");
+}
