@@ -270,9 +270,9 @@ def section_fuzz(out, log):
     if log is None:
         out.append("**Not run**: no fuzz log.\n")
         return
-    skipped = [l for l in log.splitlines() if l.startswith("fuzz: skipped")]
+    skipped = [l for l in log.splitlines() if l.startswith(("fuzz: skipped", "fuzz: FAILED"))]
     if skipped:
-        out.append(f"**Not run**: {skipped[0][len('fuzz: '):]}\n")
+        out.append(f"**Not run** ({skipped[0][len('fuzz: '):]})\n")
         return
     out.append("| target | runs | seconds | coverage | crashes |")
     out.append("|---|---:|---:|---:|---:|")
