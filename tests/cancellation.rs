@@ -149,9 +149,7 @@ fn late_cancel_after_the_response_sends_nothing() {
         token.cancel(Some("too late")),
         "still the token's first cancel"
     );
-    client.ping(&RequestOptions::default()).unwrap();
-    thread::sleep(Duration::from_millis(100));
-    let lines = wait_for_log(&log, |l| l.iter().any(|x| is_method(x, "ping")));
+    let lines = log_after_ping(&client, &log);
     assert!(cancels(&lines).is_empty(), "{lines:?}");
 }
 
@@ -220,14 +218,12 @@ fn one_token_serves_every_page_and_stops_the_walk() {
         .unwrap_err();
     canceller.join().unwrap();
     assert_eq!(err.status, Status::Cancelled);
-    // After the cancel no more pages are requested.
-    thread::sleep(Duration::from_millis(100));
-    let pages_then = read_log(&log)
+    // After the cancel no more pages are requested: two pings later, the count is the same.
+    let pages_then = log_after_ping(&client, &log)
         .iter()
         .filter(|l| is_method(l, "tools/list"))
         .count();
-    thread::sleep(Duration::from_millis(200));
-    let pages_later = read_log(&log)
+    let pages_later = log_after_ping(&client, &log)
         .iter()
         .filter(|l| is_method(l, "tools/list"))
         .count();
@@ -255,7 +251,10 @@ fn one_token_cancels_many_concurrent_calls() {
             })
         })
         .collect();
-    thread::sleep(Duration::from_millis(200));
+    // The four calls are at the server: the cancel races nothing.
+    let sent = |l: &[serde_json::Value]| l.iter().filter(|x| is_method(x, "tools/call")).count();
+    let lines = wait_for_log(&log, |l| sent(l) >= 4);
+    assert_eq!(sent(&lines), 4, "the four calls reached the server");
     assert!(token.cancel(Some("all")));
     let ids: Vec<i64> = callers
         .into_iter()
@@ -434,8 +433,7 @@ fn eight_threads_random_cancels_every_call_has_exactly_one_right_outcome() {
     );
     let expected = sent_cancels.load(Ordering::SeqCst);
     let lines = wait_for_log(&log, |l| cancels(l).len() >= expected);
-    thread::sleep(Duration::from_millis(200));
-    let lines_after = read_log(&log);
+    let lines_after = log_after_ping(&client, &log);
     assert_eq!(
         cancels(&lines).len(),
         expected,

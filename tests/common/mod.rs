@@ -108,6 +108,16 @@ pub fn is_method(line: &Value, method: &str) -> bool {
     line.get("method").and_then(Value::as_str) == Some(method)
 }
 
+/// The barrier that ends a negative check ("nothing else arrived"): a ping, answered, so the
+/// server has read and logged everything the client wrote before it (it logs each line before
+/// handling it). Returns the log then.
+pub fn log_after_ping(client: &Client, log: &Path) -> Vec<Value> {
+    client
+        .ping(&mcpc::RequestOptions::default())
+        .expect("the barrier ping");
+    read_log(log)
+}
+
 /// The `notifications/cancelled` lines of a log.
 pub fn cancels(lines: &[Value]) -> Vec<&Value> {
     lines
