@@ -90,6 +90,7 @@ fn sigpipe_child() {
         assert_eq!(error.status, Status::TransportError, "{error}");
     }
     client.close();
+    let _ = std::fs::remove_dir_all(&dir);
     println!("sigpipe child: survived");
 }
 
