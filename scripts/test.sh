@@ -26,7 +26,10 @@ echo "== cargo clippy -D warnings"
 cargo clippy --all-targets -- -D warnings
 
 echo "== cargo test"
-cargo test 2>&1 | tee build/logs/cargo-test.log
+# The interop matrix writes its page here; the committed docs/interop.md must match it.
+rm -f build/interop.md
+MCPC_INTEROP_MATRIX_OUT="$PWD/build/interop.md" cargo test 2>&1 | tee build/logs/cargo-test.log
+bash scripts/check-interop.sh
 
 echo "== C examples under ctest (plain, ASan/UBSan, TSan, valgrind)"
 tsan_args="$(bash scripts/build-tsan.sh)"
