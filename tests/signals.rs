@@ -40,13 +40,20 @@ while True:
         break
 "#;
 
-/// Runs this test binary's test `name` in a child process with `MCPC_SIGNALS_CHILD=mode`.
-fn run_child(name: &str, mode: &str) -> std::process::ExitStatus {
-    std::process::Command::new(std::env::current_exe().unwrap())
+/// Runs this test binary's test `name` in a child process with `MCPC_SIGNALS_CHILD=mode`; its
+/// output is captured (so it does not mix with this run's), and returned with its status.
+fn run_child(name: &str, mode: &str) -> (std::process::ExitStatus, String) {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", name, "--test-threads=1", "--nocapture"])
         .env("MCPC_SIGNALS_CHILD", mode)
-        .status()
-        .unwrap()
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status, text)
 }
 
 /// In the child: SIGPIPE back to its default action (death), then either a write through the
@@ -100,19 +107,20 @@ fn writing_to_a_server_that_closed_its_stdin_never_kills_the_host() {
         return;
     }
     // The canary first: a SIGPIPE with the default action does kill the child, and we see it.
-    let canary = run_child("sigpipe_child", "raw");
+    let (canary, output) = run_child("sigpipe_child", "raw");
     assert_eq!(
         canary.signal(),
         Some(libc::SIGPIPE),
-        "the canary: {canary:?}"
+        "the canary: {canary:?}\n{output}"
     );
-    let status = run_child("sigpipe_child", "library");
+    let (status, output) = run_child("sigpipe_child", "library");
     assert_eq!(
         status.signal(),
         None,
-        "the host was killed by a signal: {status:?}"
+        "the host was killed by a signal: {status:?}\n{output}"
     );
-    assert!(status.success(), "{status:?}");
+    assert!(status.success(), "{status:?}\n{output}");
+    assert!(output.contains("sigpipe child: survived"), "{output}");
 }
 
 /// Whether `pid` is a live process (a zombie is not: it has ended, it only waits to be reaped).
