@@ -280,7 +280,8 @@ fn one_token_cancels_many_concurrent_calls() {
 
 #[test]
 fn close_ends_pending_calls_with_closed_and_leaves_no_child() {
-    let client = Arc::new(connect(&[]));
+    let log = log_path("close_pending");
+    let client = Arc::new(connect_logged(&log, &[]));
     let pid = client.server_pid().unwrap();
     assert!(process_exists(pid));
     let caller = {
@@ -293,7 +294,9 @@ fn close_ends_pending_calls_with_closed_and_leaves_no_child() {
             )
         })
     };
-    thread::sleep(Duration::from_millis(150));
+    // The call is pending at the server when close starts.
+    let lines = wait_for_log(&log, |l| l.iter().any(|x| is_method(x, "tools/call")));
+    assert!(lines.iter().any(|x| is_method(x, "tools/call")));
     let close_started = Instant::now();
     client.close();
     let (outcome, _) = caller.join().unwrap();
@@ -336,12 +339,15 @@ fn close_escalates_to_sigterm_then_sigkill() {
 
 #[test]
 fn server_crash_ends_pending_calls_with_transport_error_at_once() {
-    let client = Arc::new(connect(&[]));
+    let log = log_path("crash_pending");
+    let client = Arc::new(connect_logged(&log, &[]));
     let waiting = {
         let client = client.clone();
         thread::spawn(move || client.call_tool("never", None, &RequestOptions::default()))
     };
-    thread::sleep(Duration::from_millis(100));
+    // The first call is pending at the server when it crashes.
+    let lines = wait_for_log(&log, |l| l.iter().any(|x| is_method(x, "tools/call")));
+    assert!(lines.iter().any(|x| is_method(x, "tools/call")));
     let start = Instant::now();
     let err = client
         .call_tool("crash", None, &RequestOptions::default())
