@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
 # Runs each fuzz target (fuzz/fuzz_targets) for a bounded time, starting from the committed
 # seeds in fuzz/seeds. Needs the pinned nightly Rust (scripts/nightly-toolchain) and cargo-fuzz,
-# which scripts/install-nightly.sh installs; without them it says so and skips.
+# which scripts/install-nightly.sh installs; without them it says so and skips, or fails when
+# MCPC_REQUIRE_PEERS=1 (as under scripts/test.sh, where every part must run).
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]     (default 30)
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 seconds=${1:-30}
 nightly="$(cat ../scripts/nightly-toolchain)"
 
-if ! cargo +"$nightly" --version >/dev/null 2>&1; then
-  echo "fuzz: skipped: no $nightly Rust toolchain (cargo-fuzz needs nightly)"
+# skip REASON: says the targets did not run; a failure when every part is required.
+skip() {
+  if [ "${MCPC_REQUIRE_PEERS:-}" = 1 ]; then
+    echo "fuzz: FAILED: $1 (MCPC_REQUIRE_PEERS=1: run scripts/install-nightly.sh)"
+    exit 1
+  fi
+  echo "fuzz: skipped: $1"
   exit 0
+}
+
+if ! cargo +"$nightly" --version >/dev/null 2>&1; then
+  skip "no $nightly Rust toolchain (cargo-fuzz needs nightly)"
 fi
 if ! cargo fuzz --version >/dev/null 2>&1; then
-  echo "fuzz: skipped: cargo-fuzz is not installed (cargo install cargo-fuzz --locked)"
-  exit 0
+  skip "cargo-fuzz is not installed (cargo install cargo-fuzz --locked)"
 fi
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/../.cache/fuzz-target}"

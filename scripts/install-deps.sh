@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian machine lacks for the tests: cmake (for the C examples and ctest),
-# pkg-config, g++ and clang (the packaging and header-as-module tests), Go (the Go bindings).
+# pkg-config, g++ and clang (the packaging and header-as-module tests), Go (the Go bindings),
+# valgrind (the stress tests under memcheck) and openssl (the certificate of the TLS test).
 # Rust, gcc and python3 are expected to be there already. Safe to run again: it skips what exists.
 set -euo pipefail
 
@@ -10,6 +11,8 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 command -v c++ >/dev/null 2>&1 || missing+=(g++)
 command -v clang >/dev/null 2>&1 || missing+=(clang)
 command -v go >/dev/null 2>&1 || missing+=(golang-go) # 1.19 on Debian 12: enough for bindings/go
+command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

@@ -92,7 +92,11 @@ fn progress_reaches_the_call_then_the_client_in_order_on_the_callback_thread() {
     client
         .call_tool("progress", Some(json!({"steps": 1})), &opts)
         .unwrap();
-    std::thread::sleep(Duration::from_millis(100));
+    // Its progress reaches the callback thread a moment later: wait for it, not a time.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while tokens.lock().unwrap().last() == Some(&token) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let tokens = tokens.lock().unwrap();
     assert_ne!(tokens.first(), tokens.last());
 }

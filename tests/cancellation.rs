@@ -149,9 +149,7 @@ fn late_cancel_after_the_response_sends_nothing() {
         token.cancel(Some("too late")),
         "still the token's first cancel"
     );
-    client.ping(&RequestOptions::default()).unwrap();
-    thread::sleep(Duration::from_millis(100));
-    let lines = wait_for_log(&log, |l| l.iter().any(|x| is_method(x, "ping")));
+    let lines = log_after_ping(&client, &log);
     assert!(cancels(&lines).is_empty(), "{lines:?}");
 }
 
@@ -220,14 +218,12 @@ fn one_token_serves_every_page_and_stops_the_walk() {
         .unwrap_err();
     canceller.join().unwrap();
     assert_eq!(err.status, Status::Cancelled);
-    // After the cancel no more pages are requested.
-    thread::sleep(Duration::from_millis(100));
-    let pages_then = read_log(&log)
+    // After the cancel no more pages are requested: two pings later, the count is the same.
+    let pages_then = log_after_ping(&client, &log)
         .iter()
         .filter(|l| is_method(l, "tools/list"))
         .count();
-    thread::sleep(Duration::from_millis(200));
-    let pages_later = read_log(&log)
+    let pages_later = log_after_ping(&client, &log)
         .iter()
         .filter(|l| is_method(l, "tools/list"))
         .count();
@@ -255,7 +251,10 @@ fn one_token_cancels_many_concurrent_calls() {
             })
         })
         .collect();
-    thread::sleep(Duration::from_millis(200));
+    // The four calls are at the server: the cancel races nothing.
+    let sent = |l: &[serde_json::Value]| l.iter().filter(|x| is_method(x, "tools/call")).count();
+    let lines = wait_for_log(&log, |l| sent(l) >= 4);
+    assert_eq!(sent(&lines), 4, "the four calls reached the server");
     assert!(token.cancel(Some("all")));
     let ids: Vec<i64> = callers
         .into_iter()
@@ -281,7 +280,8 @@ fn one_token_cancels_many_concurrent_calls() {
 
 #[test]
 fn close_ends_pending_calls_with_closed_and_leaves_no_child() {
-    let client = Arc::new(connect(&[]));
+    let log = log_path("close_pending");
+    let client = Arc::new(connect_logged(&log, &[]));
     let pid = client.server_pid().unwrap();
     assert!(process_exists(pid));
     let caller = {
@@ -294,7 +294,9 @@ fn close_ends_pending_calls_with_closed_and_leaves_no_child() {
             )
         })
     };
-    thread::sleep(Duration::from_millis(150));
+    // The call is pending at the server when close starts.
+    let lines = wait_for_log(&log, |l| l.iter().any(|x| is_method(x, "tools/call")));
+    assert!(lines.iter().any(|x| is_method(x, "tools/call")));
     let close_started = Instant::now();
     client.close();
     let (outcome, _) = caller.join().unwrap();
@@ -337,12 +339,15 @@ fn close_escalates_to_sigterm_then_sigkill() {
 
 #[test]
 fn server_crash_ends_pending_calls_with_transport_error_at_once() {
-    let client = Arc::new(connect(&[]));
+    let log = log_path("crash_pending");
+    let client = Arc::new(connect_logged(&log, &[]));
     let waiting = {
         let client = client.clone();
         thread::spawn(move || client.call_tool("never", None, &RequestOptions::default()))
     };
-    thread::sleep(Duration::from_millis(100));
+    // The first call is pending at the server when it crashes.
+    let lines = wait_for_log(&log, |l| l.iter().any(|x| is_method(x, "tools/call")));
+    assert!(lines.iter().any(|x| is_method(x, "tools/call")));
     let start = Instant::now();
     let err = client
         .call_tool("crash", None, &RequestOptions::default())
@@ -434,8 +439,7 @@ fn eight_threads_random_cancels_every_call_has_exactly_one_right_outcome() {
     );
     let expected = sent_cancels.load(Ordering::SeqCst);
     let lines = wait_for_log(&log, |l| cancels(l).len() >= expected);
-    thread::sleep(Duration::from_millis(200));
-    let lines_after = read_log(&log);
+    let lines_after = log_after_ping(&client, &log);
     assert_eq!(
         cancels(&lines).len(),
         expected,

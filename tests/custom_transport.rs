@@ -272,7 +272,10 @@ fn initialize_is_never_cancelled_on_the_wire_even_when_it_times_out() {
         err.message
     );
     assert!(start.elapsed() < Duration::from_secs(2));
-    thread::sleep(Duration::from_millis(100));
+    // The barrier: close, which returns once the transport is closed and the library's
+    // threads have ended, so a notice it meant to send has been sent.
+    client.close();
+    assert!(*fake.closed.0.lock().unwrap(), "the transport was closed");
     let events = fake.events();
     assert_eq!(events.len(), 1, "no cancel for initialize: {events:?}");
     assert!(!client.is_connected());

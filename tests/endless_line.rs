@@ -1,7 +1,8 @@
 //! A server that writes a line with no end: the pending call fails with PROTOCOL_ERROR as soon
 //! as the line passes max_line_bytes (not at a newline that never comes), memory stays bounded
 //! while the line goes on, and the stream recovers at the line's newline when there is one.
-//! A test binary of its own, so the peak memory it measures is its own.
+//! A test binary of its own, so the peak memory it measures is its own; its two tests take
+//! turns (`SERIAL`), so that the other's line is not in the peak.
 
 mod common;
 
@@ -12,6 +13,8 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 const LIMIT: usize = 64 * 1024;
+
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// This process's peak resident memory so far, in KiB.
 fn peak_rss_kib() -> u64 {
@@ -25,6 +28,7 @@ fn peak_rss_kib() -> u64 {
 
 #[test]
 fn a_line_without_end_fails_the_pending_call_once_it_passes_the_limit() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut config = config(&[]);
     config.max_line_bytes = LIMIT;
     let client = Arc::new(connect_with(config, ClientOptions::default()));
@@ -69,6 +73,7 @@ fn a_line_without_end_fails_the_pending_call_once_it_passes_the_limit() {
 
 #[test]
 fn the_stream_recovers_at_the_long_lines_newline() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut config = config(&[]);
     config.max_line_bytes = LIMIT;
     let client = connect_with(config, ClientOptions::default());

@@ -154,34 +154,3 @@ fn a_server_that_closes_stdout_but_stays_alive_fails_the_calls_at_once() {
     assert!(start.elapsed() < Duration::from_secs(5));
     assert!(!process_exists(pid));
 }
-
-fn open_fds() -> usize {
-    std::fs::read_dir("/proc/self/fd").unwrap().count()
-}
-
-#[test]
-fn a_thousand_connect_close_cycles_leak_no_descriptor_and_no_process() {
-    // Warm up once, so lazily opened descriptors of the test harness are counted before.
-    connect(&[]).close();
-    let before = open_fds();
-    let mut pids = Vec::new();
-    for _ in 0..1000 {
-        let client = connect(&[]);
-        pids.push(client.server_pid().unwrap());
-        client.close();
-    }
-    let after = open_fds();
-    let alive: Vec<u32> = pids
-        .into_iter()
-        .filter(|&pid| process_exists(pid))
-        .collect();
-    common::report_figure(&format!(
-        "teardown: 1000 stdio connect/close cycles: {before} descriptors open before, {after} after; {} of 1000 server processes left alive",
-        alive.len()
-    ));
-    assert!(
-        after <= before,
-        "descriptors before {before}, after {after}"
-    );
-    assert!(alive.is_empty(), "servers still alive: {alive:?}");
-}

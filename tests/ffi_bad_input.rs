@@ -1,13 +1,94 @@
 //! The C API under bad input: NULL pointers, invalid UTF-8, malformed JSON. Each gets a clear
 //! status and message, never a crash. Called through the exported functions themselves.
+//!
+//! Every call goes through `call!`, which notes which arguments were NULL pointers at run time
+//! and, once the call has returned, logs them: the reliability report builds its table of
+//! export x pointer parameter from those lines (a cell counts only for a call where that
+//! parameter was the one NULL pointer), never from the names written in this file.
 
 mod common;
 
 use mcpc::ffi::*;
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::{c_char, c_void, CStr, CString};
 use std::ptr::{null, null_mut};
 
 const BAD_UTF8: &[u8] = b"\xff\xfe\0";
+
+/// Whether an argument is a NULL pointer (only raw pointers can be).
+trait NullArg {
+    fn is_null_arg(&self) -> bool {
+        false
+    }
+}
+impl<T> NullArg for *const T {
+    fn is_null_arg(&self) -> bool {
+        self.is_null()
+    }
+}
+impl<T> NullArg for *mut T {
+    fn is_null_arg(&self) -> bool {
+        self.is_null()
+    }
+}
+impl<T> NullArg for Option<T> {} // a callback: NULL means "none", not bad input
+impl NullArg for bool {}
+impl NullArg for i32 {}
+impl NullArg for u32 {}
+impl NullArg for u64 {}
+impl NullArg for i64 {}
+impl NullArg for usize {}
+
+/// `call!(export(args...))`: calls the export and logs which arguments were NULL.
+/// `call!(in "test", export(args...))`: the same, from a library thread (a callback of that
+/// test), where the thread's name is not the test's.
+macro_rules! call {
+    ($f:ident($($arg:expr),* $(,)?)) => {
+        call!(in "", $f($($arg),*))
+    };
+    (in $test:expr, $f:ident($($arg:expr),* $(,)?)) => {{
+        let mut nulls: Vec<usize> = Vec::new();
+        let mut index = 0usize;
+        let result = $f($({
+            let value = $arg;
+            if NullArg::is_null_arg(&value) {
+                nulls.push(index);
+            }
+            index += 1;
+            value
+        }),*);
+        let _arguments = index; // read, so that the last increment is not a dead store
+        log_nulls(stringify!($f), &nulls, $test);
+        result
+    }};
+}
+
+/// One line per call that returned, `export<TAB>NULL argument indices<TAB>test`, appended to
+/// `$MCPC_REPORT_DIR/bad_input.txt` when the run sets that variable (scripts/test.sh does).
+fn log_nulls(export: &str, nulls: &[usize], test: &str) {
+    use std::io::Write;
+    let Some(dir) = std::env::var_os("MCPC_REPORT_DIR") else {
+        return;
+    };
+    let indices: Vec<String> = nulls.iter().map(usize::to_string).collect();
+    let thread = std::thread::current();
+    let line = format!(
+        "{export}\t{}\t{}\n",
+        indices.join(","),
+        if test.is_empty() {
+            thread.name().unwrap_or("?")
+        } else {
+            test
+        }
+    );
+    let _ = std::fs::create_dir_all(&dir);
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(std::path::Path::new(&dir).join("bad_input.txt"))
+    {
+        let _ = file.write_all(line.as_bytes()); // one write: O_APPEND keeps the line whole
+    }
+}
 
 fn bad_utf8() -> *const c_char {
     BAD_UTF8.as_ptr().cast()
@@ -38,72 +119,85 @@ fn null_client_gives_invalid_argument_everywhere() {
         let c: *mut mcp_client = null_mut();
         let name = c"x".as_ptr();
         let results = [
-            mcp_client_connect(c),
-            mcp_client_ping(c, null()),
-            mcp_client_discover(c, null()),
-            mcp_client_list_tools(c, null(), null()),
-            mcp_client_tools(c, null()),
-            mcp_client_list_resources(c, null(), null()),
-            mcp_client_resources(c, null()),
-            mcp_client_list_resource_templates(c, null(), null()),
-            mcp_client_resource_templates(c, null()),
-            mcp_client_list_prompts(c, null(), null()),
-            mcp_client_prompts(c, null()),
-            mcp_client_call_tool(c, name, null(), null()),
-            mcp_client_read_resource(c, name, null()),
-            mcp_client_get_prompt(c, name, null(), null()),
-            mcp_client_complete(c, c"{}".as_ptr(), c"{}".as_ptr(), null(), null()),
-            mcp_client_request(c, name, null(), null()),
+            call!(mcp_client_connect(c)),
+            call!(mcp_client_ping(c, null())),
+            call!(mcp_client_discover(c, null())),
+            call!(mcp_client_list_tools(c, null(), null())),
+            call!(mcp_client_tools(c, null())),
+            call!(mcp_client_list_resources(c, null(), null())),
+            call!(mcp_client_resources(c, null())),
+            call!(mcp_client_list_resource_templates(c, null(), null())),
+            call!(mcp_client_resource_templates(c, null())),
+            call!(mcp_client_list_prompts(c, null(), null())),
+            call!(mcp_client_prompts(c, null())),
+            call!(mcp_client_call_tool(c, name, null(), null())),
+            call!(mcp_client_read_resource(c, name, null())),
+            call!(mcp_client_get_prompt(c, name, null(), null())),
+            call!(mcp_client_complete(
+                c,
+                c"{}".as_ptr(),
+                c"{}".as_ptr(),
+                null(),
+                null()
+            )),
+            call!(mcp_client_request(c, name, null(), null())),
         ];
         for result in results {
             let (status, message) = take(result);
             assert_eq!(status, mcp_status::InvalidArgument);
             assert_eq!(message, "client must not be NULL");
         }
-        mcp_client_close(c);
-        mcp_client_free(c);
-        assert!(mcp_client_server_info(c).is_null());
-        assert!(mcp_client_protocol_version(c).is_null());
-        assert!(mcp_client_server_capabilities(c).is_null());
-        assert!(mcp_client_instructions(c).is_null());
+        call!(mcp_client_close(c));
+        call!(mcp_client_free(c));
+        assert!(call!(mcp_client_server_info(c)).is_null());
+        assert!(call!(mcp_client_protocol_version(c)).is_null());
+        assert!(call!(mcp_client_server_capabilities(c)).is_null());
+        assert!(call!(mcp_client_instructions(c)).is_null());
     }
 }
 
 #[test]
 fn null_results_tokens_and_options_are_harmless() {
     unsafe {
-        assert_eq!(mcp_result_status(null()), mcp_status::InvalidArgument);
-        assert!(mcp_result_json(null()).is_null());
-        assert!(!mcp_result_message(null()).is_null());
-        assert_eq!(mcp_result_error_code(null()), 0);
-        assert!(mcp_result_error_data(null()).is_null());
-        assert_eq!(mcp_result_request_id(null()), 0);
-        assert!(mcp_result_cancel_reason(null()).is_null());
-        mcp_result_free(null_mut());
+        assert_eq!(
+            call!(mcp_result_status(null())),
+            mcp_status::InvalidArgument
+        );
+        assert!(call!(mcp_result_json(null())).is_null());
+        assert!(!call!(mcp_result_message(null())).is_null());
+        assert_eq!(call!(mcp_result_error_code(null())), 0);
+        assert!(call!(mcp_result_error_data(null())).is_null());
+        assert_eq!(call!(mcp_result_request_id(null())), 0);
+        assert!(call!(mcp_result_cancel_reason(null())).is_null());
+        call!(mcp_result_free(null_mut()));
 
-        assert!(!mcp_cancellation_cancel(null_mut(), null()));
-        assert!(!mcp_cancellation_is_cancelled(null()));
-        assert!(mcp_cancellation_reason(null()).is_null());
-        mcp_cancellation_free(null_mut());
+        assert!(!call!(mcp_cancellation_cancel(null_mut(), null())));
+        assert!(!call!(mcp_cancellation_is_cancelled(null())));
+        assert!(call!(mcp_cancellation_reason(null())).is_null());
+        call!(mcp_cancellation_free(null_mut()));
 
         assert_eq!(
-            mcp_client_options_set_timeout_ms(null_mut(), 5),
+            call!(mcp_client_options_set_timeout_ms(null_mut(), 5)),
             mcp_status::InvalidArgument
         );
         assert_eq!(
-            mcp_client_options_set_client_info(null_mut(), null(), null()),
+            call!(mcp_client_options_set_client_info(
+                null_mut(),
+                null(),
+                null()
+            )),
             mcp_status::InvalidArgument
         );
         assert_eq!(
-            mcp_request_options_set_timeout_ms(null_mut(), 5),
+            call!(mcp_request_options_set_timeout_ms(null_mut(), 5)),
             mcp_status::InvalidArgument
         );
         assert_eq!(
-            mcp_request_options_set_cancellation(null_mut(), null()),
+            call!(mcp_request_options_set_cancellation(null_mut(), null())),
             mcp_status::InvalidArgument
         );
-        mcp_client_options_free(null_mut());
-        mcp_request_options_free(null_mut());
+        call!(mcp_client_options_free(null_mut()));
+        call!(mcp_request_options_free(null_mut()));
     }
 }
 
@@ -113,47 +207,78 @@ fn bad_strings_and_json_in_requests() {
         let client = connected_client();
         let cases: Vec<(*mut mcp_result, &str)> = vec![
             (
-                mcp_client_call_tool(client, null(), null(), null()),
+                call!(mcp_client_call_tool(client, null(), null(), null())),
                 "tool name must not be NULL",
             ),
             (
-                mcp_client_call_tool(client, bad_utf8(), null(), null()),
+                call!(mcp_client_call_tool(client, bad_utf8(), null(), null())),
                 "tool name is not valid UTF-8",
             ),
             (
-                mcp_client_call_tool(client, c"echo".as_ptr(), c"{not json".as_ptr(), null()),
+                call!(mcp_client_call_tool(
+                    client,
+                    c"echo".as_ptr(),
+                    c"{not json".as_ptr(),
+                    null()
+                )),
                 "tool arguments is not valid JSON",
             ),
             (
-                mcp_client_call_tool(client, c"echo".as_ptr(), c"[1,2]".as_ptr(), null()),
+                call!(mcp_client_call_tool(
+                    client,
+                    c"echo".as_ptr(),
+                    c"[1,2]".as_ptr(),
+                    null()
+                )),
                 "tool arguments must be a JSON object",
             ),
             (
-                mcp_client_call_tool(client, c"echo".as_ptr(), bad_utf8(), null()),
+                call!(mcp_client_call_tool(
+                    client,
+                    c"echo".as_ptr(),
+                    bad_utf8(),
+                    null()
+                )),
                 "tool arguments is not valid UTF-8",
             ),
             (
-                mcp_client_read_resource(client, null(), null()),
+                call!(mcp_client_read_resource(client, null(), null())),
                 "resource uri must not be NULL",
             ),
             (
-                mcp_client_get_prompt(client, c"greet".as_ptr(), c"7".as_ptr(), null()),
+                call!(mcp_client_get_prompt(
+                    client,
+                    c"greet".as_ptr(),
+                    c"7".as_ptr(),
+                    null()
+                )),
                 "prompt arguments must be a JSON object",
             ),
             (
-                mcp_client_complete(client, null(), c"{}".as_ptr(), null(), null()),
+                call!(mcp_client_complete(
+                    client,
+                    null(),
+                    c"{}".as_ptr(),
+                    null(),
+                    null()
+                )),
                 "completion ref must not be NULL",
             ),
             (
-                mcp_client_list_tools(client, bad_utf8(), null()),
+                call!(mcp_client_list_tools(client, bad_utf8(), null())),
                 "cursor is not valid UTF-8",
             ),
             (
-                mcp_client_request(client, null(), null(), null()),
+                call!(mcp_client_request(client, null(), null(), null())),
                 "method must not be NULL",
             ),
             (
-                mcp_client_request(client, c"ping".as_ptr(), c"\"s\"".as_ptr(), null()),
+                call!(mcp_client_request(
+                    client,
+                    c"ping".as_ptr(),
+                    c"\"s\"".as_ptr(),
+                    null()
+                )),
                 "params must be a JSON object",
             ),
         ];
@@ -166,8 +291,11 @@ fn bad_strings_and_json_in_requests() {
             );
         }
         // The client is unharmed.
-        assert_eq!(take(mcp_client_ping(client, null())).0, mcp_status::Ok);
-        mcp_client_free(client);
+        assert_eq!(
+            take(call!(mcp_client_ping(client, null()))).0,
+            mcp_status::Ok
+        );
+        call!(mcp_client_free(client));
     }
 }
 
@@ -176,76 +304,76 @@ fn bad_options_are_reported_by_the_call_that_uses_them() {
     unsafe {
         let options = mcp_client_options_new();
         assert_eq!(
-            mcp_client_options_set_capabilities(options, c"[]".as_ptr()),
+            call!(mcp_client_options_set_capabilities(options, c"[]".as_ptr())),
             mcp_status::InvalidArgument
         );
         assert_eq!(
-            mcp_client_options_set_stderr(options, 99),
+            call!(mcp_client_options_set_stderr(options, 99)),
             mcp_status::InvalidArgument
         );
         let server = CString::new(common::SERVER.as_str()).unwrap();
         let argv = [server.as_ptr(), null()];
-        let client = mcp_client_new_stdio(argv.as_ptr(), options);
-        mcp_client_options_free(options);
-        let (status, message) = take(mcp_client_connect(client));
+        let client = call!(mcp_client_new_stdio(argv.as_ptr(), options));
+        call!(mcp_client_options_free(options));
+        let (status, message) = take(call!(mcp_client_connect(client)));
         assert_eq!(status, mcp_status::InvalidArgument);
         assert_eq!(message, "capabilities must be a JSON object");
-        mcp_client_free(client);
+        call!(mcp_client_free(client));
 
         let client = connected_client();
         let request = mcp_request_options_new();
         assert_eq!(
-            mcp_request_options_set_meta(request, c"{oops".as_ptr()),
+            call!(mcp_request_options_set_meta(request, c"{oops".as_ptr())),
             mcp_status::InvalidArgument
         );
-        let (status, message) = take(mcp_client_ping(client, request));
+        let (status, message) = take(call!(mcp_client_ping(client, request)));
         assert_eq!(status, mcp_status::InvalidArgument);
         assert!(message.starts_with("meta is not valid JSON"), "{message}");
-        mcp_request_options_free(request);
-        mcp_client_free(client);
+        call!(mcp_request_options_free(request));
+        call!(mcp_client_free(client));
     }
 }
 
 #[test]
 fn bad_argv_is_reported_by_connect() {
     unsafe {
-        let client = mcp_client_new_stdio(null(), null());
+        let client = call!(mcp_client_new_stdio(null(), null()));
         assert!(!client.is_null());
         assert_eq!(
-            take(mcp_client_connect(client)),
+            take(call!(mcp_client_connect(client))),
             (mcp_status::InvalidArgument, "argv must not be NULL".into())
         );
         assert_eq!(
-            take(mcp_client_ping(client, null())).0,
+            take(call!(mcp_client_ping(client, null()))).0,
             mcp_status::InvalidArgument
         );
-        mcp_client_free(client);
+        call!(mcp_client_free(client));
 
         let argv = [bad_utf8(), null()];
-        let client = mcp_client_new_stdio(argv.as_ptr(), null());
+        let client = call!(mcp_client_new_stdio(argv.as_ptr(), null()));
         assert_eq!(
-            take(mcp_client_connect(client)),
+            take(call!(mcp_client_connect(client))),
             (
                 mcp_status::InvalidArgument,
                 "argv[0] is not valid UTF-8".into()
             )
         );
-        mcp_client_free(client);
+        call!(mcp_client_free(client));
 
         let argv: [*const c_char; 1] = [null()];
-        let client = mcp_client_new_stdio(argv.as_ptr(), null());
+        let client = call!(mcp_client_new_stdio(argv.as_ptr(), null()));
         assert_eq!(
-            take(mcp_client_connect(client)).0,
+            take(call!(mcp_client_connect(client))).0,
             mcp_status::InvalidArgument
         );
-        mcp_client_free(client);
+        call!(mcp_client_free(client));
 
-        let client = mcp_client_new_custom(null(), null_mut(), null());
+        let client = call!(mcp_client_new_custom(null(), null_mut(), null()));
         assert_eq!(
-            take(mcp_client_connect(client)).0,
+            take(call!(mcp_client_connect(client))).0,
             mcp_status::InvalidArgument
         );
-        mcp_client_free(client);
+        call!(mcp_client_free(client));
     }
 }
 
@@ -253,24 +381,24 @@ fn bad_argv_is_reported_by_connect() {
 fn use_after_close_is_closed_and_token_reason_survives() {
     unsafe {
         let client = connected_client();
-        mcp_client_close(client);
-        let (status, _) = take(mcp_client_ping(client, null()));
+        call!(mcp_client_close(client));
+        let (status, _) = take(call!(mcp_client_ping(client, null())));
         assert_eq!(status, mcp_status::Closed);
-        mcp_client_close(client);
-        mcp_client_free(client);
+        call!(mcp_client_close(client));
+        call!(mcp_client_free(client));
 
         let token = mcp_cancellation_new();
-        assert!(mcp_cancellation_reason(token).is_null());
+        assert!(call!(mcp_cancellation_reason(token)).is_null());
         assert!(
-            mcp_cancellation_cancel(token, bad_utf8()),
+            call!(mcp_cancellation_cancel(token, bad_utf8())),
             "invalid UTF-8 in a reason is replaced, not refused"
         );
-        assert!(!mcp_cancellation_cancel(token, c"second".as_ptr()));
-        let reason = CStr::from_ptr(mcp_cancellation_reason(token))
+        assert!(!call!(mcp_cancellation_cancel(token, c"second".as_ptr())));
+        let reason = CStr::from_ptr(call!(mcp_cancellation_reason(token)))
             .to_string_lossy()
             .into_owned();
         assert_eq!(reason, "\u{FFFD}\u{FFFD}");
-        mcp_cancellation_free(token);
+        call!(mcp_cancellation_free(token));
     }
 }
 
@@ -278,13 +406,15 @@ fn use_after_close_is_closed_and_token_reason_survives() {
 fn status_names_and_version() {
     unsafe {
         assert_eq!(
-            CStr::from_ptr(mcp_status_name(mcp_status::Cancelled as i32))
+            CStr::from_ptr(call!(mcp_status_name(mcp_status::Cancelled as i32)))
                 .to_str()
                 .unwrap(),
             "CANCELLED"
         );
         assert_eq!(
-            CStr::from_ptr(mcp_status_name(1000)).to_str().unwrap(),
+            CStr::from_ptr(call!(mcp_status_name(1000)))
+                .to_str()
+                .unwrap(),
             "UNKNOWN"
         );
         assert_eq!(
@@ -300,36 +430,65 @@ fn every_setter_refuses_null_options() {
     unsafe {
         let (c, r): (*mut mcp_client_options, *mut mcp_request_options) = (null_mut(), null_mut());
         let statuses = [
-            mcp_client_options_set_capabilities(c, c"{}".as_ptr()),
-            mcp_client_options_set_connect_timeout_ms(c, 1),
-            mcp_client_options_set_cwd(c, c"/".as_ptr()),
-            mcp_client_options_set_discover_timeout_ms(c, 1),
-            mcp_client_options_set_env(c, c"A".as_ptr(), c"B".as_ptr()),
-            mcp_client_options_set_http_connect_timeout_ms(c, 1),
-            mcp_client_options_set_http_idle_timeout_ms(c, 1),
-            mcp_client_options_set_http_listen(c, true),
-            mcp_client_options_add_header(c, c"X".as_ptr(), c"y".as_ptr()),
-            mcp_client_options_set_input_required_max_rounds(c, 1),
-            mcp_client_options_set_list_changed_callback(c, None, null_mut()),
-            mcp_client_options_set_log_callback(c, None, null_mut()),
-            mcp_client_options_set_max_line_bytes(c, 1),
-            mcp_client_options_set_max_pages(c, 1),
-            mcp_client_options_set_message_callback(c, None, null_mut()),
-            mcp_client_options_set_mode(c, 0),
-            mcp_client_options_set_notification_callback(c, None, null_mut()),
-            mcp_client_options_set_progress_callback(c, None, null_mut()),
-            mcp_client_options_set_protocol_version(c, null()),
-            mcp_client_options_set_request_handler(c, c"roots/list".as_ptr(), None, null_mut()),
-            mcp_client_options_set_resource_updated_callback(c, None, null_mut()),
-            mcp_client_options_set_stderr(c, 0),
-            mcp_client_options_set_stderr_callback(c, None, null_mut()),
-            mcp_request_options_set_input_responses(r, null()),
-            mcp_request_options_set_max_total_timeout_ms(r, 1),
-            mcp_request_options_set_meta(r, null()),
-            mcp_request_options_set_progress_callback(r, None, null_mut()),
-            mcp_request_options_set_progress_token(r, null()),
-            mcp_request_options_set_request_state(r, null()),
-            mcp_request_options_set_reset_timeout_on_progress(r, true),
+            call!(mcp_client_options_set_capabilities(c, c"{}".as_ptr())),
+            call!(mcp_client_options_set_connect_timeout_ms(c, 1)),
+            call!(mcp_client_options_set_cwd(c, c"/".as_ptr())),
+            call!(mcp_client_options_set_discover_timeout_ms(c, 1)),
+            call!(mcp_client_options_set_env(c, c"A".as_ptr(), c"B".as_ptr())),
+            call!(mcp_client_options_set_http_connect_timeout_ms(c, 1)),
+            call!(mcp_client_options_set_http_idle_timeout_ms(c, 1)),
+            call!(mcp_client_options_set_http_listen(c, true)),
+            call!(mcp_client_options_add_header(
+                c,
+                c"X".as_ptr(),
+                c"y".as_ptr()
+            )),
+            call!(mcp_client_options_set_input_required_max_rounds(c, 1)),
+            call!(mcp_client_options_set_list_changed_callback(
+                c,
+                None,
+                null_mut()
+            )),
+            call!(mcp_client_options_set_log_callback(c, None, null_mut())),
+            call!(mcp_client_options_set_max_line_bytes(c, 1)),
+            call!(mcp_client_options_set_max_pages(c, 1)),
+            call!(mcp_client_options_set_message_callback(c, None, null_mut())),
+            call!(mcp_client_options_set_mode(c, 0)),
+            call!(mcp_client_options_set_notification_callback(
+                c,
+                None,
+                null_mut()
+            )),
+            call!(mcp_client_options_set_progress_callback(
+                c,
+                None,
+                null_mut()
+            )),
+            call!(mcp_client_options_set_protocol_version(c, null())),
+            call!(mcp_client_options_set_request_handler(
+                c,
+                c"roots/list".as_ptr(),
+                None,
+                null_mut()
+            )),
+            call!(mcp_client_options_set_resource_updated_callback(
+                c,
+                None,
+                null_mut()
+            )),
+            call!(mcp_client_options_set_stderr(c, 0)),
+            call!(mcp_client_options_set_stderr_callback(c, None, null_mut())),
+            call!(mcp_request_options_set_input_responses(r, null())),
+            call!(mcp_request_options_set_max_total_timeout_ms(r, 1)),
+            call!(mcp_request_options_set_meta(r, null())),
+            call!(mcp_request_options_set_progress_callback(
+                r,
+                None,
+                null_mut()
+            )),
+            call!(mcp_request_options_set_progress_token(r, null())),
+            call!(mcp_request_options_set_request_state(r, null())),
+            call!(mcp_request_options_set_reset_timeout_on_progress(r, true)),
         ];
         for (i, status) in statuses.into_iter().enumerate() {
             assert_eq!(status, mcp_status::InvalidArgument, "setter #{i}");
@@ -343,117 +502,636 @@ fn bad_values_for_eras_http_handlers_and_callbacks() {
     unsafe {
         let o = mcp_client_options_new();
         assert_eq!(
-            mcp_client_options_set_mode(o, 7),
+            call!(mcp_client_options_set_mode(o, 7)),
             mcp_status::InvalidArgument
         );
         assert_eq!(
-            mcp_client_options_set_protocol_version(o, c"1999-01-01".as_ptr()),
+            call!(mcp_client_options_set_protocol_version(
+                o,
+                c"1999-01-01".as_ptr()
+            )),
             mcp_status::InvalidArgument
         );
         assert_eq!(
-            mcp_client_options_set_protocol_version(o, bad_utf8()),
+            call!(mcp_client_options_set_protocol_version(o, bad_utf8())),
             mcp_status::InvalidArgument
         );
         assert_eq!(
-            mcp_client_options_set_discover_timeout_ms(o, 0),
+            call!(mcp_client_options_set_discover_timeout_ms(o, 0)),
             mcp_status::InvalidArgument
         );
         assert_eq!(
-            mcp_client_options_add_header(o, c"Bad Name".as_ptr(), c"v".as_ptr()),
+            call!(mcp_client_options_add_header(
+                o,
+                c"Bad Name".as_ptr(),
+                c"v".as_ptr()
+            )),
             mcp_status::InvalidArgument
         );
         assert_eq!(
-            mcp_client_options_add_header(o, c"X-Ok".as_ptr(), c"a\r\nInjected: 1".as_ptr()),
+            call!(mcp_client_options_add_header(
+                o,
+                c"X-Ok".as_ptr(),
+                c"a\r\nInjected: 1".as_ptr()
+            )),
             mcp_status::InvalidArgument
         );
         assert_eq!(
-            mcp_client_options_add_header(o, null(), c"v".as_ptr()),
+            call!(mcp_client_options_add_header(o, null(), c"v".as_ptr())),
             mcp_status::InvalidArgument
         );
         assert_eq!(
-            mcp_client_options_set_request_handler(o, null(), None, null_mut()),
+            call!(mcp_client_options_set_request_handler(
+                o,
+                null(),
+                None,
+                null_mut()
+            )),
             mcp_status::InvalidArgument
         );
         assert_eq!(
-            mcp_client_options_set_env(o, c"A=B".as_ptr(), c"v".as_ptr()),
+            call!(mcp_client_options_set_env(
+                o,
+                c"A=B".as_ptr(),
+                c"v".as_ptr()
+            )),
             mcp_status::InvalidArgument
         );
-        mcp_client_options_free(o);
+        call!(mcp_client_options_free(o));
 
         let r = mcp_request_options_new();
         assert_eq!(
-            mcp_request_options_set_input_responses(r, c"[1]".as_ptr()),
+            call!(mcp_request_options_set_input_responses(r, c"[1]".as_ptr())),
             mcp_status::InvalidArgument
         );
         assert_eq!(
-            mcp_request_options_set_request_state(r, bad_utf8()),
+            call!(mcp_request_options_set_request_state(r, bad_utf8())),
             mcp_status::InvalidArgument
         );
-        mcp_request_options_free(r);
+        call!(mcp_request_options_free(r));
 
         // A NULL or malformed URL is reported by connect.
-        let client = mcp_client_new_http(null(), null());
+        let client = call!(mcp_client_new_http(null(), null()));
         assert_eq!(
-            take(mcp_client_connect(client)).0,
+            take(call!(mcp_client_connect(client))).0,
             mcp_status::InvalidArgument
         );
-        mcp_client_free(client);
-        let client = mcp_client_new_http(c"not a url".as_ptr(), null());
+        call!(mcp_client_free(client));
+        let client = call!(mcp_client_new_http(c"not a url".as_ptr(), null()));
         assert_eq!(
-            take(mcp_client_connect(client)).0,
+            take(call!(mcp_client_connect(client))).0,
             mcp_status::InvalidArgument
         );
-        assert!(!mcp_client_is_modern(client));
-        assert!(mcp_client_server_implementation(client).is_null());
+        assert!(!call!(mcp_client_is_modern(client)));
+        assert!(call!(mcp_client_server_implementation(client)).is_null());
         assert_eq!(
-            mcp_client_connection_state(client),
+            call!(mcp_client_connection_state(client)),
             mcp_connection_state::NotConnected
         );
         assert_eq!(
-            mcp_client_connection_state(null()),
+            call!(mcp_client_connection_state(null())),
             mcp_connection_state::NotConnected
         );
-        mcp_client_free(client);
+        call!(mcp_client_free(client));
 
         let client = connected_client();
         assert_eq!(
-            take(mcp_client_set_logging_level(client, null(), null())).0,
+            take(call!(mcp_client_set_logging_level(client, null(), null()))).0,
             mcp_status::InvalidArgument
         );
         assert_eq!(
-            take(mcp_client_subscribe_resource(client, null(), null())).0,
+            take(call!(mcp_client_subscribe_resource(client, null(), null()))).0,
             mcp_status::InvalidArgument
         );
         assert_eq!(
-            take(mcp_client_unsubscribe_resource(client, bad_utf8(), null())).0,
+            take(call!(mcp_client_unsubscribe_resource(
+                client,
+                bad_utf8(),
+                null()
+            )))
+            .0,
             mcp_status::InvalidArgument
         );
-        mcp_client_free(client);
+        call!(mcp_client_free(client));
 
         assert_eq!(
-            take(mcp_elicitation_defaults(null(), null())).0,
+            take(call!(mcp_elicitation_defaults(null(), null()))).0,
             mcp_status::InvalidArgument
         );
         assert_eq!(
-            take(mcp_elicitation_defaults(c"{oops".as_ptr(), null())).0,
+            take(call!(mcp_elicitation_defaults(c"{oops".as_ptr(), null()))).0,
             mcp_status::InvalidArgument
         );
-        let filled =
-            mcp_elicitation_defaults(c"{\"properties\":{\"a\":{\"default\":1}}}".as_ptr(), null());
+        let filled = call!(mcp_elicitation_defaults(
+            c"{\"properties\":{\"a\":{\"default\":1}}}".as_ptr(),
+            null()
+        ));
         assert_eq!(
-            CStr::from_ptr(mcp_result_json(filled)).to_str().unwrap(),
+            CStr::from_ptr(call!(mcp_result_json(filled)))
+                .to_str()
+                .unwrap(),
             r#"{"a":1}"#
         );
-        mcp_result_free(filled);
+        call!(mcp_result_free(filled));
 
         // Reply handles: NULL is refused quietly.
-        assert!(!mcp_handler_reply_set_result(null_mut(), c"{}".as_ptr()));
-        mcp_handler_reply_set_error(null_mut(), 1, null());
-        assert!(!mcp_handler_reply_is_cancelled(null()));
-        assert!(!mcp_transport_reply_set_response(
+        assert!(!call!(mcp_handler_reply_set_result(
             null_mut(),
             c"{}".as_ptr()
-        ));
-        mcp_transport_reply_set_error(null_mut(), null());
+        )));
+        call!(mcp_handler_reply_set_error(null_mut(), 1, null()));
+        assert!(!call!(mcp_handler_reply_is_cancelled(null())));
+        assert!(!call!(mcp_transport_reply_set_response(
+            null_mut(),
+            c"{}".as_ptr()
+        )));
+        call!(mcp_transport_reply_set_error(null_mut(), null()));
+    }
+}
+
+/// A non-NULL userdata, so that a call's other pointer is the only NULL one.
+static USERDATA: u8 = 0;
+
+fn userdata() -> *mut c_void {
+    (&USERDATA as *const u8).cast_mut().cast()
+}
+
+/// Asserts a request's status (and, for INVALID_ARGUMENT, the start of its message).
+unsafe fn expect(result: *mut mcp_result, status: mcp_status, message: &str) {
+    let (got, text) = take(result);
+    assert_eq!(got, status, "{text}");
+    assert!(
+        text.starts_with(message),
+        "`{text}` should start with `{message}`"
+    );
+}
+
+/// NULL for an optional pointer means "the default": anything but INVALID_ARGUMENT.
+unsafe fn accepted(result: *mut mcp_result) {
+    let (got, text) = take(result);
+    assert_ne!(got, mcp_status::InvalidArgument, "{text}");
+}
+
+/// Each request function with NULL for one pointer and valid values for the others.
+#[test]
+fn every_request_pointer_passed_null_alone() {
+    unsafe {
+        let client = connected_client();
+        let o = mcp_request_options_new();
+        let (n, none) = (null_mut::<mcp_client>(), null::<c_char>());
+        let null_client = "client must not be NULL";
+        let uri = c"test://static/1".as_ptr();
+        let obj = c"{}".as_ptr();
+        let prompt_ref = c"{\"type\":\"ref/prompt\",\"name\":\"greet\"}".as_ptr();
+        let argument = c"{\"name\":\"name\",\"value\":\"a\"}".as_ptr();
+        let cursor = c"0".as_ptr();
+        let bad = mcp_status::InvalidArgument;
+
+        expect(call!(mcp_client_ping(n, o)), bad, null_client);
+        expect(call!(mcp_client_discover(n, o)), bad, null_client);
+        expect(call!(mcp_client_tools(n, o)), bad, null_client);
+        expect(call!(mcp_client_resources(n, o)), bad, null_client);
+        expect(call!(mcp_client_resource_templates(n, o)), bad, null_client);
+        expect(call!(mcp_client_prompts(n, o)), bad, null_client);
+        expect(call!(mcp_client_list_tools(n, cursor, o)), bad, null_client);
+        expect(
+            call!(mcp_client_list_resources(n, cursor, o)),
+            bad,
+            null_client,
+        );
+        expect(
+            call!(mcp_client_list_resource_templates(n, cursor, o)),
+            bad,
+            null_client,
+        );
+        expect(
+            call!(mcp_client_list_prompts(n, cursor, o)),
+            bad,
+            null_client,
+        );
+        expect(
+            call!(mcp_client_call_tool(n, c"echo".as_ptr(), obj, o)),
+            bad,
+            null_client,
+        );
+        expect(call!(mcp_client_read_resource(n, uri, o)), bad, null_client);
+        expect(
+            call!(mcp_client_get_prompt(n, c"greet".as_ptr(), obj, o)),
+            bad,
+            null_client,
+        );
+        expect(
+            call!(mcp_client_complete(n, prompt_ref, argument, obj, o)),
+            bad,
+            null_client,
+        );
+        expect(
+            call!(mcp_client_request(n, c"ping".as_ptr(), obj, o)),
+            bad,
+            null_client,
+        );
+        expect(
+            call!(mcp_client_set_logging_level(n, c"info".as_ptr(), o)),
+            bad,
+            null_client,
+        );
+        expect(
+            call!(mcp_client_subscribe_resource(n, uri, o)),
+            bad,
+            null_client,
+        );
+        expect(
+            call!(mcp_client_unsubscribe_resource(n, uri, o)),
+            bad,
+            null_client,
+        );
+        assert!(!call!(mcp_client_is_modern(n)));
+        assert!(call!(mcp_client_server_implementation(n)).is_null());
+
+        // The other required strings.
+        expect(
+            call!(mcp_client_call_tool(client, none, obj, o)),
+            bad,
+            "tool name must not be NULL",
+        );
+        expect(
+            call!(mcp_client_read_resource(client, none, o)),
+            bad,
+            "resource uri must not be NULL",
+        );
+        expect(
+            call!(mcp_client_get_prompt(client, none, obj, o)),
+            bad,
+            "prompt name must not be NULL",
+        );
+        expect(
+            call!(mcp_client_complete(client, none, argument, obj, o)),
+            bad,
+            "completion ref must not be NULL",
+        );
+        expect(
+            call!(mcp_client_complete(client, prompt_ref, none, obj, o)),
+            bad,
+            "completion argument must not be NULL",
+        );
+        expect(
+            call!(mcp_client_request(client, none, obj, o)),
+            bad,
+            "method must not be NULL",
+        );
+        expect(
+            call!(mcp_client_set_logging_level(client, none, o)),
+            bad,
+            "level must not be NULL",
+        );
+        expect(
+            call!(mcp_client_subscribe_resource(client, none, o)),
+            bad,
+            "resource uri must not be NULL",
+        );
+        expect(
+            call!(mcp_client_unsubscribe_resource(client, none, o)),
+            bad,
+            "resource uri must not be NULL",
+        );
+
+        // Optional ones: NULL arguments, cursor, context or options mean the default.
+        accepted(call!(mcp_client_call_tool(
+            client,
+            c"echo".as_ptr(),
+            none,
+            o
+        )));
+        accepted(call!(mcp_client_get_prompt(
+            client,
+            c"greet".as_ptr(),
+            none,
+            o
+        )));
+        accepted(call!(mcp_client_complete(
+            client, prompt_ref, argument, none, o
+        )));
+        accepted(call!(mcp_client_request(client, c"ping".as_ptr(), none, o)));
+        accepted(call!(mcp_client_list_tools(client, none, o)));
+        accepted(call!(mcp_client_list_tools(client, cursor, null())));
+        accepted(call!(mcp_client_list_resources(client, none, o)));
+        accepted(call!(mcp_client_list_resources(client, cursor, null())));
+        accepted(call!(mcp_client_list_resource_templates(client, none, o)));
+        accepted(call!(mcp_client_list_resource_templates(
+            client,
+            cursor,
+            null()
+        )));
+        accepted(call!(mcp_client_list_prompts(client, none, o)));
+        accepted(call!(mcp_client_list_prompts(client, cursor, null())));
+        accepted(call!(mcp_client_tools(client, null())));
+        accepted(call!(mcp_client_resources(client, null())));
+        accepted(call!(mcp_client_resource_templates(client, null())));
+        accepted(call!(mcp_client_prompts(client, null())));
+        accepted(call!(mcp_client_discover(client, null())));
+        accepted(call!(mcp_client_read_resource(client, uri, null())));
+        accepted(call!(mcp_client_complete(
+            client,
+            prompt_ref,
+            argument,
+            obj,
+            null()
+        )));
+        accepted(call!(mcp_client_set_logging_level(
+            client,
+            c"info".as_ptr(),
+            null()
+        )));
+        accepted(call!(mcp_client_subscribe_resource(client, uri, null())));
+        // The client is unharmed.
+        assert_eq!(take(mcp_client_ping(client, null())).0, mcp_status::Ok);
+        mcp_request_options_free(o);
+        mcp_client_free(client);
+    }
+}
+
+/// Each option setter, constructor and token function with NULL for one pointer and valid
+/// values for the others.
+#[test]
+fn every_option_and_constructor_pointer_passed_null_alone() {
+    unsafe {
+        let (n, co, ro) = (
+            null_mut::<mcp_client_options>(),
+            mcp_client_options_new(),
+            mcp_request_options_new(),
+        );
+        let (none, ud, bad, ok) = (
+            null::<c_char>(),
+            userdata(),
+            mcp_status::InvalidArgument,
+            mcp_status::Ok,
+        );
+        let s = c"x".as_ptr();
+        // A NULL options handle, every other pointer valid.
+        assert_eq!(call!(mcp_client_options_set_client_info(n, s, s)), bad);
+        assert_eq!(
+            call!(mcp_client_options_set_progress_callback(n, None, ud)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_message_callback(n, None, ud)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_list_changed_callback(n, None, ud)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_resource_updated_callback(
+                n, None, ud
+            )),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_notification_callback(n, None, ud)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_stderr_callback(n, None, ud)),
+            bad
+        );
+        assert_eq!(call!(mcp_client_options_set_log_callback(n, None, ud)), bad);
+        assert_eq!(
+            call!(mcp_client_options_set_protocol_version(
+                n,
+                c"2025-06-18".as_ptr()
+            )),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_request_handler(
+                n,
+                c"roots/list".as_ptr(),
+                None,
+                ud
+            )),
+            bad
+        );
+        let r = null_mut::<mcp_request_options>();
+        let token = mcp_cancellation_new();
+        assert_eq!(
+            call!(mcp_request_options_set_progress_callback(r, None, ud)),
+            bad
+        );
+        assert_eq!(call!(mcp_request_options_set_cancellation(r, token)), bad);
+        assert_eq!(
+            call!(mcp_request_options_set_input_responses(r, c"{}".as_ptr())),
+            bad
+        );
+        assert_eq!(call!(mcp_request_options_set_meta(r, c"{}".as_ptr())), bad);
+        assert_eq!(call!(mcp_request_options_set_progress_token(r, s)), bad);
+        assert_eq!(call!(mcp_request_options_set_request_state(r, s)), bad);
+
+        // Required strings: refused.
+        assert_eq!(call!(mcp_client_options_set_client_info(co, none, s)), bad);
+        assert_eq!(call!(mcp_client_options_set_client_info(co, s, none)), bad);
+        assert_eq!(call!(mcp_client_options_set_capabilities(co, none)), bad);
+        assert_eq!(call!(mcp_client_options_set_env(co, none, s)), bad);
+        assert_eq!(
+            call!(mcp_client_options_set_env(co, c"A".as_ptr(), none)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_add_header(co, c"X-A".as_ptr(), none)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_request_handler(co, none, None, ud)),
+            bad
+        );
+        // NULL that means "unset" or "none": accepted.
+        assert_eq!(call!(mcp_client_options_set_cwd(co, none)), ok);
+        assert_eq!(call!(mcp_client_options_set_protocol_version(co, none)), ok);
+        assert_eq!(
+            call!(mcp_client_options_set_progress_callback(
+                co,
+                None,
+                null_mut()
+            )),
+            ok
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_message_callback(
+                co,
+                None,
+                null_mut()
+            )),
+            ok
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_list_changed_callback(
+                co,
+                None,
+                null_mut()
+            )),
+            ok
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_resource_updated_callback(
+                co,
+                None,
+                null_mut()
+            )),
+            ok
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_notification_callback(
+                co,
+                None,
+                null_mut()
+            )),
+            ok
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_stderr_callback(co, None, null_mut())),
+            ok
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_log_callback(co, None, null_mut())),
+            ok
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_request_handler(
+                co,
+                c"roots/list".as_ptr(),
+                None,
+                null_mut()
+            )),
+            ok
+        );
+        assert_eq!(
+            call!(mcp_request_options_set_progress_callback(
+                ro,
+                None,
+                null_mut()
+            )),
+            ok
+        );
+        assert_eq!(call!(mcp_request_options_set_cancellation(ro, null())), ok);
+        assert_eq!(call!(mcp_request_options_set_input_responses(ro, none)), ok);
+        assert_eq!(call!(mcp_request_options_set_meta(ro, none)), ok);
+        assert_eq!(call!(mcp_request_options_set_progress_token(ro, none)), ok);
+        assert_eq!(call!(mcp_request_options_set_request_state(ro, none)), ok);
+
+        // Tokens.
+        assert!(!call!(mcp_cancellation_cancel(null_mut(), s)));
+        assert!(
+            call!(mcp_cancellation_cancel(token, none)),
+            "a NULL reason is no reason"
+        );
+        assert!(mcp_cancellation_reason(token).is_null());
+        mcp_cancellation_free(token);
+
+        // Constructors: the NULL is reported by connect; NULL options or userdata are fine.
+        // (Fresh options: a refused setter's error is reported again by connect.)
+        mcp_client_options_free(co);
+        let co = mcp_client_options_new();
+        let client = call!(mcp_client_new_stdio(null(), co));
+        expect(mcp_client_connect(client), bad, "argv must not be NULL");
+        mcp_client_free(client);
+        let client = call!(mcp_client_new_http(none, co));
+        expect(mcp_client_connect(client), bad, "");
+        mcp_client_free(client);
+        let client = call!(mcp_client_new_custom(null(), ud, co));
+        expect(mcp_client_connect(client), bad, "");
+        mcp_client_free(client);
+        let vtable = failing_transport();
+        for client in [
+            call!(mcp_client_new_custom(&raw const vtable, null_mut(), co)),
+            call!(mcp_client_new_custom(&raw const vtable, ud, null())),
+        ] {
+            // The transport answers every request with a NULL response, then a NULL error.
+            let (status, message) = take(mcp_client_connect(client));
+            assert_eq!(status, mcp_status::TransportError, "{message}");
+            mcp_client_free(client);
+        }
+        assert_eq!(
+            take(call!(mcp_elicitation_defaults(none, c"{}".as_ptr()))).0,
+            bad
+        );
+        mcp_client_options_free(co);
+        mcp_request_options_free(ro);
+    }
+}
+
+unsafe extern "C" fn null_response(
+    _userdata: *mut c_void,
+    _request: *const c_char,
+    _on_sent: mcp_on_sent,
+    _sent_ctx: *mut c_void,
+    reply: *mut mcp_transport_reply,
+) -> bool {
+    let test = "every_option_and_constructor_pointer_passed_null_alone";
+    assert!(!call!(in test, mcp_transport_reply_set_response(reply, null())));
+    call!(in test, mcp_transport_reply_set_error(reply, null()));
+    call!(in test, mcp_transport_reply_set_error(null_mut(), c"m".as_ptr()));
+    false
+}
+
+unsafe extern "C" fn no_notification(_userdata: *mut c_void, _json: *const c_char) -> bool {
+    true
+}
+
+unsafe extern "C" fn no_close(_userdata: *mut c_void) {}
+
+fn failing_transport() -> mcp_transport_vtable {
+    mcp_transport_vtable {
+        send_request: Some(null_response),
+        send_notification: Some(no_notification),
+        close: Some(no_close),
+    }
+}
+
+unsafe extern "C" fn null_reply_handler(
+    _userdata: *mut c_void,
+    _method: *const c_char,
+    _params: *const c_char,
+    reply: *mut mcp_handler_reply,
+) -> bool {
+    let test = "a_handler_reply_with_null_result_or_message";
+    assert!(!call!(in test, mcp_handler_reply_set_result(reply, null())));
+    call!(in test, mcp_handler_reply_set_error(null_mut(), -32001, c"m".as_ptr()));
+    call!(in test, mcp_handler_reply_set_error(reply, -32001, null()));
+    false
+}
+
+/// A request handler that answers with a NULL result, then a NULL error message: the server
+/// gets the error, with a message of the library's.
+#[test]
+fn a_handler_reply_with_null_result_or_message() {
+    unsafe {
+        let options = mcp_client_options_new();
+        assert_eq!(
+            mcp_client_options_set_request_handler(
+                options,
+                c"roots/list".as_ptr(),
+                Some(null_reply_handler),
+                null_mut()
+            ),
+            mcp_status::Ok
+        );
+        let server = CString::new(common::SERVER.as_str()).unwrap();
+        let argv = [server.as_ptr(), null()];
+        let client = mcp_client_new_stdio(argv.as_ptr(), options);
+        mcp_client_options_free(options);
+        assert_eq!(take(mcp_client_connect(client)).0, mcp_status::Ok);
+        let result = mcp_client_call_tool(
+            client,
+            c"ask_client".as_ptr(),
+            c"{\"method\":\"roots/list\"}".as_ptr(),
+            null(),
+        );
+        let json = CStr::from_ptr(mcp_result_json(result))
+            .to_string_lossy()
+            .into_owned();
+        let (status, message) = take(result);
+        assert_eq!(status, mcp_status::Ok, "{message}");
+        assert!(json.contains("-32001"), "the server got the error: {json}");
+        mcp_client_free(client);
     }
 }

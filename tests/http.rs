@@ -675,7 +675,7 @@ fn https_verifies_the_server_certificate() {
         .stderr(std::process::Stdio::null())
         .status();
     if !made.is_ok_and(|s| s.success()) {
-        eprintln!("skipped: no openssl tool to make a certificate");
+        common::skip("no openssl tool to make a certificate (scripts/install-deps.sh installs it)");
         return;
     }
     // A port freed a moment ago may be taken by another test's server before openssl binds it:

@@ -39,10 +39,11 @@ fn handshake_sends_initialize_then_initialized_and_exposes_the_server() {
         lines[2],
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
     );
-    // connect again: same answer, no I/O
+    // connect again: same answer, no I/O (the barrier ping is the next line the server read)
     assert_eq!(client.connect().unwrap(), client.server_info().unwrap());
-    std::thread::sleep(Duration::from_millis(50));
-    assert_eq!(read_log(&log).len(), 3);
+    let lines = log_after_ping(&client, &log);
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert!(is_method(&lines[3], "ping"), "{lines:?}");
 }
 
 #[test]

@@ -70,6 +70,10 @@ struct Baton {
     /// stdout ended: nobody reads any more.
     ended: bool,
     closing: bool,
+    /// How often the background thread has decided to wait (for tests: a signal that it has
+    /// looked at the baton, instead of a sleep that hopes it has).
+    #[cfg(test)]
+    background_waits: usize,
 }
 
 impl StdoutReader {
@@ -91,6 +95,8 @@ impl StdoutReader {
                 released_at: Instant::now(),
                 ended: false,
                 closing: false,
+                #[cfg(test)]
+                background_waits: 0,
             }),
             background_turn: Condvar::new(),
             caller_turn: Condvar::new(),
@@ -125,6 +131,10 @@ impl StdoutReader {
                         true => GRACE.saturating_sub(idle),
                         false => GRACE,
                     };
+                    #[cfg(test)]
+                    {
+                        baton.background_waits += 1;
+                    }
                     baton = self
                         .background_turn
                         .wait_timeout(baton, wait)
@@ -310,7 +320,16 @@ mod tests {
             let reader = reader.clone();
             std::thread::spawn(move || reader.run_background())
         };
-        std::thread::sleep(5 * GRACE);
+        // Until the thread has looked at this baton twice (or ended): then it has computed
+        // its wait with the grace period long over, which is where the old code overflowed.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while reader.lock().background_waits < 2 && !background.is_finished() {
+            assert!(
+                Instant::now() < deadline,
+                "the background thread never waited"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
         assert!(!background.is_finished(), "it must still be waiting");
         assert_eq!(
             reader.lock().holder,

@@ -108,6 +108,16 @@ pub fn is_method(line: &Value, method: &str) -> bool {
     line.get("method").and_then(Value::as_str) == Some(method)
 }
 
+/// The barrier that ends a negative check ("nothing else arrived"): a ping, answered, so the
+/// server has read and logged everything the client wrote before it (it logs each line before
+/// handling it). Returns the log then.
+pub fn log_after_ping(client: &Client, log: &Path) -> Vec<Value> {
+    client
+        .ping(&mcpc::RequestOptions::default())
+        .expect("the barrier ping");
+    read_log(log)
+}
+
 /// The `notifications/cancelled` lines of a log.
 pub fn cancels(lines: &[Value]) -> Vec<&Value> {
     lines
@@ -147,13 +157,21 @@ pub fn peers_dir() -> Option<PathBuf> {
     if ready {
         return Some(dir);
     }
+    skip(&format!(
+        "the peer servers are not installed in {} (run scripts/install-peers.sh)",
+        dir.display()
+    ));
+    None
+}
+
+/// Says a test did not run for `reason` (the caller then returns): a failure under
+/// MCPC_REQUIRE_PEERS=1 (scripts/test.sh), where every part must run, a skip otherwise.
+pub fn skip(reason: &str) {
     assert!(
         std::env::var_os("MCPC_REQUIRE_PEERS").is_none(),
-        "the peer servers are not installed in {}: run scripts/install-peers.sh",
-        dir.display()
+        "did not run: {reason} (MCPC_REQUIRE_PEERS is set: every part must run)"
     );
-    eprintln!("skipped: peer servers not installed (run scripts/install-peers.sh)");
-    None
+    eprintln!("skipped: {reason}");
 }
 
 /// argv for the Python `mcp` 2.3.0 server of tests/peers.

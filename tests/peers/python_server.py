@@ -2,16 +2,30 @@
 
 It speaks both protocol eras, on stdio or (`http PORT`) Streamable HTTP. Its `slow` tool reports
 on stderr when it is cancelled, so a test can see that our cancel reached a server nobody here
-wrote.
+wrote. It lists its tools one per page, so that the walk over every page is exercised.
 """
 
 import sys
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import Completion, PromptReference
+from mcp_types import Completion, ListToolsResult, PromptReference
 
-server = MCPServer(name="python-peer", version="2.3.0")
+
+
+class PagingServer(MCPServer):
+    """Lists its tools one per page, as a server with many tools would, so that a client is
+    seen following `nextCursor` to the last page. The SDK's own list handler returns a single
+    page; this one slices the same list (the SDK's types carry the cursor on the wire)."""
+
+    async def _handle_list_tools(self, ctx, params):
+        tools = await self.list_tools()
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        end = start + 1
+        return ListToolsResult(tools=tools[start:end], next_cursor=str(end) if end < len(tools) else None)
+
+
+server = PagingServer(name="python-peer", version="2.3.0")
 
 
 def note(message: str) -> None:

@@ -1,0 +1,201 @@
+//! Signals and the host: writing to a server that closed its stdin never kills the host with
+//! SIGPIPE (checked in a child process whose SIGPIPE has the default action, as a C host's
+//! has; Rust programs ignore it), and close signals the server's whole process group, so a
+//! child the server forked into its group is gone too.
+
+mod common;
+
+use common::*;
+use mcpc::{Client, ClientOptions, RequestOptions, Status, StdioConfig};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A scratch directory of this test process.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcpc-signals-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A server that answers the handshake, then at the first ping closes its stdin, answers the
+/// ping (so the client knows) and stays alive without reading.
+const CLOSES_STDIN: &str = r#"
+import json, os, sys, time
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\n"); sys.stdout.flush()
+while True:
+    line = sys.stdin.readline()
+    if not line:
+        break
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {},
+            "serverInfo": {"name": "closes-stdin", "version": "1"}}})
+    elif msg.get("method") == "ping":
+        os.close(0)
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+        time.sleep(30)
+        break
+"#;
+
+/// Runs this test binary's test `name` in a child process with `MCPC_SIGNALS_CHILD=mode`; its
+/// output is captured (so it does not mix with this run's), and returned with its status.
+fn run_child(name: &str, mode: &str) -> (std::process::ExitStatus, String) {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--test-threads=1", "--nocapture"])
+        .env("MCPC_SIGNALS_CHILD", mode)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status, text)
+}
+
+/// In the child: SIGPIPE back to its default action (death), then either a write through the
+/// library to a server whose stdin is closed ("library"), or, as the canary that shows this
+/// harness sees a SIGPIPE death, a plain write to a pipe nobody reads ("raw").
+#[test]
+fn sigpipe_child() {
+    let Ok(mode) = std::env::var("MCPC_SIGNALS_CHILD") else {
+        return; // run by the tests below only
+    };
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    if mode == "raw" {
+        let mut fds = [0; 2];
+        unsafe {
+            assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+            libc::close(fds[0]);
+            libc::write(fds[1], b"x".as_ptr().cast(), 1);
+        }
+        return;
+    }
+    let dir = scratch("sigpipe");
+    let script = dir.join("server.py");
+    std::fs::write(&script, CLOSES_STDIN).unwrap();
+    let config = StdioConfig::new(vec![
+        "python3".to_string(),
+        script.to_string_lossy().into_owned(),
+    ]);
+    let client = Client::stdio(config, ClientOptions::default());
+    client.connect().unwrap();
+    client.ping(&RequestOptions::default()).unwrap(); // the server's stdin is closed now
+                                                      // Each of these writes to a pipe nobody reads: EPIPE, and a SIGPIPE the library must keep
+                                                      // from the host.
+    for _ in 0..3 {
+        let error = client
+            .call_tool(
+                "echo",
+                None,
+                &RequestOptions::with_timeout(Duration::from_secs(5)),
+            )
+            .unwrap_err();
+        assert_eq!(error.status, Status::TransportError, "{error}");
+    }
+    client.close();
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("sigpipe child: survived");
+}
+
+#[test]
+fn writing_to_a_server_that_closed_its_stdin_never_kills_the_host() {
+    if std::env::var_os("MCPC_SIGNALS_CHILD").is_some() {
+        return;
+    }
+    // The canary first: a SIGPIPE with the default action does kill the child, and we see it.
+    let (canary, output) = run_child("sigpipe_child", "raw");
+    assert_eq!(
+        canary.signal(),
+        Some(libc::SIGPIPE),
+        "the canary: {canary:?}\n{output}"
+    );
+    let (status, output) = run_child("sigpipe_child", "library");
+    assert_eq!(
+        status.signal(),
+        None,
+        "the host was killed by a signal: {status:?}\n{output}"
+    );
+    assert!(status.success(), "{status:?}\n{output}");
+    assert!(output.contains("sigpipe child: survived"), "{output}");
+}
+
+/// Whether `pid` is a live process (a zombie is not: it has ended, it only waits to be reaped).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+fn wait_for_file(path: &Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            if text.ends_with('\n') {
+                return text;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} never written",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn close_signals_the_servers_whole_process_group() {
+    if std::env::var_os("MCPC_SIGNALS_CHILD").is_some() {
+        return;
+    }
+    // The server forks a child into its own process group (a background job of sh, its
+    // stdio away from the server's pipes), then becomes our test server; the child ignores
+    // stdin EOF like a worker would, and only a signal ends it.
+    let dir = scratch("group");
+    let pidfile = dir.join("child.pid");
+    let script = format!(
+        "sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > '{}.tmp' && mv '{0}.tmp' '{0}'\nexec '{}'\n",
+        pidfile.display(),
+        SERVER.as_str()
+    );
+    let config = StdioConfig::new(vec!["sh".to_string(), "-c".into(), script]);
+    let client = Client::stdio(config, ClientOptions::default());
+    client.connect().unwrap();
+    let server = client.server_pid().unwrap();
+    let child: u32 = wait_for_file(&pidfile).trim().parse().unwrap();
+    assert!(alive(child), "the forked child runs");
+    let pgid = |pid: u32| unsafe { libc::getpgid(pid as libc::pid_t) };
+    assert_eq!(
+        pgid(child),
+        pgid(server),
+        "the child is in the server's group"
+    );
+    let start = Instant::now();
+    client.close();
+    let closed_in = start.elapsed();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (alive(server) || alive(child)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    common::report_figure(&format!(
+        "close with a forked child in the server's process group: close returned in {:.0} ms; server gone: {}, child gone: {}",
+        closed_in.as_secs_f64() * 1e3,
+        !alive(server),
+        !alive(child)
+    ));
+    assert!(!alive(server), "the server outlived close");
+    assert!(
+        !alive(child),
+        "the child in the server's group outlived close"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
