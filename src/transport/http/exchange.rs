@@ -33,6 +33,7 @@ pub(super) fn run(
     id: i64,
     frame: &str,
     info: &MessageInfo,
+    routing: Headers,
 ) {
     let _entered = exchange.enter();
     let mut reply = Reply {
@@ -43,7 +44,7 @@ pub(super) fn run(
         modern: false,
         answered: false,
     };
-    if let Err(error) = reply.run(frame) {
+    if let Err(error) = reply.run(frame, routing) {
         if !exchange.is_aborted() && !shared.closed.load(Ordering::Acquire) {
             shared.inbound.request_failed(id, error);
         }
@@ -79,7 +80,7 @@ pub(super) struct StreamState {
 }
 
 impl Reply<'_> {
-    fn run(&mut self, frame: &str) -> Result<()> {
+    fn run(&mut self, frame: &str, routing: Headers) -> Result<()> {
         let session = self.shared.session();
         self.modern = session.modern;
         let mut headers = self.shared.base_headers(&session);
@@ -88,10 +89,7 @@ impl Reply<'_> {
             headers.retain(|(name, _)| name != headers::PROTOCOL_VERSION);
             headers.push((headers::PROTOCOL_VERSION.into(), version.to_owned()));
         }
-        {
-            let tools = self.shared.lock_tools();
-            headers.extend(headers::routing(self.info, self.modern.then_some(&*tools)));
-        }
+        headers.extend(routing);
         let response =
             post(self.shared, frame, &headers, None).map_err(|e| request_error(self.shared, e))?;
         let status = response.status().as_u16();
@@ -306,7 +304,9 @@ pub(super) fn read_events(
 pub(super) fn notify(shared: &Shared, frame: &str, info: &MessageInfo) -> Result<()> {
     let session = shared.session();
     let mut headers = shared.base_headers(&session);
-    headers.extend(headers::routing(info, None));
+    let routing = headers::routing(info, None);
+    headers::check_size(&headers, &routing)?;
+    headers.extend(routing);
     let response = post(shared, frame, &headers, Some(NOTIFY_TIMEOUT))
         .map_err(|e| request_error(shared, e))?;
     if !(200..300).contains(&response.status().as_u16()) {

@@ -48,7 +48,9 @@ pub struct HttpConfig {
     /// web roots; plain http is for loopback and tests.
     pub url: String,
     /// Sent with every request, e.g. `("Authorization", "Bearer ...")`. Names must be HTTP
-    /// tokens and values free of control characters; the transport's own headers are refused.
+    /// tokens and values free of control characters; the transport's own headers and those
+    /// that shape the exchange (Expect, Connection, Host...) are refused, as are more than
+    /// `MAX_HEADER_BYTES` (64 KiB) in all. Values never appear in messages.
     pub headers: Vec<(String, String)>,
     /// How long opening a connection (TCP, then TLS) may take.
     pub connect_timeout: Duration,
@@ -68,6 +70,12 @@ pub struct HttpConfig {
 }
 
 impl HttpConfig {
+    /// The longest value, as sent, of a header mirrored from a request (`Mcp-Name`,
+    /// `Mcp-Param-*`); a longer one fails the call with INVALID_ARGUMENT before anything is sent.
+    pub const MAX_MIRRORED_VALUE_BYTES: usize = headers::MAX_MIRRORED_VALUE_BYTES;
+    /// The most bytes all the headers of one request may take, the host's and the library's.
+    pub const MAX_HEADER_BYTES: usize = headers::MAX_HEADER_BYTES;
+
     pub fn new(url: impl Into<String>) -> Self {
         HttpConfig {
             url: url.into(),
@@ -82,11 +90,15 @@ impl HttpConfig {
     }
 
     /// Adds a header sent with every request, after checking it: an HTTP token for a name, no
-    /// control characters (CR, LF, NUL...) in the value, and not one the transport sets itself.
+    /// control characters (CR, LF, NUL...) in the value, not one the transport sets itself nor
+    /// one that shapes the HTTP exchange (Connection, Content-Length, Expect, Host, Keep-Alive,
+    /// Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade; any case), and all of them
+    /// within 64 KiB.
     pub fn add_header(&mut self, name: &str, value: &str) -> Result<()> {
-        let header = vec![(name.to_owned(), value.to_owned())];
-        headers::check_extra(&header)?;
-        self.headers.extend(header);
+        let mut all = self.headers.clone();
+        all.push((name.to_owned(), value.to_owned()));
+        headers::check_extra(&all)?;
+        self.headers = all;
         Ok(())
     }
 }
@@ -201,12 +213,15 @@ impl Transport for HttpTransport {
         }
         let OutgoingRequest { id, frame, sent } = request;
         let info = MessageInfo::parse(&frame)?;
+        // The mirrored headers are made (and their size checked) here, so a request that
+        // cannot be sent fails now, before anything reaches the server.
+        let routing = shared.routing(&info)?;
         let exchange = Exchange::new(Some(sent));
         shared.lock_exchanges().running.insert(id, exchange.clone());
         let worker = {
             let shared = shared.clone();
             move || {
-                exchange::run(&shared, &exchange, id, &frame, &info);
+                exchange::run(&shared, &exchange, id, &frame, &info, routing);
                 shared.lock_exchanges().running.remove(&id);
             }
         };
@@ -321,6 +336,18 @@ impl Shared {
             headers.push((headers::PROTOCOL_VERSION.into(), version.clone()));
         }
         headers
+    }
+
+    /// The routing headers of a message, checked against the size limits along with the
+    /// headers every request carries.
+    fn routing(&self, info: &MessageInfo) -> Result<Headers> {
+        let session = self.session();
+        let routing = {
+            let tools = self.lock_tools();
+            headers::routing(info, session.modern.then_some(&*tools))
+        };
+        headers::check_size(&self.base_headers(&session), &routing)?;
+        Ok(routing)
     }
 
     fn lock_session(&self) -> MutexGuard<'_, Session> {
