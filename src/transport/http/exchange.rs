@@ -318,7 +318,7 @@ pub(super) fn notify(shared: &Shared, frame: &str, info: &MessageInfo) -> Result
 }
 
 /// Ends the legacy session. 404 (already gone) and 405 (no DELETE here) count as success.
-pub(super) fn delete_session(shared: &Shared, id: &str, session: &Session) -> Result<()> {
+pub(super) fn delete_session(shared: &Shared, session: &Session) -> Result<()> {
     let mut request = shared
         .agent
         .delete(&shared.config.url)
@@ -332,7 +332,7 @@ pub(super) fn delete_session(shared: &Shared, id: &str, session: &Session) -> Re
     match response.status().as_u16() {
         200..=299 | 404 | 405 => Ok(()),
         status => Err(Error::transport(format!(
-            "DELETE of session {id} failed with HTTP {status}"
+            "the session DELETE failed with HTTP {status}"
         ))),
     }
 }
@@ -412,7 +412,8 @@ fn unsupported_content_type(content_type: &str) -> Error {
 
 /// A request that got no HTTP answer at all.
 fn request_error(shared: &Shared, error: ureq::Error) -> Error {
-    let url = &shared.config.url;
+    // Never the URL as configured: it may carry credentials.
+    let url = super::redact::display_url(&shared.config.url);
     let why = match &error {
         ureq::Error::Io(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
             "connection refused".to_owned()
@@ -436,7 +437,9 @@ fn status_error(
     let code = status.as_u16();
     let method = info.method.as_deref().unwrap_or("(answer)");
     if (300..400).contains(&code) {
-        let location = header(&response, "location").unwrap_or("(none)").to_owned();
+        // Where it points, without credentials or query (it may be a login URL with a token).
+        let location = header(&response, "location")
+            .map_or_else(|| "(none)".to_owned(), super::redact::display_url);
         return Error::transport(format!(
             "the server answered {method} with a redirect (HTTP {code}) to {location}; \
              redirects are not followed"
@@ -453,7 +456,7 @@ fn status_error(
         let mut error = Error::new(
             Status::SessionExpired,
             format!(
-                "the server no longer knows session {id} (HTTP 404 to {method}); connect \
+                "the server no longer knows the session (HTTP 404 to {method}); connect \
                  again to start a new session"
             ),
         );

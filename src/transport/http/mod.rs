@@ -24,6 +24,7 @@ mod deadline;
 mod exchange;
 mod headers;
 mod listener;
+mod redact;
 pub mod sse;
 
 use super::workers::Workers;
@@ -32,6 +33,7 @@ use crate::error::{Error, Result, Status};
 use connector::{Exchange, TrackingConnector};
 use deadline::Watchdog;
 use headers::{Headers, MessageInfo, ToolHeaders};
+use redact::{display_url, Scrubbing, Secrets};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -116,7 +118,9 @@ pub struct HttpTransport {
 struct Shared {
     config: HttpConfig,
     agent: ureq::Agent,
+    /// The engine, reached through `Scrubbing`: no error carries a credential.
     inbound: Arc<dyn Inbound>,
+    secrets: Arc<Secrets>,
     session: Mutex<Session>,
     tools: Mutex<ToolHeaders>,
     exchanges: Mutex<Exchanges>,
@@ -143,11 +147,8 @@ struct Exchanges {
 impl HttpTransport {
     /// Checks the configuration and builds the connection pool. Nothing is sent yet.
     pub fn open(config: HttpConfig, inbound: Arc<dyn Inbound>) -> Result<HttpTransport> {
-        check_url(&config.url)?;
-        headers::check_extra(&config.headers)?;
-        if config.max_message_bytes == 0 {
-            return Err(Error::invalid("max_message_bytes must be positive"));
-        }
+        let secrets = Arc::new(Secrets::new(&config.url, &config.headers));
+        check_config(&config).map_err(|e| secrets.scrub(e))?;
         let agent_config = ureq::Agent::config_builder()
             // Error statuses carry JSON-RPC errors we want to read.
             .http_status_as_error(false)
@@ -174,7 +175,11 @@ impl HttpTransport {
             shared: Arc::new(Shared {
                 config,
                 agent,
-                inbound,
+                inbound: Arc::new(Scrubbing {
+                    inner: inbound,
+                    secrets: secrets.clone(),
+                }),
+                secrets,
                 session: Mutex::default(),
                 tools: Mutex::default(),
                 exchanges: Mutex::default(),
@@ -187,26 +192,8 @@ impl HttpTransport {
     }
 }
 
-fn check_url(url: &str) -> Result<()> {
-    let uri: Uri = url
-        .parse()
-        .map_err(|e| Error::invalid(format!("invalid URL {url:?}: {e}")))?;
-    match uri.scheme_str() {
-        Some("http" | "https") => {}
-        _ => {
-            return Err(Error::invalid(format!(
-                "invalid URL {url:?}: the scheme must be http or https"
-            )))
-        }
-    }
-    if uri.host().is_none_or(str::is_empty) {
-        return Err(Error::invalid(format!("invalid URL {url:?}: no host")));
-    }
-    Ok(())
-}
-
-impl Transport for HttpTransport {
-    fn send_request(&self, request: OutgoingRequest) -> Result<()> {
+impl HttpTransport {
+    fn send_request_unscrubbed(&self, request: OutgoingRequest) -> Result<()> {
         let shared = &self.shared;
         if shared.closed.load(Ordering::Acquire) {
             return Err(Error::new(Status::Closed, "the transport is closed"));
@@ -230,7 +217,7 @@ impl Transport for HttpTransport {
         })
     }
 
-    fn send_notification(&self, frame: &str) -> Result<()> {
+    fn send_notification_unscrubbed(&self, frame: &str) -> Result<()> {
         let shared = &self.shared;
         if shared.closed.load(Ordering::Acquire) {
             return Err(Error::new(Status::Closed, "the transport is closed"));
@@ -244,6 +231,47 @@ impl Transport for HttpTransport {
             listener::start(shared);
         }
         Ok(())
+    }
+}
+
+fn check_config(config: &HttpConfig) -> Result<()> {
+    check_url(&config.url)?;
+    headers::check_extra(&config.headers)?;
+    if config.max_message_bytes == 0 {
+        return Err(Error::invalid("max_message_bytes must be positive"));
+    }
+    Ok(())
+}
+
+/// Messages name the URL without its credentials (see `redact`).
+fn check_url(url: &str) -> Result<()> {
+    let shown = display_url(url);
+    let uri: Uri = url
+        .parse()
+        .map_err(|e| Error::invalid(format!("invalid URL {shown}: {e}")))?;
+    match uri.scheme_str() {
+        Some("http" | "https") => {}
+        _ => {
+            return Err(Error::invalid(format!(
+                "invalid URL {shown}: the scheme must be http or https"
+            )))
+        }
+    }
+    if uri.host().is_none_or(str::is_empty) {
+        return Err(Error::invalid(format!("invalid URL {shown}: no host")));
+    }
+    Ok(())
+}
+
+impl Transport for HttpTransport {
+    fn send_request(&self, request: OutgoingRequest) -> Result<()> {
+        self.send_request_unscrubbed(request)
+            .map_err(|e| self.shared.secrets.scrub(e))
+    }
+
+    fn send_notification(&self, frame: &str) -> Result<()> {
+        self.send_notification_unscrubbed(frame)
+            .map_err(|e| self.shared.secrets.scrub(e))
     }
 
     fn wire_cancel(&self) -> WireCancel {
@@ -287,10 +315,10 @@ impl Transport for HttpTransport {
         }
         shared.watchdog.stop();
         let session = shared.session();
-        if let (Some(id), false) = (&session.id, session.modern) {
+        if let (Some(_), false) = (&session.id, session.modern) {
             // 404 and 405 (no session, or no DELETE) are fine, and so is any failure: the
             // session is gone from our side whatever the server says.
-            let _ = exchange::delete_session(shared, id, &session);
+            let _ = exchange::delete_session(shared, &session);
         }
         // Connections still opening or idle in the pool.
         shared.agent.clone().shutdown();
@@ -322,6 +350,7 @@ impl Shared {
     fn capture_session(&self, id: &str) {
         let mut session = self.lock_session();
         if session.id.is_none() && !id.is_empty() {
+            self.secrets.add(id);
             session.id = Some(id.to_owned());
         }
     }
