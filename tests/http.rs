@@ -126,7 +126,10 @@ fn an_expired_session_is_reported_and_connect_starts_another() {
     let expired = echo(&client, "two").unwrap_err();
     assert_eq!(expired.status, Status::SessionExpired, "{expired}");
     // The session id is a credential: named, never quoted.
-    assert!(expired.message.contains("no longer knows the session"), "{expired}");
+    assert!(
+        expired.message.contains("no longer knows the session"),
+        "{expired}"
+    );
     assert!(!expired.message.contains("session-1"), "{expired}");
     assert!(expired.request_id.is_some());
     assert_eq!(

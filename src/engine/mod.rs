@@ -85,9 +85,14 @@ impl Connection {
         let (done_tx, done_rx) = crossbeam_channel::bounded(1);
         let dispatcher = {
             let transport = transport.clone();
-            spawn("mcpc-dispatch", move || {
-                dispatch(outbound_rx, answers_rx, stop_rx, done_tx, transport)
-            })?
+            // Without its dispatcher the connection can send no cancel and no answer: a bug
+            // there ends the connection, and every call with it.
+            let inbound = RouterInbound(router.clone());
+            spawn(
+                "mcpc-dispatch",
+                move || dispatch(outbound_rx, answers_rx, stop_rx, done_tx, transport),
+                move |error| inbound.closed(error),
+            )?
         };
         Ok(Connection {
             router,
@@ -367,10 +372,12 @@ fn timeout_reason(timeout: Duration) -> String {
     format!("timed out after {} ms", timeout.as_millis())
 }
 
-fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>> {
-    std::thread::Builder::new()
-        .name(name.to_owned())
-        .spawn(body)
+fn spawn(
+    name: &str,
+    body: impl FnOnce() + Send + 'static,
+    on_panic: impl FnOnce(Error) + Send + 'static,
+) -> Result<JoinHandle<()>> {
+    crate::panic_guard::spawn(name, body, on_panic)
         .map_err(|e| Error::transport(format!("cannot start a thread: {e}")))
 }
 

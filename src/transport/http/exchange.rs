@@ -381,8 +381,10 @@ fn read_limited(body: Body, limit: usize) -> Result<Option<Vec<u8>>> {
         return Ok(None);
     }
     let mut bytes = Vec::new();
+    // One byte past the limit tells a body at the limit from a longer one; saturating, as
+    // the limit may be as large as usize::MAX (it once wrapped to 0, failing every body).
     body.into_reader()
-        .take(limit as u64 + 1)
+        .take((limit as u64).saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| Error::transport(format!("cannot read the server's response: {e}")))?;
     Ok((bytes.len() <= limit).then_some(bytes))

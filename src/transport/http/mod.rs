@@ -212,7 +212,15 @@ impl HttpTransport {
                 shared.lock_exchanges().running.remove(&id);
             }
         };
-        shared.workers.run(worker).inspect_err(|_| {
+        // A bug must not leave the call waiting forever.
+        let on_panic = {
+            let shared = shared.clone();
+            move |error| {
+                shared.lock_exchanges().running.remove(&id);
+                shared.inbound.request_failed(id, error);
+            }
+        };
+        shared.workers.run(worker, on_panic).inspect_err(|_| {
             shared.lock_exchanges().running.remove(&id);
         })
     }
