@@ -242,3 +242,60 @@ fn setters_at_their_edges_neither_hang_nor_panic_nor_print() {
         started.elapsed().as_secs_f64()
     ));
 }
+
+/// The Rust options at the far end of their types: `Duration::MAX` for every duration (it
+/// overflowed `Instant` arithmetic, in the engine's deadlines and inside ureq), the largest
+/// sizes and counts. Each is accepted and means "no limit".
+#[test]
+fn rust_options_at_their_largest_values_mean_no_limit() {
+    use mcpc::{Client, ClientOptions, RequestOptions};
+    use serde_json::json;
+
+    let servers = http_servers();
+    let options = ClientOptions {
+        timeout: Some(Duration::MAX),
+        connect_timeout: Duration::MAX,
+        discover_timeout: Duration::MAX,
+        max_pages: usize::MAX,
+        input_required_max_rounds: u32::MAX,
+        ..ClientOptions::default()
+    };
+    let request = RequestOptions {
+        timeout: Some(Duration::MAX),
+        max_total_timeout: Some(Duration::MAX),
+        reset_timeout_on_progress: true,
+        on_progress: Some(std::sync::Arc::new(|_: &mcpc::handlers::Progress| {})),
+        ..RequestOptions::default()
+    };
+    let mut stdio = common::config(&[]);
+    stdio.max_line_bytes = usize::MAX;
+    let mut clients = vec![("stdio", Client::stdio(stdio, options.clone()))];
+    for (name, server) in ["HTTP, SSE answers", "HTTP, JSON answers"]
+        .into_iter()
+        .zip(&servers)
+    {
+        let mut config = server.config();
+        config.connect_timeout = Duration::MAX;
+        config.idle_timeout = Some(Duration::MAX);
+        config.max_message_bytes = usize::MAX;
+        config.resume_budget = Duration::MAX;
+        config.close_timeout = Duration::MAX;
+        clients.push((name, Client::http(config, options.clone())));
+    }
+    for (name, client) in clients {
+        let request = request.clone();
+        run_case(name.to_owned(), move || {
+            client.connect().unwrap_or_else(|e| panic!("{name}: {e}"));
+            client
+                .ping(&request)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            client
+                .tools(&request)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            client
+                .call_tool("progress", Some(json!({"steps": 2})), &request)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            client.close();
+        });
+    }
+}

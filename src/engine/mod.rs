@@ -330,12 +330,16 @@ fn wait_with_timeout(
     wait: impl Fn(Option<Instant>) -> Option<Outcome>,
 ) -> Outcome {
     let start = Instant::now();
-    let hard_deadline = opts.max_total.map(|max| start + max);
+    // A limit too far out to represent as an Instant (Duration::MAX) is no limit.
+    let hard_deadline = opts.max_total.and_then(|max| start.checked_add(max));
     let earliest = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    let mut deadline = earliest(opts.timeout.map(|t| start + t), hard_deadline);
+    let mut deadline = earliest(
+        opts.timeout.and_then(|t| start.checked_add(t)),
+        hard_deadline,
+    );
     loop {
         if let Some(outcome) = wait(deadline) {
             return outcome;
@@ -345,7 +349,7 @@ fn wait_with_timeout(
             opts.timeout,
             call.last_progress(),
         ) {
-            let restarted = earliest(Some(last + timeout), hard_deadline);
+            let restarted = earliest(last.checked_add(timeout), hard_deadline);
             if restarted.is_some_and(|d| d > Instant::now()) {
                 deadline = restarted;
                 continue;

@@ -150,7 +150,8 @@ impl Reply<'_> {
     /// `Last-Event-ID`, after the delay the server asked for.
     fn resume(&mut self, mut state: StreamState) -> Result<()> {
         let budget = self.shared.config.resume_budget;
-        let mut give_up_at = Instant::now() + budget;
+        // `None`: a budget too large to end (Duration::MAX) never runs out.
+        let mut give_up_at = Instant::now().checked_add(budget);
         let mut fruitless = 0;
         while !self.answered {
             if fruitless == MAX_RESUME_ATTEMPTS {
@@ -161,7 +162,8 @@ impl Reply<'_> {
                 )));
             }
             let delay = state.retry.unwrap_or(DEFAULT_RETRY).max(MIN_RETRY);
-            if Instant::now() + delay > give_up_at {
+            let resume_at = Instant::now().checked_add(delay);
+            if give_up_at.is_some_and(|give_up_at| resume_at.is_none_or(|at| at > give_up_at)) {
                 return Err(Error::protocol(format!(
                     "the server closed the SSE stream of the {} request and asked for a \
                      reconnection delay of {} ms, past the budget of {} ms",
@@ -189,7 +191,7 @@ impl Reply<'_> {
             let _ = self.follow(response.into_body(), &mut state)?;
             if state.events > before {
                 fruitless = 0;
-                give_up_at = Instant::now() + budget;
+                give_up_at = Instant::now().checked_add(budget);
             }
         }
         Ok(())
@@ -323,7 +325,7 @@ pub(super) fn delete_session(shared: &Shared, session: &Session) -> Result<()> {
         .agent
         .delete(&shared.config.url)
         .config()
-        .timeout_global(Some(shared.config.close_timeout))
+        .timeout_global(super::limit(shared.config.close_timeout))
         .build();
     for (name, value) in shared.base_headers(session) {
         request = request.header(name, value);

@@ -105,6 +105,15 @@ impl HttpConfig {
     }
 }
 
+/// A configured duration past this is no limit at all: Instant arithmetic (ours and ureq's)
+/// would overflow on it (`Duration::MAX`).
+const NO_LIMIT_PAST: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// A configured duration as a limit: `None` when it is too long to be one.
+fn limit(duration: Duration) -> Option<Duration> {
+    (duration < NO_LIMIT_PAST).then_some(duration)
+}
+
 /// How long a notification POST (a cancel notice, an answer) may take.
 const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a stream may stay open after its response has arrived.
@@ -157,8 +166,8 @@ impl HttpTransport {
             // Our connector speaks to the server directly; an HTTP_PROXY from the environment
             // would otherwise make ureq hand it the proxy's address.
             .proxy(None)
-            .timeout_connect(Some(config.connect_timeout))
-            .timeout_per_read(config.idle_timeout)
+            .timeout_connect(limit(config.connect_timeout))
+            .timeout_per_read(config.idle_timeout.and_then(limit))
             .max_idle_connections(32)
             .max_idle_connections_per_host(16)
             // Below the usual 5 s keep-alive of servers, so we rarely reuse a connection the
@@ -330,7 +339,7 @@ impl Transport for HttpTransport {
         }
         // Connections still opening or idle in the pool.
         shared.agent.clone().shutdown();
-        shared.workers.wait(Some(shared.config.close_timeout));
+        shared.workers.wait(limit(shared.config.close_timeout));
         shared.workers.stop_idle();
     }
 }
