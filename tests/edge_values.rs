@@ -10,10 +10,10 @@
 
 mod common;
 
+use common::child_process::run_ignored_test;
 use common::http_server::HttpServer;
 use mcpc::ffi::*;
 use std::ffi::{c_int, CStr, CString};
-use std::process::Command;
 use std::ptr::null;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -226,16 +226,14 @@ fn setters_at_their_edges_neither_hang_nor_panic_nor_print() {
     // The HTTP servers run here, so their own output stays out of the child's stderr.
     let servers = http_servers();
     let started = Instant::now();
-    let child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "edge_matrix_child", "--ignored", "--nocapture"])
-        .env(URL_ENV, format!("{} {}", servers[0].url, servers[1].url))
-        .output()
-        .expect("run the matrix");
-    let stdout = String::from_utf8_lossy(&child.stdout);
-    let stderr = String::from_utf8_lossy(&child.stderr);
-    assert!(child.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("1 passed"), "{stdout}");
-    assert!(stderr.is_empty(), "the library wrote to stderr:\n{stderr}");
+    let urls = format!("{} {}", servers[0].url, servers[1].url);
+    let child = run_ignored_test("edge_matrix_child", &[(URL_ENV, urls)], 3 * BOUND);
+    assert!(child.passed, "{}\n{}", child.stdout, child.stderr);
+    assert!(
+        child.stderr.is_empty(),
+        "the library wrote to stderr:\n{}",
+        child.stderr
+    );
     common::report_figure(&format!(
         "edge values: 12 numeric setters x (0, 1, MAX) x (stdio, HTTP with SSE, HTTP with JSON), each connect + ping + \
          all-pages listing: {:.1} s in all, no hang, no INTERNAL_ERROR, empty stderr",

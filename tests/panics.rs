@@ -11,11 +11,11 @@
 
 mod common;
 
+use common::child_process::run_ignored_test;
 use mcpc::handlers::{Progress, RequestHandler, ServerRequest};
 use mcpc::BlockingTransport;
 use mcpc::{Client, ClientOptions, RequestOptions, Result, Status};
 use serde_json::{json, Value};
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -113,13 +113,11 @@ fn caught_panics_child() {
 
 #[test]
 fn caught_panics_end_their_calls_and_print_nothing() {
-    let child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "caught_panics_child", "--ignored", "--nocapture"])
-        .output()
-        .expect("run the child");
-    let stdout = String::from_utf8_lossy(&child.stdout);
-    let stderr = String::from_utf8_lossy(&child.stderr);
-    assert!(child.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("1 passed"), "{stdout}");
-    assert!(stderr.is_empty(), "the library wrote to stderr:\n{stderr}");
+    let child = run_ignored_test("caught_panics_child", &[], 3 * TIMEOUT);
+    assert!(child.passed, "{}\n{}", child.stdout, child.stderr);
+    assert!(
+        child.stderr.is_empty(),
+        "the library wrote to stderr:\n{}",
+        child.stderr
+    );
 }
