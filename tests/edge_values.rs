@@ -148,7 +148,7 @@ fn check(case: &str, edge: Edge, set: mcp_status, steps: &[(mcp_status, String)]
     }
 }
 
-fn run_case(case: String, work: impl FnOnce() -> () + Send + 'static) {
+fn run_case(case: String, work: impl FnOnce() + Send + 'static) {
     let (done, finished) = mpsc::channel();
     let started = Instant::now();
     std::thread::spawn(move || {
