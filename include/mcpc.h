@@ -542,9 +542,12 @@ mcp_status mcp_client_options_set_input_required_max_rounds(mcp_client_options *
 
 // Adds a header to every HTTP request of a client made by `mcp_client_new_http`, e.g.
 // ("Authorization", "Bearer ..."). Rejected (MCP_STATUS_INVALID_ARGUMENT): a name that is not
-// an HTTP token, a value with a control character (CR, LF, NUL...), and the headers the
-// transport sets itself (Accept, Content-Type, Mcp-Session-Id, MCP-Protocol-Version, Mcp-*...).
-// Never sent elsewhere: redirects are not followed.
+// an HTTP token, a value with a control character (CR, LF, NUL...), the headers the
+// transport sets itself (Accept, Content-Type, Mcp-Session-Id, MCP-Protocol-Version, Mcp-*...),
+// the headers that shape the HTTP exchange (Connection, Content-Length, Expect, Host,
+// Keep-Alive, Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade; any case), and
+// extra headers over 64 KiB in all. Never sent elsewhere: redirects are not followed; values
+// never appear in messages.
 //
 // # Safety
 // `options` is NULL or live; `name` and `value` are NULL or NUL-terminated.

@@ -17,6 +17,7 @@ mod engine;
 mod error;
 pub mod ffi;
 pub mod handlers;
+mod panic_guard;
 mod protocol;
 mod transport;
 

@@ -125,7 +125,12 @@ fn an_expired_session_is_reported_and_connect_starts_another() {
     echo(&client, "one").unwrap();
     let expired = echo(&client, "two").unwrap_err();
     assert_eq!(expired.status, Status::SessionExpired, "{expired}");
-    assert!(expired.message.contains("session-1"), "{expired}");
+    // The session id is a credential: named, never quoted.
+    assert!(
+        expired.message.contains("no longer knows the session"),
+        "{expired}"
+    );
+    assert!(!expired.message.contains("session-1"), "{expired}");
     assert!(expired.request_id.is_some());
     assert_eq!(
         expired.code,

@@ -1301,3 +1301,217 @@ fn fifty_faults_in_a_row_leak_no_file_descriptor() {
     ));
     assert_eq!(after, before, "descriptors open before and after");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Credentials never appear in what the client says
+// ---------------------------------------------------------------------------------------------
+
+const PASSWORD: &str = "pw-9f8e7d6c";
+const TOKEN: &str = "tok-5b4a3928";
+const COOKIE: &str = "ck-1a2b3c4d";
+const CUSTOM: &str = "cv-77aa88bb";
+const API_KEY: &str = "key-0c0ffee0";
+const PLANTED: [&str; 5] = [PASSWORD, TOKEN, COOKIE, CUSTOM, API_KEY];
+
+/// Everything the client said: result messages, error data and reasons, log lines.
+#[derive(Default, Clone)]
+struct Said(Arc<Mutex<Vec<String>>>);
+
+impl Said {
+    fn options(&self) -> ClientOptions {
+        let lines = self.0.clone();
+        let mut options = legacy();
+        options.callbacks.on_log = Some(Arc::new(move |_, line: &str| {
+            lock(&lines).push(format!("log: {line}"))
+        }));
+        options
+    }
+
+    fn outcome(&self, what: &str, outcome: mcpc::Result<Value>) {
+        let Err(error) = outcome else { return };
+        let mut said = lock(&self.0);
+        said.push(format!("{what}: {}", error.message));
+        if let Some(data) = &error.data {
+            said.push(format!("{what} (data): {data}"));
+        }
+        if let Some(reason) = &error.cancel_reason {
+            said.push(format!("{what} (reason): {reason}"));
+        }
+    }
+
+    /// Fails listing every message that quotes a secret.
+    fn assert_clean(&self, secrets: &[&str]) {
+        let said = lock(&self.0);
+        assert!(said.len() >= 10, "too few messages collected: {said:?}");
+        let leaks: Vec<&String> = said
+            .iter()
+            .filter(|line| secrets.iter().any(|secret| line.contains(secret)))
+            .collect();
+        assert!(leaks.is_empty(), "credentials leaked in:\n{leaks:#?}");
+        common::report_figure(&format!(
+            "credentials: {} messages (results, error data, log lines) from HTTP faults, bad \
+             URLs and an expiring session checked for {} planted secrets: none leaked",
+            said.len(),
+            secrets.len()
+        ));
+    }
+}
+
+/// The host's credentials: a bearer token, a cookie and a custom header.
+fn plant_headers(config: &mut HttpConfig) {
+    config
+        .add_header("Authorization", &format!("Bearer {TOKEN}"))
+        .unwrap();
+    config
+        .add_header("Cookie", &format!("theme=dark; sid={COOKIE}"))
+        .unwrap();
+    config.add_header("X-Api-Secret", CUSTOM).unwrap();
+}
+
+/// A server that echoes back everything it was sent, as an HTTP body, a JSON-RPC error, a
+/// redirect target, SSE events.
+fn echoing_faults() -> Vec<(&'static str, Step)> {
+    let echo = format!(
+        "you sent: Authorization: Bearer {TOKEN}; Cookie: sid={COOKIE}; X-Api-Secret: {CUSTOM}; \
+         user alice:{PASSWORD}; query api_key={API_KEY}"
+    );
+    let json_type = [("Content-Type", "application/json")];
+    let rpc_error = move |echo: String| {
+        Step::answer(move |request| {
+            let body = json!({"jsonrpc": "2.0", "id": request["id"],
+                "error": {"code": -32001, "message": echo, "data": {"headers": [echo]}}});
+            http(
+                "200 OK",
+                &[("Content-Type", "application/json")],
+                &body.to_string(),
+            )
+        })
+    };
+    let http_error = {
+        let echo = echo.clone();
+        Step::answer(move |request| {
+            let body = json!({"jsonrpc": "2.0", "id": request["id"],
+                "error": {"code": -32600, "message": echo, "data": echo}});
+            http(
+                "400 Bad Request",
+                &[("Content-Type", "application/json")],
+                &body.to_string(),
+            )
+        })
+    };
+    let location = format!("http://alice:{PASSWORD}@127.0.0.1:9/login?api_key={API_KEY}");
+    let bad_events = {
+        let echo = echo.clone();
+        Step::answer(move |request| {
+            let mut body = SSE_HEAD.as_bytes().to_vec();
+            body.extend(format!("data: {echo}\n\n").bytes());
+            body.extend(format!("data: {}\n\n", json!({"echo": echo})).bytes());
+            body.extend(sse_event(&response(request, json!({}))).bytes());
+            body
+        })
+        .then(Then::Close)
+    };
+    vec![
+        (
+            "500 echoing the request",
+            Step::bytes(http("500 Internal Server Error", &[], &echo)),
+        ),
+        ("400 with a JSON-RPC error echoing it", http_error),
+        ("a JSON-RPC error echoing it", rpc_error(echo.clone())),
+        (
+            "a redirect to a URL with credentials",
+            Step::bytes(http("302 Found", &[("Location", &location)], "")),
+        ),
+        (
+            "a 200 JSON body that is not JSON-RPC",
+            Step::bytes(http(
+                "200 OK",
+                &json_type,
+                &json!({"echo": echo}).to_string(),
+            )),
+        ),
+        ("SSE events that are not JSON-RPC", bad_events),
+        (
+            "a reset mid-body",
+            Step::bytes(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\
+                 Content-Length: 500\r\n\r\n{\"jsonrpc\":\"2.0\"",
+            )
+            .then(Then::Reset),
+        ),
+        ("silence", Step::silence()),
+    ]
+}
+
+#[test]
+fn no_message_quotes_a_credential() {
+    let _gate = shared_gate();
+    let said = Said::default();
+    let secret_url =
+        |authority: &str| format!("http://alice:{PASSWORD}@{authority}/mcp?api_key={API_KEY}");
+
+    // Faults of a server that echoes what it was sent.
+    let server = FaultServer::start();
+    let mut config = server.config();
+    config.url = secret_url(&server.addr.to_string());
+    plant_headers(&mut config);
+    let client = Client::http(config, said.options());
+    said.outcome("connect", client.connect());
+    let short = RequestOptions::with_timeout(Duration::from_millis(300));
+    for (name, step) in echoing_faults() {
+        server.script([step]);
+        said.outcome(name, client.ping(&short));
+        said.outcome(&format!("after {name}"), client.ping(&short));
+    }
+    // The credentials did reach the server (so the echoes above carried them).
+    let first = &server.requests()[0];
+    assert_eq!(
+        first.header("authorization"),
+        Some(&*format!("Bearer {TOKEN}"))
+    );
+    client.close();
+    said.outcome("after close", client.ping(&none()));
+
+    // An unreachable host, and URLs that are not valid.
+    for url in [
+        secret_url("127.0.0.1:1"),
+        format!("ftp://alice:{PASSWORD}@127.0.0.1/mcp?api_key={API_KEY}"),
+        format!("http://alice:{PASSWORD}@/mcp?api_key={API_KEY}"),
+        format!("http://alice:{PASSWORD} @127.0.0.1/mcp?api_key={API_KEY}"),
+    ] {
+        let mut config = HttpConfig::new(url);
+        plant_headers(&mut config);
+        let client = Client::http(config, said.options());
+        said.outcome("unreachable or invalid", client.connect());
+    }
+
+    // A session the server forgets: its id must not be quoted either.
+    let server = common::http_server::HttpServer::start(
+        "no_message_quotes_a_credential",
+        &["--expire-session-after", "3"],
+    );
+    let mut config = server.config();
+    config.url = server
+        .url
+        .replacen("http://", &format!("http://alice:{PASSWORD}@"), 1);
+    plant_headers(&mut config);
+    let client = Client::http(config, said.options());
+    said.outcome("connect", client.connect());
+    let mut expired = false;
+    for _ in 0..6 {
+        let outcome = client.ping(&none());
+        expired |= matches!(&outcome, Err(e) if e.status == Status::SessionExpired);
+        said.outcome("ping on an expiring session", outcome);
+    }
+    assert!(expired, "the session never expired");
+    client.close();
+    let session = server
+        .requests()
+        .iter()
+        .find_map(|r| common::http_server::header(r, "mcp-session-id").map(str::to_owned))
+        .expect("the server handed out a session");
+
+    let mut secrets = PLANTED.to_vec();
+    secrets.push(&session);
+    said.assert_clean(&secrets);
+}

@@ -150,15 +150,14 @@ impl CallbackThread {
         let shared = self.shared.clone();
         // Dropped when the thread ends, which is how `stop` learns it has.
         let (ended_tx, ended) = crossbeam_channel::bounded::<()>(0);
-        let spawned = std::thread::Builder::new()
-            .name("mcpc-callbacks".to_owned())
-            .spawn(move || {
-                let _ended = ended_tx;
-                while let Ok(Some(event)) = events.recv() {
-                    shared.run(event);
-                    shared.report_drops();
-                }
-            })
+        let run = move || {
+            let _ended = ended_tx;
+            while let Ok(Some(event)) = events.recv() {
+                shared.run(event);
+                shared.report_drops();
+            }
+        };
+        let spawned = crate::panic_guard::spawn("mcpc-callbacks", run, |_| ())
             .map_err(|e| Error::transport(format!("cannot start the callback thread: {e}")))?;
         let _ = self.thread_id.set(spawned.thread().id());
         *state = State::Running(spawned, ended);
@@ -174,8 +173,7 @@ impl CallbackThread {
 impl Shared {
     fn run(&self, event: Event) {
         // A panicking Rust callback must not take the other callbacks down with it.
-        let run = std::panic::AssertUnwindSafe(|| self.gate.run(event));
-        let _ = std::panic::catch_unwind(run);
+        let _ = crate::panic_guard::catch(|| self.gate.run(event));
     }
 
     fn report_drops(&self) {

@@ -85,9 +85,14 @@ impl Connection {
         let (done_tx, done_rx) = crossbeam_channel::bounded(1);
         let dispatcher = {
             let transport = transport.clone();
-            spawn("mcpc-dispatch", move || {
-                dispatch(outbound_rx, answers_rx, stop_rx, done_tx, transport)
-            })?
+            // Without its dispatcher the connection can send no cancel and no answer: a bug
+            // there ends the connection, and every call with it.
+            let inbound = RouterInbound(router.clone());
+            spawn(
+                "mcpc-dispatch",
+                move || dispatch(outbound_rx, answers_rx, stop_rx, done_tx, transport),
+                move |error| inbound.closed(error),
+            )?
         };
         Ok(Connection {
             router,
@@ -325,12 +330,16 @@ fn wait_with_timeout(
     wait: impl Fn(Option<Instant>) -> Option<Outcome>,
 ) -> Outcome {
     let start = Instant::now();
-    let hard_deadline = opts.max_total.map(|max| start + max);
+    // A limit too far out to represent as an Instant (Duration::MAX) is no limit.
+    let hard_deadline = opts.max_total.and_then(|max| start.checked_add(max));
     let earliest = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    let mut deadline = earliest(opts.timeout.map(|t| start + t), hard_deadline);
+    let mut deadline = earliest(
+        opts.timeout.and_then(|t| start.checked_add(t)),
+        hard_deadline,
+    );
     loop {
         if let Some(outcome) = wait(deadline) {
             return outcome;
@@ -340,7 +349,7 @@ fn wait_with_timeout(
             opts.timeout,
             call.last_progress(),
         ) {
-            let restarted = earliest(Some(last + timeout), hard_deadline);
+            let restarted = earliest(last.checked_add(timeout), hard_deadline);
             if restarted.is_some_and(|d| d > Instant::now()) {
                 deadline = restarted;
                 continue;
@@ -367,10 +376,12 @@ fn timeout_reason(timeout: Duration) -> String {
     format!("timed out after {} ms", timeout.as_millis())
 }
 
-fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>> {
-    std::thread::Builder::new()
-        .name(name.to_owned())
-        .spawn(body)
+fn spawn(
+    name: &str,
+    body: impl FnOnce() + Send + 'static,
+    on_panic: impl FnOnce(Error) + Send + 'static,
+) -> Result<JoinHandle<()>> {
+    crate::panic_guard::spawn(name, body, on_panic)
         .map_err(|e| Error::transport(format!("cannot start a thread: {e}")))
 }
 

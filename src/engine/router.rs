@@ -368,9 +368,18 @@ impl Router {
             table.handlers += 1;
         }
         let (router, request_id) = (self.clone(), id.clone());
-        let spawned = std::thread::Builder::new()
-            .name("mcpc-handler".into())
-            .spawn(move || {
+        // A bug past the handler must still give its place back.
+        let on_panic = {
+            let (router, key) = (self.clone(), key.clone());
+            move |_| {
+                let mut table = router.lock();
+                table.server_requests.remove(&key);
+                table.handlers -= 1;
+            }
+        };
+        let spawned = crate::panic_guard::spawn(
+            "mcpc-handler",
+            move || {
                 let params = params.unwrap_or(Value::Null);
                 let request = ServerRequest {
                     method: &method,
@@ -380,13 +389,12 @@ impl Router {
                 // Through the gate: a client closing does not start the handler, and waits
                 // (bounded) for one that runs.
                 let run = || router.callback_thread.run_here(|| handler(&request));
-                let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
-                    .unwrap_or_else(|_| {
-                        Some(Err(HandlerError {
-                            code: jsonrpc::INTERNAL_ERROR,
-                            message: "the handler panicked".into(),
-                        }))
-                    });
+                let answer = crate::panic_guard::catch(run).unwrap_or_else(|_| {
+                    Some(Err(HandlerError {
+                        code: jsonrpc::INTERNAL_ERROR,
+                        message: "the handler panicked".into(),
+                    }))
+                });
                 // A request the server cancelled, or one left by a closing client, gets no
                 // answer. The handler keeps its place among the running ones until its answer
                 // is queued, so a server that reads no answers cannot make us run more handlers.
@@ -397,7 +405,9 @@ impl Router {
                 let mut table = router.lock();
                 table.server_requests.remove(&key);
                 table.handlers -= 1;
-            });
+            },
+            on_panic,
+        );
         if spawned.is_err() {
             let mut table = self.lock();
             table.server_requests.remove(&id.to_string());

@@ -1,11 +1,10 @@
 //! The panic boundary: no unwinding crosses `extern "C"`. Every export runs its body through
 //! `guard`, and every `_free` export through `free_handle`.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
-/// Runs `body`, turning a panic into `fallback` so no unwinding crosses `extern "C"`.
+/// Runs `body`, turning a panic into `fallback` so no unwinding crosses `extern "C"` (and
+/// nothing is printed: see `panic_guard`).
 pub(super) fn guard<T>(fallback: impl FnOnce() -> T, body: impl FnOnce() -> T) -> T {
-    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| fallback())
+    crate::panic_guard::catch(body).unwrap_or_else(|_| fallback())
 }
 
 /// Frees a handle made by `Box::into_raw`; NULL is accepted. Every `_free` export uses it.

@@ -45,8 +45,14 @@ impl<T: BlockingTransport> Transport for CustomTransport<T> {
             return Err(Error::new(crate::Status::Closed, "the transport is closed"));
         }
         let (inner, inbound) = (self.inner.clone(), self.inbound.clone());
-        self.workers
-            .run(move || round_trip(&*inner, &*inbound, request))
+        let id = request.id;
+        // A panic (in the host's transport or ours) fails this call rather than leaving it
+        // waiting forever.
+        let failed = self.inbound.clone();
+        self.workers.run(
+            move || round_trip(&*inner, &*inbound, request),
+            move |error| failed.request_failed(id, error),
+        )
     }
 
     fn send_notification(&self, frame: &str) -> Result<()> {

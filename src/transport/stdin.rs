@@ -207,9 +207,18 @@ impl StdinWriter {
     ) -> Result<u64> {
         if !state.thread_started {
             let writer = self.clone();
-            let spawned = std::thread::Builder::new()
-                .name("mcpc-stdin-writer".to_owned())
-                .spawn(move || writer.run());
+            // Without its writer nothing more reaches the server: a bug there fails the
+            // connection rather than leaving every call waiting.
+            let on_panic = {
+                let writer = self.clone();
+                move |error: Error| {
+                    writer.lock().failed = Some(error.message.clone());
+                    writer.progress.notify_all();
+                    writer.inbound.closed(error);
+                }
+            };
+            let spawned =
+                crate::panic_guard::spawn("mcpc-stdin-writer", move || writer.run(), on_panic);
             match spawned {
                 Ok(handle) => {
                     *self.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);

@@ -429,9 +429,7 @@ fn drain_stderr(
 }
 
 fn spawn_thread(name: &str, body: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>> {
-    std::thread::Builder::new()
-        .name(name.to_owned())
-        .spawn(body)
+    crate::panic_guard::spawn(name, body, |_| ())
         .map_err(|e| Error::transport(format!("cannot start a thread: {e}")))
 }
 

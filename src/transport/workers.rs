@@ -43,10 +43,20 @@ impl Workers {
         }
     }
 
-    /// Runs `job` on an idle worker, or on a new one when none is idle.
-    pub fn run(self: &Arc<Self>, job: impl FnOnce() + Send + 'static) -> Result<()> {
+    /// Runs `job` on an idle worker, or on a new one when none is idle. If `job` panics,
+    /// `on_panic` gets the INTERNAL_ERROR, to end the call the job leaves pending.
+    pub fn run(
+        self: &Arc<Self>,
+        job: impl FnOnce() + Send + 'static,
+        on_panic: impl FnOnce(Error) + Send + 'static,
+    ) -> Result<()> {
         *lock(&self.running) += 1;
-        let job: Job = Box::new(job);
+        let job: Job = Box::new(move || {
+            if let Err(error) = crate::panic_guard::catch(job) {
+                // Library code too: if it panics as well, the worker still goes on.
+                let _ = crate::panic_guard::catch(|| on_panic(error));
+            }
+        });
         {
             let mut idle = lock(&self.idle);
             if let Some(worker) = idle.pop() {
@@ -56,9 +66,8 @@ impl Workers {
             }
         }
         let workers = self.clone();
-        std::thread::Builder::new()
-            .name(self.name.into())
-            .spawn(move || workers.work(job))
+        // Jobs catch their own panics (above); nothing else here can panic.
+        crate::panic_guard::spawn(self.name, move || workers.work(job), |_| ())
             .map(|_| ())
             .map_err(|e| {
                 self.finish();
@@ -68,7 +77,8 @@ impl Workers {
 
     /// Waits until no job is in progress, at most `limit` (`None`: as long as it takes).
     pub fn wait(&self, limit: Option<Duration>) {
-        let deadline = limit.map(|limit| Instant::now() + limit);
+        // A limit too long to represent (Duration::MAX) is none.
+        let deadline = limit.and_then(|limit| Instant::now().checked_add(limit));
         let mut running = lock(&self.running);
         while *running > 0 {
             running = match deadline {

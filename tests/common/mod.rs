@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests: start our test server, read its log.
 #![allow(dead_code)]
 
+pub mod child_process;
 pub mod flood;
 pub mod http_server;
 

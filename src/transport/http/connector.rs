@@ -83,18 +83,23 @@ impl Exchange {
 
     /// Sleeps for `delay` unless the exchange is aborted first. Returns false if it was.
     pub fn sleep(&self, delay: Duration) -> bool {
-        let deadline = Instant::now() + delay;
+        // A delay too long to represent (a server's huge `retry`) lasts until the abort.
+        let deadline = Instant::now().checked_add(delay);
         let mut state = self.lock();
         while !state.aborted {
-            let now = Instant::now();
-            if now >= deadline {
-                return true;
-            }
-            state = self
-                .woken
-                .wait_timeout(state, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            state = match deadline {
+                None => self.woken.wait(state).unwrap_or_else(|e| e.into_inner()),
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return true;
+                    }
+                    self.woken
+                        .wait_timeout(state, deadline - now)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0
+                }
+            };
         }
         false
     }

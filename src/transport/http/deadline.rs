@@ -59,10 +59,8 @@ impl Watchdog {
         }
         let state = self.state.clone();
         // Without the thread, streams that stay open keep their worker until close: not fatal.
-        *thread = std::thread::Builder::new()
-            .name("mcpc-http-watchdog".into())
-            .spawn(move || watch(&state))
-            .ok();
+        *thread =
+            crate::panic_guard::spawn("mcpc-http-watchdog", move || watch(&state), |_| ()).ok();
     }
 }
 

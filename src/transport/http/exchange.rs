@@ -33,6 +33,7 @@ pub(super) fn run(
     id: i64,
     frame: &str,
     info: &MessageInfo,
+    routing: Headers,
 ) {
     let _entered = exchange.enter();
     let mut reply = Reply {
@@ -43,7 +44,7 @@ pub(super) fn run(
         modern: false,
         answered: false,
     };
-    if let Err(error) = reply.run(frame) {
+    if let Err(error) = reply.run(frame, routing) {
         if !exchange.is_aborted() && !shared.closed.load(Ordering::Acquire) {
             shared.inbound.request_failed(id, error);
         }
@@ -79,7 +80,7 @@ pub(super) struct StreamState {
 }
 
 impl Reply<'_> {
-    fn run(&mut self, frame: &str) -> Result<()> {
+    fn run(&mut self, frame: &str, routing: Headers) -> Result<()> {
         let session = self.shared.session();
         self.modern = session.modern;
         let mut headers = self.shared.base_headers(&session);
@@ -88,10 +89,7 @@ impl Reply<'_> {
             headers.retain(|(name, _)| name != headers::PROTOCOL_VERSION);
             headers.push((headers::PROTOCOL_VERSION.into(), version.to_owned()));
         }
-        {
-            let tools = self.shared.lock_tools();
-            headers.extend(headers::routing(self.info, self.modern.then_some(&*tools)));
-        }
+        headers.extend(routing);
         let response =
             post(self.shared, frame, &headers, None).map_err(|e| request_error(self.shared, e))?;
         let status = response.status().as_u16();
@@ -152,7 +150,8 @@ impl Reply<'_> {
     /// `Last-Event-ID`, after the delay the server asked for.
     fn resume(&mut self, mut state: StreamState) -> Result<()> {
         let budget = self.shared.config.resume_budget;
-        let mut give_up_at = Instant::now() + budget;
+        // `None`: a budget too large to end (Duration::MAX) never runs out.
+        let mut give_up_at = Instant::now().checked_add(budget);
         let mut fruitless = 0;
         while !self.answered {
             if fruitless == MAX_RESUME_ATTEMPTS {
@@ -163,7 +162,8 @@ impl Reply<'_> {
                 )));
             }
             let delay = state.retry.unwrap_or(DEFAULT_RETRY).max(MIN_RETRY);
-            if Instant::now() + delay > give_up_at {
+            let resume_at = Instant::now().checked_add(delay);
+            if give_up_at.is_some_and(|give_up_at| resume_at.is_none_or(|at| at > give_up_at)) {
                 return Err(Error::protocol(format!(
                     "the server closed the SSE stream of the {} request and asked for a \
                      reconnection delay of {} ms, past the budget of {} ms",
@@ -191,7 +191,7 @@ impl Reply<'_> {
             let _ = self.follow(response.into_body(), &mut state)?;
             if state.events > before {
                 fruitless = 0;
-                give_up_at = Instant::now() + budget;
+                give_up_at = Instant::now().checked_add(budget);
             }
         }
         Ok(())
@@ -306,7 +306,9 @@ pub(super) fn read_events(
 pub(super) fn notify(shared: &Shared, frame: &str, info: &MessageInfo) -> Result<()> {
     let session = shared.session();
     let mut headers = shared.base_headers(&session);
-    headers.extend(headers::routing(info, None));
+    let routing = headers::routing(info, None);
+    headers::check_size(&headers, &routing)?;
+    headers.extend(routing);
     let response = post(shared, frame, &headers, Some(NOTIFY_TIMEOUT))
         .map_err(|e| request_error(shared, e))?;
     if !(200..300).contains(&response.status().as_u16()) {
@@ -318,12 +320,12 @@ pub(super) fn notify(shared: &Shared, frame: &str, info: &MessageInfo) -> Result
 }
 
 /// Ends the legacy session. 404 (already gone) and 405 (no DELETE here) count as success.
-pub(super) fn delete_session(shared: &Shared, id: &str, session: &Session) -> Result<()> {
+pub(super) fn delete_session(shared: &Shared, session: &Session) -> Result<()> {
     let mut request = shared
         .agent
         .delete(&shared.config.url)
         .config()
-        .timeout_global(Some(shared.config.close_timeout))
+        .timeout_global(super::limit(shared.config.close_timeout))
         .build();
     for (name, value) in shared.base_headers(session) {
         request = request.header(name, value);
@@ -332,7 +334,7 @@ pub(super) fn delete_session(shared: &Shared, id: &str, session: &Session) -> Re
     match response.status().as_u16() {
         200..=299 | 404 | 405 => Ok(()),
         status => Err(Error::transport(format!(
-            "DELETE of session {id} failed with HTTP {status}"
+            "the session DELETE failed with HTTP {status}"
         ))),
     }
 }
@@ -381,8 +383,10 @@ fn read_limited(body: Body, limit: usize) -> Result<Option<Vec<u8>>> {
         return Ok(None);
     }
     let mut bytes = Vec::new();
+    // One byte past the limit tells a body at the limit from a longer one; saturating, as
+    // the limit may be as large as usize::MAX (it once wrapped to 0, failing every body).
     body.into_reader()
-        .take(limit as u64 + 1)
+        .take((limit as u64).saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| Error::transport(format!("cannot read the server's response: {e}")))?;
     Ok((bytes.len() <= limit).then_some(bytes))
@@ -412,7 +416,8 @@ fn unsupported_content_type(content_type: &str) -> Error {
 
 /// A request that got no HTTP answer at all.
 fn request_error(shared: &Shared, error: ureq::Error) -> Error {
-    let url = &shared.config.url;
+    // Never the URL as configured: it may carry credentials.
+    let url = super::redact::display_url(&shared.config.url);
     let why = match &error {
         ureq::Error::Io(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
             "connection refused".to_owned()
@@ -436,7 +441,9 @@ fn status_error(
     let code = status.as_u16();
     let method = info.method.as_deref().unwrap_or("(answer)");
     if (300..400).contains(&code) {
-        let location = header(&response, "location").unwrap_or("(none)").to_owned();
+        // Where it points, without credentials or query (it may be a login URL with a token).
+        let location = header(&response, "location")
+            .map_or_else(|| "(none)".to_owned(), super::redact::display_url);
         return Error::transport(format!(
             "the server answered {method} with a redirect (HTTP {code}) to {location}; \
              redirects are not followed"
@@ -453,7 +460,7 @@ fn status_error(
         let mut error = Error::new(
             Status::SessionExpired,
             format!(
-                "the server no longer knows session {id} (HTTP 404 to {method}); connect \
+                "the server no longer knows the session (HTTP 404 to {method}); connect \
                  again to start a new session"
             ),
         );

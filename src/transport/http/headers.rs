@@ -18,19 +18,39 @@ const NAME: &str = "Mcp-Name";
 const PARAM_PREFIX: &str = "Mcp-Param-";
 
 /// Headers the transport sets itself; the host may not set them.
-const RESERVED: [&str; 11] = [
+const RESERVED: [&str; 7] = [
     "accept",
     "content-type",
-    "content-length",
-    "transfer-encoding",
-    "connection",
-    "host",
     "mcp-session-id",
     "mcp-protocol-version",
     "mcp-method",
     "mcp-name",
     "last-event-id",
 ];
+
+/// Headers that shape the HTTP exchange itself (framing, the connection, the 100-continue
+/// handshake, a protocol switch). The HTTP client owns them: a host's value would corrupt the
+/// framing or stall every request (`Expect: 100-continue` waits a second for a reply that an
+/// MCP server never sends).
+const EXCHANGE: [&str; 10] = [
+    "connection",
+    "content-length",
+    "expect",
+    "host",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// The longest value, as sent, of a header mirrored from the body (`Mcp-Name`, `Mcp-Param-*`):
+/// servers commonly cap a header line at 8 to 16 KiB. A longer one refuses the request.
+pub const MAX_MIRRORED_VALUE_BYTES: usize = 8 * 1024;
+/// The most header bytes (names, values, separators) one request may carry, the host's and
+/// ours together; far below what the HTTP client can buffer (128 KiB).
+pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 
 /// At most this many tools' header declarations are remembered.
 const MAX_TOOLS: usize = 1000;
@@ -90,6 +110,11 @@ pub fn check_extra(headers: &[(String, String)]) -> Result<()> {
             )));
         }
         let lower = name.to_ascii_lowercase();
+        if EXCHANGE.contains(&lower.as_str()) {
+            return Err(Error::invalid(format!(
+                "the header {name} changes the HTTP exchange itself; the transport manages it"
+            )));
+        }
         if RESERVED.contains(&lower.as_str()) || lower.starts_with("mcp-param-") {
             return Err(Error::invalid(format!(
                 "the header {name} is set by the transport itself"
@@ -101,7 +126,46 @@ pub fn check_extra(headers: &[(String, String)]) -> Result<()> {
             )));
         }
     }
+    let total = size(headers);
+    if total > MAX_HEADER_BYTES {
+        return Err(Error::invalid(format!(
+            "the extra headers take {total} bytes, over the limit of {MAX_HEADER_BYTES} bytes \
+             for all the headers of a request"
+        )));
+    }
     Ok(())
+}
+
+/// Checks, before anything is sent, that a request's headers fit: each mirrored value within
+/// [`MAX_MIRRORED_VALUE_BYTES`], all of them within [`MAX_HEADER_BYTES`]. Values are never
+/// quoted in the message (they may be secrets).
+pub fn check_size(base: &Headers, routing: &Headers) -> Result<()> {
+    if let Some((name, value)) = routing
+        .iter()
+        .find(|(_, value)| value.len() > MAX_MIRRORED_VALUE_BYTES)
+    {
+        return Err(Error::invalid(format!(
+            "the {name} header mirrored from the request would take {} bytes, over the limit \
+             of {MAX_MIRRORED_VALUE_BYTES} bytes per mirrored header value; nothing was sent",
+            value.len()
+        )));
+    }
+    let total = size(base) + size(routing);
+    if total > MAX_HEADER_BYTES {
+        return Err(Error::invalid(format!(
+            "the request's headers would take {total} bytes, over the limit of \
+             {MAX_HEADER_BYTES} bytes; nothing was sent"
+        )));
+    }
+    Ok(())
+}
+
+/// Bytes on the wire: `name: value` and CRLF.
+fn size(headers: &[(String, String)]) -> usize {
+    headers
+        .iter()
+        .map(|(name, value)| name.len() + value.len() + 4)
+        .sum()
 }
 
 /// RFC 9110 `tchar`.
@@ -258,6 +322,9 @@ mod tests {
             ("Bad:Name", "v"),
             ("mcp-session-id", "forged"),
             ("Content-Length", "3"),
+            ("expect", "100-continue"),
+            ("Upgrade", "websocket"),
+            ("TE", "trailers"),
             ("Mcp-Param-Region", "x"),
         ] {
             let headers = vec![(name.to_owned(), value.to_owned())];

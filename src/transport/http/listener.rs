@@ -47,7 +47,8 @@ pub(super) fn start(shared: &Arc<Shared>) {
         move || listen(&shared, &exchange, opened)
     };
     // Without a thread there is no standalone stream: calls work all the same.
-    if shared.workers.run(worker).is_ok() {
+    // A panic ends the stream (the sender is dropped, so the wait below ends too).
+    if shared.workers.run(worker, |_| ()).is_ok() {
         // Whatever the answer (or none in time), the session goes on.
         let _ = answered.recv_timeout(OPEN_WAIT);
     }

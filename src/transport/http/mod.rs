@@ -25,6 +25,7 @@ mod exchange;
 mod headers;
 mod listener;
 mod proxy;
+mod redact;
 pub mod sse;
 mod tls;
 mod trust;
@@ -36,6 +37,7 @@ use connector::{Exchange, TrackingConnector};
 use deadline::Watchdog;
 use headers::{Headers, MessageInfo, ToolHeaders};
 use proxy::{ProxyResolver, Routes};
+use redact::{display_url, Scrubbing, Secrets};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -54,7 +56,9 @@ pub struct HttpConfig {
     /// web roots (and what the trust fields below add); plain http is for loopback and tests.
     pub url: String,
     /// Sent with every request, e.g. `("Authorization", "Bearer ...")`. Names must be HTTP
-    /// tokens and values free of control characters; the transport's own headers are refused.
+    /// tokens and values free of control characters; the transport's own headers and those
+    /// that shape the exchange (Expect, Connection, Host...) are refused, as are more than
+    /// `MAX_HEADER_BYTES` (64 KiB) in all. Values never appear in messages.
     pub headers: Vec<(String, String)>,
     /// How long opening a connection (TCP, then TLS) may take.
     pub connect_timeout: Duration,
@@ -92,6 +96,12 @@ pub struct HttpConfig {
 }
 
 impl HttpConfig {
+    /// The longest value, as sent, of a header mirrored from a request (`Mcp-Name`,
+    /// `Mcp-Param-*`); a longer one fails the call with INVALID_ARGUMENT before anything is sent.
+    pub const MAX_MIRRORED_VALUE_BYTES: usize = headers::MAX_MIRRORED_VALUE_BYTES;
+    /// The most bytes all the headers of one request may take, the host's and the library's.
+    pub const MAX_HEADER_BYTES: usize = headers::MAX_HEADER_BYTES;
+
     pub fn new(url: impl Into<String>) -> Self {
         HttpConfig {
             url: url.into(),
@@ -175,13 +185,26 @@ impl HttpConfig {
     }
 
     /// Adds a header sent with every request, after checking it: an HTTP token for a name, no
-    /// control characters (CR, LF, NUL...) in the value, and not one the transport sets itself.
+    /// control characters (CR, LF, NUL...) in the value, not one the transport sets itself nor
+    /// one that shapes the HTTP exchange (Connection, Content-Length, Expect, Host, Keep-Alive,
+    /// Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade; any case), and all of them
+    /// within 64 KiB.
     pub fn add_header(&mut self, name: &str, value: &str) -> Result<()> {
-        let header = vec![(name.to_owned(), value.to_owned())];
-        headers::check_extra(&header)?;
-        self.headers.extend(header);
+        let mut all = self.headers.clone();
+        all.push((name.to_owned(), value.to_owned()));
+        headers::check_extra(&all)?;
+        self.headers = all;
         Ok(())
     }
+}
+
+/// A configured duration past this is no limit at all: Instant arithmetic (ours and ureq's)
+/// would overflow on it (`Duration::MAX`).
+const NO_LIMIT_PAST: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// A configured duration as a limit: `None` when it is too long to be one.
+fn limit(duration: Duration) -> Option<Duration> {
+    (duration < NO_LIMIT_PAST).then_some(duration)
 }
 
 /// How long a notification POST (a cancel notice, an answer) may take.
@@ -197,7 +220,9 @@ pub struct HttpTransport {
 struct Shared {
     config: HttpConfig,
     agent: ureq::Agent,
+    /// The engine, reached through `Scrubbing`: no error carries a credential.
     inbound: Arc<dyn Inbound>,
+    secrets: Arc<Secrets>,
     session: Mutex<Session>,
     tools: Mutex<ToolHeaders>,
     exchanges: Mutex<Exchanges>,
@@ -224,17 +249,11 @@ struct Exchanges {
 impl HttpTransport {
     /// Checks the configuration and builds the connection pool. Nothing is sent yet.
     pub fn open(config: HttpConfig, inbound: Arc<dyn Inbound>) -> Result<HttpTransport> {
-        check_url(&config.url)?;
-        headers::check_extra(&config.headers)?;
-        if config.max_message_bytes == 0 {
-            return Err(Error::invalid("max_message_bytes must be positive"));
+        let secrets = Arc::new(Secrets::new(&config.url, &config.headers));
+        if let Some(proxy) = &config.proxy {
+            secrets.add_url(proxy);
         }
-        let tls = trust::client_config(&config)?;
-        let routes = Arc::new(Routes::new(
-            config.proxy.as_deref(),
-            config.no_proxy.as_deref(),
-            config.proxy_from_env,
-        )?);
+        let (tls, routes) = open_checks(&config).map_err(|e| secrets.scrub(e))?;
         let agent_config = ureq::Agent::config_builder()
             // Error statuses carry JSON-RPC errors we want to read.
             .http_status_as_error(false)
@@ -243,8 +262,8 @@ impl HttpTransport {
             // Proxies are our connector's (see `proxy`), so a cancel reaches their sockets too;
             // ureq must not read HTTP_PROXY itself.
             .proxy(None)
-            .timeout_connect(Some(config.connect_timeout))
-            .timeout_per_read(config.idle_timeout)
+            .timeout_connect(limit(config.connect_timeout))
+            .timeout_per_read(config.idle_timeout.and_then(limit))
             .max_idle_connections(32)
             .max_idle_connections_per_host(16)
             // Below the usual 5 s keep-alive of servers, so we rarely reuse a connection the
@@ -264,7 +283,11 @@ impl HttpTransport {
             shared: Arc::new(Shared {
                 config,
                 agent,
-                inbound,
+                inbound: Arc::new(Scrubbing {
+                    inner: inbound,
+                    secrets: secrets.clone(),
+                }),
+                secrets,
                 session: Mutex::default(),
                 tools: Mutex::default(),
                 exchanges: Mutex::default(),
@@ -277,47 +300,40 @@ impl HttpTransport {
     }
 }
 
-fn check_url(url: &str) -> Result<()> {
-    let uri: Uri = url
-        .parse()
-        .map_err(|e| Error::invalid(format!("invalid URL {url:?}: {e}")))?;
-    match uri.scheme_str() {
-        Some("http" | "https") => {}
-        _ => {
-            return Err(Error::invalid(format!(
-                "invalid URL {url:?}: the scheme must be http or https"
-            )))
-        }
-    }
-    if uri.host().is_none_or(str::is_empty) {
-        return Err(Error::invalid(format!("invalid URL {url:?}: no host")));
-    }
-    Ok(())
-}
-
-impl Transport for HttpTransport {
-    fn send_request(&self, request: OutgoingRequest) -> Result<()> {
+impl HttpTransport {
+    fn send_request_unscrubbed(&self, request: OutgoingRequest) -> Result<()> {
         let shared = &self.shared;
         if shared.closed.load(Ordering::Acquire) {
             return Err(Error::new(Status::Closed, "the transport is closed"));
         }
         let OutgoingRequest { id, frame, sent } = request;
         let info = MessageInfo::parse(&frame)?;
+        // The mirrored headers are made (and their size checked) here, so a request that
+        // cannot be sent fails now, before anything reaches the server.
+        let routing = shared.routing(&info)?;
         let exchange = Exchange::new(Some(sent));
         shared.lock_exchanges().running.insert(id, exchange.clone());
         let worker = {
             let shared = shared.clone();
             move || {
-                exchange::run(&shared, &exchange, id, &frame, &info);
+                exchange::run(&shared, &exchange, id, &frame, &info, routing);
                 shared.lock_exchanges().running.remove(&id);
             }
         };
-        shared.workers.run(worker).inspect_err(|_| {
+        // A bug must not leave the call waiting forever.
+        let on_panic = {
+            let shared = shared.clone();
+            move |error| {
+                shared.lock_exchanges().running.remove(&id);
+                shared.inbound.request_failed(id, error);
+            }
+        };
+        shared.workers.run(worker, on_panic).inspect_err(|_| {
             shared.lock_exchanges().running.remove(&id);
         })
     }
 
-    fn send_notification(&self, frame: &str) -> Result<()> {
+    fn send_notification_unscrubbed(&self, frame: &str) -> Result<()> {
         let shared = &self.shared;
         if shared.closed.load(Ordering::Acquire) {
             return Err(Error::new(Status::Closed, "the transport is closed"));
@@ -331,6 +347,64 @@ impl Transport for HttpTransport {
             listener::start(shared);
         }
         Ok(())
+    }
+}
+
+fn check_config(config: &HttpConfig) -> Result<()> {
+    check_url(&config.url)?;
+    headers::check_extra(&config.headers)?;
+    if config.max_message_bytes == 0 {
+        return Err(Error::invalid("max_message_bytes must be positive"));
+    }
+    Ok(())
+}
+
+/// Messages name the URL without its credentials (see `redact`).
+fn check_url(url: &str) -> Result<()> {
+    let shown = display_url(url);
+    let uri: Uri = url
+        .parse()
+        .map_err(|e| Error::invalid(format!("invalid URL {shown}: {e}")))?;
+    match uri.scheme_str() {
+        Some("http" | "https") => {}
+        _ => {
+            return Err(Error::invalid(format!(
+                "invalid URL {shown}: the scheme must be http or https"
+            )))
+        }
+    }
+    if uri.host().is_none_or(str::is_empty) {
+        return Err(Error::invalid(format!("invalid URL {shown}: no host")));
+    }
+    Ok(())
+}
+
+/// Everything `open` checks in the configuration, and the TLS setup and proxy routes it makes.
+fn open_checks(config: &HttpConfig) -> Result<(Arc<rustls::ClientConfig>, Arc<Routes>)> {
+    check_url(&config.url)?;
+    headers::check_extra(&config.headers)?;
+    if config.max_message_bytes == 0 {
+        return Err(Error::invalid("max_message_bytes must be positive"));
+    }
+    let tls = trust::client_config(config)?;
+    let routes = Arc::new(Routes::new(
+        config.proxy.as_deref(),
+        config.no_proxy.as_deref(),
+        config.proxy_from_env,
+    )?);
+    check_config(config)?;
+    Ok((tls, routes))
+}
+
+impl Transport for HttpTransport {
+    fn send_request(&self, request: OutgoingRequest) -> Result<()> {
+        self.send_request_unscrubbed(request)
+            .map_err(|e| self.shared.secrets.scrub(e))
+    }
+
+    fn send_notification(&self, frame: &str) -> Result<()> {
+        self.send_notification_unscrubbed(frame)
+            .map_err(|e| self.shared.secrets.scrub(e))
     }
 
     fn wire_cancel(&self) -> WireCancel {
@@ -374,14 +448,14 @@ impl Transport for HttpTransport {
         }
         shared.watchdog.stop();
         let session = shared.session();
-        if let (Some(id), false) = (&session.id, session.modern) {
+        if let (Some(_), false) = (&session.id, session.modern) {
             // 404 and 405 (no session, or no DELETE) are fine, and so is any failure: the
             // session is gone from our side whatever the server says.
-            let _ = exchange::delete_session(shared, id, &session);
+            let _ = exchange::delete_session(shared, &session);
         }
         // Connections still opening or idle in the pool.
         shared.agent.clone().shutdown();
-        shared.workers.wait(Some(shared.config.close_timeout));
+        shared.workers.wait(limit(shared.config.close_timeout));
         shared.workers.stop_idle();
     }
 }
@@ -409,6 +483,7 @@ impl Shared {
     fn capture_session(&self, id: &str) {
         let mut session = self.lock_session();
         if session.id.is_none() && !id.is_empty() {
+            self.secrets.add(id);
             session.id = Some(id.to_owned());
         }
     }
@@ -423,6 +498,18 @@ impl Shared {
             headers.push((headers::PROTOCOL_VERSION.into(), version.clone()));
         }
         headers
+    }
+
+    /// The routing headers of a message, checked against the size limits along with the
+    /// headers every request carries.
+    fn routing(&self, info: &MessageInfo) -> Result<Headers> {
+        let session = self.session();
+        let routing = {
+            let tools = self.lock_tools();
+            headers::routing(info, session.modern.then_some(&*tools))
+        };
+        headers::check_size(&self.base_headers(&session), &routing)?;
+        Ok(routing)
     }
 
     fn lock_session(&self) -> MutexGuard<'_, Session> {
