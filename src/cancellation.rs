@@ -5,6 +5,7 @@
 //! registered hooks synchronously on the cancelling thread and never does I/O itself: the engine's
 //! hooks only flip state and wake waiters (see `engine::call`), so `cancel` returns at once.
 
+use crate::sync::lock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -101,7 +102,7 @@ impl CancellationToken {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A hook never runs under this lock, so a poisoned lock can only come from a panic in
         // our own bookkeeping; the state is still consistent, so keep going.
-        self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.inner.state)
     }
 }
 

@@ -19,6 +19,7 @@ pub mod ffi;
 pub mod handlers;
 mod panic_guard;
 mod protocol;
+mod sync;
 mod transport;
 
 pub use cancellation::{CancellationToken, HookId};

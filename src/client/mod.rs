@@ -15,6 +15,7 @@ use crate::engine::{Connection, CALLBACK_WAIT_ON_CLOSE};
 use crate::error::{Error, Result, Status};
 use crate::handlers::{Callbacks, LogLevel, ProgressHandler};
 use crate::protocol::envelope::{self, Envelope};
+use crate::sync::lock;
 use crate::transport::custom::{BlockingTransport, CustomTransport};
 use crate::transport::http::{HttpConfig, HttpTransport};
 use crate::transport::stdio::{StderrMode, StdioConfig, StdioTransport};
@@ -514,8 +515,4 @@ impl Drop for Client {
 
 fn closed_error() -> Error {
     Error::new(Status::Closed, "the client is closed")
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

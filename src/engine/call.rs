@@ -9,6 +9,7 @@
 
 use crate::error::Error;
 use crate::protocol::jsonrpc;
+use crate::sync::{lock, wait_until};
 use crate::transport::Waker;
 use crate::transport::WireCancel;
 use crossbeam_channel::Sender;
@@ -184,20 +185,7 @@ impl Call {
                 }
                 return Some(outcome);
             }
-            match deadline {
-                None => state = self.finished.wait(state).unwrap_or_else(|e| e.into_inner()),
-                Some(deadline) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        return None;
-                    }
-                    state = self
-                        .finished
-                        .wait_timeout(state, deadline - now)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0;
-                }
-            }
+            state = wait_until(&self.finished, state, deadline)?;
         }
     }
 
@@ -245,7 +233,7 @@ impl Call {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 }
 

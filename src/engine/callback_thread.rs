@@ -10,6 +10,7 @@
 use super::gate::Gate;
 use crate::error::{Error, Result};
 use crate::handlers::{LogHandler, LogLevel};
+use crate::sync::{lock, spawn};
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -157,8 +158,7 @@ impl CallbackThread {
                 shared.report_drops();
             }
         };
-        let spawned = crate::panic_guard::spawn("mcpc-callbacks", run, |_| ())
-            .map_err(|e| Error::transport(format!("cannot start the callback thread: {e}")))?;
+        let spawned = spawn("mcpc-callbacks", run, |_| ())?;
         let _ = self.thread_id.set(spawned.thread().id());
         *state = State::Running(spawned, ended);
         self.started.store(true, Ordering::Release);
@@ -166,7 +166,7 @@ impl CallbackThread {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 }
 

@@ -7,6 +7,7 @@
 //! close made from inside a callback does not wait for other callbacks that are closing too
 //! (two callbacks closing at once would otherwise wait for each other until the bound).
 
+use crate::sync::{lock, wait_until};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread::ThreadId;
 use std::time::Instant;
@@ -77,20 +78,15 @@ impl Gate {
             if !busy {
                 return true;
             }
-            let now = Instant::now();
-            if now >= deadline {
-                return false;
-            }
-            state = self
-                .idle
-                .wait_timeout(state, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            state = match wait_until(&self.idle, state, Some(deadline)) {
+                Some(state) => state,
+                None => return false,
+            };
         }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 }
 

@@ -17,6 +17,7 @@ use crate::cancellation::CancellationToken;
 use crate::error::{Error, Result, Status};
 use crate::handlers::{Callbacks, LogLevel, ProgressHandler};
 use crate::protocol::jsonrpc;
+use crate::sync::{lock, spawn};
 use crate::transport::{Inbound, OutgoingRequest, SendBoundary, Transport, WireCancel};
 use answers::AnswerReceiver;
 use call::{Call, Outcome, Outgoing};
@@ -376,18 +377,9 @@ fn timeout_reason(timeout: Duration) -> String {
     format!("timed out after {} ms", timeout.as_millis())
 }
 
-fn spawn(
-    name: &str,
-    body: impl FnOnce() + Send + 'static,
-    on_panic: impl FnOnce(Error) + Send + 'static,
-) -> Result<JoinHandle<()>> {
-    crate::panic_guard::spawn(name, body, on_panic)
-        .map_err(|e| Error::transport(format!("cannot start a thread: {e}")))
-}
-
 /// Joins a thread unless it is the current one.
 fn join(slot: &Mutex<Option<JoinHandle<()>>>) {
-    let handle = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let handle = lock(slot).take();
     if let Some(handle) = handle {
         if handle.thread().id() != std::thread::current().id() {
             let _ = handle.join();

@@ -3,6 +3,7 @@
 //! runs after the call has returned (its userdata may be gone by then).
 
 use crate::handlers::{Progress, ProgressHandler};
+use crate::sync::{lock, wait};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::ThreadId;
 
@@ -111,11 +112,11 @@ impl Drop for RunOver<'_> {
 
 impl Pending {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 
     fn wait<'a>(&self, state: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
-        self.changed.wait(state).unwrap_or_else(|e| e.into_inner())
+        wait(&self.changed, state)
     }
 }
 

@@ -14,6 +14,7 @@ use crate::handlers::{
 };
 use crate::protocol::json_text;
 use crate::protocol::jsonrpc::{self, Incoming};
+use crate::sync::{lock, spawn};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -377,7 +378,7 @@ impl Router {
                 table.handlers -= 1;
             }
         };
-        let spawned = crate::panic_guard::spawn(
+        let spawned = spawn(
             "mcpc-handler",
             move || {
                 let params = params.unwrap_or(Value::Null);
@@ -447,7 +448,7 @@ impl Router {
     }
 
     fn lock(&self) -> MutexGuard<'_, Table> {
-        self.table.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.table)
     }
 }
 

@@ -9,6 +9,7 @@ use super::strings::{required_str, to_cstring};
 use super::{free_handle, guard};
 use crate::client::{Client, ClientOptions, ConnectionState, RequestOptions};
 use crate::error::{Error, Result};
+use crate::sync::lock;
 use crate::transport::http::HttpConfig;
 use crate::transport::stdio::StdioConfig;
 use serde_json::Value;
@@ -40,7 +41,7 @@ impl mcp_client {
         let Some(value) = value else {
             return std::ptr::null();
         };
-        let mut strings = self.strings.lock().unwrap_or_else(|e| e.into_inner());
+        let mut strings = lock(&self.strings);
         let current = strings.iter().rev().find(|(k, _)| *k == key);
         if let Some((_, s)) = current.filter(|(_, s)| s.as_bytes() == value.as_bytes()) {
             return s.as_ptr();

@@ -1,5 +1,6 @@
 //! What goes on the wire: JSON-RPC 2.0 frames, MCP method names and protocol versions.
 
+pub mod base64;
 pub mod envelope;
 pub mod header_value;
 pub mod json_text;

@@ -17,6 +17,7 @@
 use super::wake::{self, WakePipe};
 use super::{Inbound, SendBoundary};
 use crate::error::{Error, Result, Status};
+use crate::sync::{lock, spawn, wait};
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
@@ -136,7 +137,7 @@ impl StdinWriter {
             if let Some(error) = ended(&state) {
                 return Err(error);
             }
-            state = self.progress.wait(state).unwrap_or_else(|e| e.into_inner());
+            state = wait(&self.progress, state);
         }
     }
 
@@ -155,7 +156,7 @@ impl StdinWriter {
                 sent.never_sent();
             }
         }
-        let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let thread = lock(&self.thread).take();
         if let Some(thread) = thread {
             if thread.thread().id() != std::thread::current().id() {
                 let _ = thread.join();
@@ -217,15 +218,14 @@ impl StdinWriter {
                     writer.inbound.closed(error);
                 }
             };
-            let spawned =
-                crate::panic_guard::spawn("mcpc-stdin-writer", move || writer.run(), on_panic);
+            let spawned = spawn("mcpc-stdin-writer", move || writer.run(), on_panic);
             match spawned {
                 Ok(handle) => {
-                    *self.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);
+                    *lock(&self.thread) = Some(handle);
                     state.thread_started = true;
                 }
                 Err(e) => {
-                    let message = format!("cannot start the stdin writer thread: {e}");
+                    let message = e.message;
                     if written > 0 {
                         // Half a line is on the wire: nothing can follow it any more.
                         state.failed = Some(message.clone());
@@ -351,7 +351,7 @@ impl StdinWriter {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 }
 

@@ -18,13 +18,14 @@ use super::wake::{self, WakePipe};
 use super::{Inbound, OutgoingRequest, Transport, Waker};
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc;
+use crate::sync::{lock, spawn};
 use std::collections::VecDeque;
 use std::io::{self, BufReader};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::{Child, ChildStderr, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -144,9 +145,8 @@ impl StdioTransport {
             );
             wake::set_flags(stderr.as_raw_fd())
                 .map_err(|e| Error::transport(format!("cannot set up reading stderr: {e}")))?;
-            threads.push(spawn_thread("mcpc-stderr", move || {
-                drain_stderr(stderr, &stop, &tail, callback)
-            })?);
+            let drain = move || drain_stderr(stderr, &stop, &tail, callback);
+            threads.push(spawn("mcpc-stderr", drain, |_| ())?);
         }
         let stdin = StdinWriter::new(stdin, inbound.clone())
             .map(Arc::new)
@@ -168,13 +168,13 @@ impl StdioTransport {
         )
         .map(Arc::new)
         .map_err(|e| Error::transport(format!("cannot set up reading from the server: {e}")))?;
-        let background = stdout.clone();
-        threads.push(spawn_thread("mcpc-stdio-reader", move || {
-            let run = std::panic::AssertUnwindSafe(|| background.run_background());
-            if std::panic::catch_unwind(run).is_err() {
-                background.fail("internal error: the stdout reader thread panicked");
-            }
-        })?);
+        let (background, failed) = (stdout.clone(), stdout.clone());
+        threads.push(spawn(
+            "mcpc-stdio-reader",
+            move || background.run_background(),
+            // Calls must not wait for a reader that is gone.
+            move |error| failed.fail(&error.message),
+        )?);
 
         Ok(StdioTransport {
             stdin,
@@ -426,13 +426,4 @@ fn drain_stderr(
         }
     }
     tail.finish();
-}
-
-fn spawn_thread(name: &str, body: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>> {
-    crate::panic_guard::spawn(name, body, |_| ())
-        .map_err(|e| Error::transport(format!("cannot start a thread: {e}")))
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

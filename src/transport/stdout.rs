@@ -13,6 +13,7 @@ use super::child::ExitWatch;
 use super::lines::{Line, LineReader};
 use super::wake::{self, WakePipe};
 use super::Waker;
+use crate::sync::lock;
 use std::io::{self, BufReader, Read};
 use std::os::fd::RawFd;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -282,10 +283,6 @@ impl Drop for Release<'_> {
             reader.caller_turn.notify_all();
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

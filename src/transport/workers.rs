@@ -5,7 +5,8 @@
 //! a sequential HTTP call's CPU, see docs/benchmarks.md). Close waits for the jobs in progress, then lets the idle workers go.
 
 use crate::error::{Error, Result};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use crate::sync::{lock, spawn, wait_until};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long a worker with nothing to do stays for the next job.
@@ -67,12 +68,9 @@ impl Workers {
         }
         let workers = self.clone();
         // Jobs catch their own panics (above); nothing else here can panic.
-        crate::panic_guard::spawn(self.name, move || workers.work(job), |_| ())
+        spawn(self.name, move || workers.work(job), |_| ())
             .map(|_| ())
-            .map_err(|e| {
-                self.finish();
-                Error::transport(format!("cannot start a thread: {e}"))
-            })
+            .inspect_err(|_| self.finish())
     }
 
     /// Waits until no job is in progress, at most `limit` (`None`: as long as it takes).
@@ -81,21 +79,9 @@ impl Workers {
         let deadline = limit.and_then(|limit| Instant::now().checked_add(limit));
         let mut running = lock(&self.running);
         while *running > 0 {
-            running = match deadline {
-                None => self
-                    .finished
-                    .wait(running)
-                    .unwrap_or_else(|e| e.into_inner()),
-                Some(deadline) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        return;
-                    }
-                    self.finished
-                        .wait_timeout(running, deadline - now)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0
-                }
+            running = match wait_until(&self.finished, running, deadline) {
+                Some(running) => running,
+                None => return,
             };
         }
     }
@@ -130,17 +116,11 @@ impl Workers {
             if let Some(handed) = next.take() {
                 return handed;
             }
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            next = me
-                .handed
-                .wait_timeout(next, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            next = match wait_until(&me.handed, next, Some(deadline)) {
+                Some(next) => next,
+                None => break,
+            };
         }
-        drop(next);
         // Timed out: leave, unless a job was handed over meanwhile (then we are off the list).
         let mut idle = lock(&self.idle);
         match idle.iter().position(|worker| Arc::ptr_eq(worker, me)) {
@@ -156,8 +136,4 @@ impl Workers {
         *lock(&self.running) -= 1;
         self.finished.notify_all();
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

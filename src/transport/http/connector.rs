@@ -14,6 +14,7 @@
 
 use super::proxy::{self, Routes};
 use super::tls;
+use crate::sync::{lock, wait_until};
 use crate::transport::SendBoundary;
 use std::cell::RefCell;
 use std::fmt;
@@ -87,18 +88,9 @@ impl Exchange {
         let deadline = Instant::now().checked_add(delay);
         let mut state = self.lock();
         while !state.aborted {
-            state = match deadline {
-                None => self.woken.wait(state).unwrap_or_else(|e| e.into_inner()),
-                Some(deadline) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        return true;
-                    }
-                    self.woken
-                        .wait_timeout(state, deadline - now)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0
-                }
+            state = match wait_until(&self.woken, state, deadline) {
+                Some(state) => state,
+                None => return true,
             };
         }
         false
@@ -125,7 +117,7 @@ impl Exchange {
     }
 
     fn lock(&self) -> MutexGuard<'_, ExchangeState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 }
 
@@ -192,7 +184,7 @@ impl Socket {
     }
 
     fn lock(&self) -> MutexGuard<'_, Owner> {
-        self.owner.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.owner)
     }
 }
 

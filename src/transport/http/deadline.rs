@@ -6,7 +6,8 @@
 //! use, ended by `stop`) aborts the exchanges that pass theirs.
 
 use super::connector::Exchange;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use crate::sync::{lock, spawn, wait};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -59,8 +60,7 @@ impl Watchdog {
         }
         let state = self.state.clone();
         // Without the thread, streams that stay open keep their worker until close: not fatal.
-        *thread =
-            crate::panic_guard::spawn("mcpc-http-watchdog", move || watch(&state), |_| ()).ok();
+        *thread = spawn("mcpc-http-watchdog", move || watch(&state), |_| ()).ok();
     }
 }
 
@@ -99,13 +99,9 @@ fn watch(state: &(Mutex<State>, Condvar)) {
                     .unwrap_or_else(|e| e.into_inner())
                     .0
             }
-            None => changed.wait(guard).unwrap_or_else(|e| e.into_inner()),
+            None => wait(changed, guard),
         };
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

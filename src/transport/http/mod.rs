@@ -33,6 +33,7 @@ mod trust;
 use super::workers::Workers;
 use super::{Inbound, OutgoingRequest, Transport, WireCancel};
 use crate::error::{Error, Result, Status};
+use crate::sync::lock;
 use connector::{Exchange, TrackingConnector};
 use deadline::Watchdog;
 use headers::{Headers, MessageInfo, ToolHeaders};
@@ -523,8 +524,4 @@ impl Shared {
     fn lock_tools(&self) -> MutexGuard<'_, ToolHeaders> {
         lock(&self.tools)
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -9,6 +9,7 @@
 
 use crate::error::Error;
 use crate::protocol::jsonrpc::Incoming;
+use crate::sync::lock;
 use crate::transport::Inbound;
 use serde_json::Value;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -109,7 +110,7 @@ impl Secrets {
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<String>> {
-        self.known.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.known)
     }
 }
 
