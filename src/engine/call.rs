@@ -66,8 +66,22 @@ struct State {
     last_progress: Option<Instant>,
     /// The caller's thread, while it reads the transport for its own response.
     reading: Option<ThreadId>,
-    /// The request was never handed to the transport: the wire has nothing to hear.
-    never_sent: bool,
+    /// Whether the request went, or will go, to the wire.
+    sending: Sending,
+}
+
+/// Where the request stands with the wire. Once the caller has taken an outcome without a
+/// response, a request the transport has not started to write is withdrawn: it is never
+/// written, the server hears nothing of it, and the caller's error carries no request id.
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum Sending {
+    /// Not started yet.
+    #[default]
+    Pending,
+    /// The transport began writing it (or sent it some other way): it will be written whole.
+    Started,
+    /// Never to be written.
+    Withdrawn,
 }
 
 #[derive(Default)]
@@ -146,12 +160,36 @@ impl Call {
     /// The call ended before its request was handed to the transport, which therefore never
     /// hears of it: no notice, nothing to abandon.
     pub fn never_sent(&self) {
-        self.lock().never_sent = true;
+        self.lock().sending = Sending::Withdrawn;
+    }
+
+    /// The transport is about to write the request's first byte (the claim of its
+    /// `SendBoundary`). False when the call has already ended without a response: the request
+    /// is withdrawn instead, never to be written.
+    pub fn try_start_sending(&self) -> bool {
+        let mut state = self.lock();
+        if state.sending == Sending::Pending && (state.taken || state.outcome.is_some()) {
+            state.sending = Sending::Withdrawn;
+        }
+        if state.sending == Sending::Withdrawn {
+            return false;
+        }
+        state.sending = Sending::Started;
+        true
+    }
+
+    /// Whether the request never reached, and never will reach, the wire.
+    pub fn was_withdrawn(&self) -> bool {
+        self.lock().sending == Sending::Withdrawn
     }
 
     /// The send boundary: the request's bytes are on the wire (or its send has ended).
     pub fn mark_sent(&self) {
         let mut state = self.lock();
+        if state.sending == Sending::Withdrawn {
+            return;
+        }
+        state.sending = Sending::Started;
         if !state.sent {
             state.sent = true;
             self.queue_notice(&mut state);
@@ -180,6 +218,9 @@ impl Call {
         loop {
             if let Some(outcome) = state.outcome.take() {
                 state.taken = true;
+                if state.sending == Sending::Pending && !matches!(outcome, Outcome::Response(_)) {
+                    state.sending = Sending::Withdrawn;
+                }
                 if matches!(outcome, Outcome::Cancelled { .. }) {
                     self.tell_the_wire(&mut state);
                 }
@@ -208,7 +249,7 @@ impl Call {
     /// A cancel won and the caller has taken it: the notice goes now if the request is on the
     /// wire (else `mark_sent` sends it), or the exchange is dropped.
     fn tell_the_wire(&self, state: &mut State) {
-        if state.never_sent {
+        if state.sending == Sending::Withdrawn {
             return;
         }
         match self.wire {
@@ -270,6 +311,7 @@ mod tests {
     #[test]
     fn cancel_before_boundary_waits_for_it() {
         let (c, rx) = call(WireCancel::Notify);
+        assert!(c.try_start_sending(), "the request is being written");
         assert!(c.cancel(Some("r"), false));
         assert!(matches!(c.wait(None), Some(Outcome::Cancelled { .. })));
         assert!(
@@ -322,6 +364,7 @@ mod tests {
     #[test]
     fn abort_style_drops_the_exchange_at_once_without_a_notice() {
         let (c, rx) = call(WireCancel::Abort);
+        assert!(c.try_start_sending(), "the exchange is under way");
         assert!(c.cancel(Some("r"), false));
         assert!(c.wait(None).is_some());
         assert_eq!(
@@ -359,6 +402,45 @@ mod tests {
             assert!(matches!(c.wait(None), Some(Outcome::Cancelled { .. })));
             assert!(rx.try_recv().is_err(), "{wire:?}: nothing queued");
         }
+    }
+
+    #[test]
+    fn a_request_not_started_when_its_cancel_is_taken_is_withdrawn() {
+        let (c, rx) = call(WireCancel::Notify);
+        assert!(c.cancel(Some("r"), false));
+        assert!(matches!(c.wait(None), Some(Outcome::Cancelled { .. })));
+        assert!(!c.try_start_sending(), "the transport must drop it");
+        assert!(c.was_withdrawn(), "the caller is told it was never sent");
+        c.mark_sent();
+        assert!(
+            rx.try_recv().is_err(),
+            "no notice for a request never written"
+        );
+    }
+
+    #[test]
+    fn a_request_started_before_its_cancel_is_taken_gets_its_notice() {
+        let (c, rx) = call(WireCancel::Notify);
+        assert!(c.try_start_sending());
+        assert!(c.cancel(Some("r"), false));
+        assert!(matches!(c.wait(None), Some(Outcome::Cancelled { .. })));
+        assert!(!c.was_withdrawn());
+        assert!(c.try_start_sending(), "started stays started");
+        c.mark_sent();
+        assert!(notice(&rx).contains(r#""requestId":5"#));
+    }
+
+    #[test]
+    fn a_transport_starting_after_the_cancel_won_withdraws_the_request() {
+        let (c, rx) = call(WireCancel::Notify);
+        assert!(c.cancel(Some("r"), false));
+        assert!(
+            !c.try_start_sending(),
+            "the outcome is decided: nothing to send"
+        );
+        assert!(matches!(c.wait(None), Some(Outcome::Cancelled { .. })));
+        assert!(c.was_withdrawn());
+        assert!(rx.try_recv().is_err());
     }
 
     #[test]

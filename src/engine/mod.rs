@@ -148,9 +148,10 @@ impl Connection {
         }
         if sent {
             let boundary = {
-                let (call, ended) = (call.clone(), call.clone());
+                let (call, claim) = (call.clone(), call.clone());
                 // A request whose call ended before its first byte was written is not sent.
-                SendBoundary::new(move || call.mark_sent()).unless(move || ended.is_finished())
+                SendBoundary::new(move || call.mark_sent())
+                    .claimed_by(move || claim.try_start_sending())
             };
             let frame = jsonrpc::encode_request(id, method, params);
             let request = OutgoingRequest {
@@ -181,7 +182,7 @@ impl Connection {
             };
             own.finish(ended_by_itself, !self.callback_thread.is_current());
         }
-        let request_id = sent.then_some(id);
+        let request_id = (sent && !call.was_withdrawn()).then_some(id);
         match outcome {
             Outcome::Response(frame) => {
                 jsonrpc::into_result(frame).map_err(|e| e.with_request_id(request_id))

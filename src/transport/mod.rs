@@ -50,27 +50,31 @@ pub trait Inbound: Send + Sync {
 /// knows not a byte of the request went out says so with [`SendBoundary::never_sent`].
 pub struct SendBoundary {
     on_sent: Option<Box<dyn FnOnce() + Send>>,
-    abandoned: Option<Box<dyn Fn() -> bool + Send + Sync>>,
+    claim: Option<Box<dyn Fn() -> bool + Send + Sync>>,
 }
 
 impl SendBoundary {
     pub fn new(on_sent: impl FnOnce() + Send + 'static) -> Self {
         SendBoundary {
             on_sent: Some(Box::new(on_sent)),
-            abandoned: None,
+            claim: None,
         }
     }
 
-    /// The engine's word on whether the request is still worth sending: once `abandoned()`
-    /// holds (its call has ended), a transport that has not written any of it yet drops it.
-    pub fn unless(mut self, abandoned: impl Fn() -> bool + Send + Sync + 'static) -> Self {
-        self.abandoned = Some(Box::new(abandoned));
+    /// How the transport claims the request for the wire (see [`SendBoundary::start`]): the
+    /// engine's `claim` returns false once the call has ended without it.
+    pub fn claimed_by(mut self, claim: impl Fn() -> bool + Send + Sync + 'static) -> Self {
+        self.claim = Some(Box::new(claim));
         self
     }
 
-    /// False once the request's call has ended (see [`SendBoundary::unless`]).
-    pub fn still_wanted(&self) -> bool {
-        self.abandoned.as_ref().is_none_or(|abandoned| !abandoned())
+    /// Called by the transport just before it writes the request's first byte. False: the
+    /// call has already ended and the engine withdrew the request, so the transport drops it
+    /// unsent (and calls [`SendBoundary::never_sent`]); the caller was told it was never sent.
+    /// True: the request is the wire's for good, the transport writes all of it, and a cancel
+    /// of it is told to the server once it is written.
+    pub fn start(&self) -> bool {
+        self.claim.as_ref().is_none_or(|claim| claim())
     }
 
     pub fn signal(mut self) {

@@ -60,7 +60,7 @@ struct Pending {
 impl Pending {
     /// A request whose call ended before its first byte was written is not sent at all.
     fn unwanted(&self) -> bool {
-        self.written == 0 && matches!(&self.request, Some((_, sent)) if !sent.still_wanted())
+        self.written == 0 && matches!(&self.request, Some((_, sent)) if !sent.start())
     }
 }
 
@@ -103,6 +103,12 @@ impl StdinWriter {
         sent: SendBoundary,
     ) -> Result<()> {
         let mut state = self.lock();
+        // Written now (the queue is empty): claimed now. Queued: claimed when its turn comes.
+        if state.queue.is_empty() && !sent.start() {
+            // Its call has ended already: not a byte goes out.
+            sent.never_sent();
+            return Ok(());
+        }
         let written = match self.write_now(&mut state, &line) {
             Ok(written) => written,
             Err(error) => {

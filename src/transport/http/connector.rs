@@ -96,6 +96,22 @@ impl Exchange {
         false
     }
 
+    /// Claims the request for the wire before anything is written (see `SendBoundary::start`).
+    /// False when its call has ended already: then nothing is sent.
+    pub fn start_sending(&self) -> bool {
+        let mut state = self.lock();
+        match state.sent.take() {
+            Some(sent) if !sent.start() => {
+                sent.never_sent();
+                false
+            }
+            other => {
+                state.sent = other;
+                true
+            }
+        }
+    }
+
     /// Signals the send boundary, if it was not yet.
     fn request_written(&self) {
         let sent = self.lock().sent.take();

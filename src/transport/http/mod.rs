@@ -317,7 +317,10 @@ impl HttpTransport {
         let worker = {
             let shared = shared.clone();
             move || {
-                exchange::run(&shared, &exchange, id, &frame, &info, routing);
+                // A call that ended while this waited for a worker sends nothing.
+                if exchange.start_sending() {
+                    exchange::run(&shared, &exchange, id, &frame, &info, routing);
+                }
                 shared.lock_exchanges().running.remove(&id);
             }
         };
