@@ -368,3 +368,15 @@ fn bad_arguments_and_missing_programs_get_clear_statuses() {
         Status::NotConnected
     );
 }
+
+#[test]
+fn the_core_refuses_an_environment_name_the_environment_cannot_hold() {
+    for name in ["", "A=B", "NUL\0"] {
+        let mut config = common::config(&[]);
+        config.env.push((name.to_owned(), "value".to_owned()));
+        let client = Client::stdio(config, ClientOptions::default());
+        let error = client.connect().expect_err("a bad environment name");
+        assert_eq!(error.status, Status::InvalidArgument, "{name:?}: {error}");
+        assert!(error.message.contains("environment variable name"), "{error}");
+    }
+}

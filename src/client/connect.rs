@@ -41,15 +41,13 @@ pub(super) const UNSUPPORTED_VERSION: i64 = -32022;
 impl Client {
     pub(super) fn negotiate(&self, connection: &Connection) -> Result<Negotiated> {
         let pinned = self.options.protocol_version.as_deref();
+        if let Some(v) = pinned {
+            versions::check_supported(v)?;
+        }
         let (handshake_pin, modern_pin) = match pinned {
-            None => (None, None),
             Some(v) if versions::is_handshake_version(v) => (Some(v), None),
-            Some(v) if versions::is_modern_version(v) => (None, Some(v)),
-            Some(v) => {
-                return Err(Error::invalid(format!(
-                    "unsupported protocol version {v:?}"
-                )))
-            }
+            Some(v) => (None, Some(v)),
+            None => (None, None),
         };
         match self.options.mode {
             ConnectMode::Legacy if modern_pin.is_some() => Err(Error::invalid(format!(

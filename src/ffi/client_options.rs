@@ -9,7 +9,7 @@ use crate::client::{ClientOptions, ConnectMode};
 use crate::error::Error;
 use crate::protocol::versions;
 use crate::transport::http::HttpConfig;
-use crate::transport::stdio::{StderrMode, DEFAULT_MAX_LINE_BYTES};
+use crate::transport::stdio::{check_env_name, StderrMode, DEFAULT_MAX_LINE_BYTES};
 use serde_json::json;
 use std::ffi::{c_char, c_int};
 use std::path::PathBuf;
@@ -199,11 +199,7 @@ pub unsafe extern "C" fn mcp_client_options_set_env(
 ) -> mcp_status {
     set(options, |o| {
         let name = required_str(name, "environment variable name")?;
-        if name.is_empty() || name.contains('=') {
-            return Err(Error::invalid(
-                "environment variable name must be non-empty, without '='",
-            ));
-        }
+        check_env_name(name)?;
         let value = required_str(value, "environment variable value")?;
         o.env.push((name.to_owned(), value.to_owned()));
         Ok(())
@@ -278,11 +274,7 @@ pub unsafe extern "C" fn mcp_client_options_set_protocol_version(
     set(options, |o| {
         let version = optional_str(version, "protocol version")?;
         if let Some(v) = version {
-            if !versions::is_handshake_version(v) && !versions::is_modern_version(v) {
-                return Err(Error::invalid(format!(
-                    "unsupported protocol version {v:?}"
-                )));
-            }
+            versions::check_supported(v)?;
         }
         o.client.protocol_version = version.map(str::to_owned);
         Ok(())

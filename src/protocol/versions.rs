@@ -22,6 +22,16 @@ pub fn is_modern_version(version: &str) -> bool {
     MODERN_VERSIONS.contains(&version)
 }
 
+/// A version a host may pin: one of either era's.
+pub fn check_supported(version: &str) -> crate::error::Result<()> {
+    match is_handshake_version(version) || is_modern_version(version) {
+        true => Ok(()),
+        false => Err(crate::error::Error::invalid(format!(
+            "unsupported protocol version {version:?}"
+        ))),
+    }
+}
+
 /// The newest modern version in both our list and `theirs`.
 pub fn mutual_modern<'a>(theirs: impl IntoIterator<Item = &'a str>) -> Option<&'static str> {
     let theirs: Vec<&str> = theirs.into_iter().collect();

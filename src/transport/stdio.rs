@@ -81,6 +81,16 @@ impl StdioConfig {
     }
 }
 
+/// A name the environment can hold: not empty, without '=' or NUL.
+pub fn check_env_name(name: &str) -> Result<()> {
+    match name.is_empty() || name.contains(['=', '\0']) {
+        true => Err(Error::invalid(format!(
+            "environment variable name {name:?} must be non-empty, without '=' or NUL"
+        ))),
+        false => Ok(()),
+    }
+}
+
 pub struct StdioTransport {
     stdin: Arc<StdinWriter>,
     stdout: Arc<StdoutReader>,
@@ -100,6 +110,9 @@ impl StdioTransport {
             .argv
             .first()
             .ok_or_else(|| Error::invalid("argv is empty: no program to run"))?;
+        for (name, _) in &config.env {
+            check_env_name(name)?;
+        }
         let mut command = Command::new(program);
         command
             .args(&config.argv[1..])
