@@ -18,7 +18,8 @@ fn fault(kind: &str) -> Option<serde_json::Value> {
 
 #[test]
 fn a_response_with_an_id_never_sent_is_dropped_and_others_go_on() {
-    let client = Arc::new(connect(&[]));
+    let log = log_path("wrong_id");
+    let client = Arc::new(connect_logged(&log, &[]));
     let stuck = {
         let client = client.clone();
         std::thread::spawn(move || {
@@ -29,7 +30,12 @@ fn a_response_with_an_id_never_sent_is_dropped_and_others_go_on() {
             )
         })
     };
-    std::thread::sleep(Duration::from_millis(50));
+    // The stuck call is on the server's side before the next one starts.
+    wait_for_log(&log, |lines| {
+        lines
+            .iter()
+            .any(|l| is_method(l, "tools/call") && l["params"]["name"] == "fault")
+    });
     let ok = client
         .call_tool(
             "echo",

@@ -852,7 +852,9 @@ fn the_standalone_stream_can_be_turned_off_and_is_never_opened_in_the_modern_era
     let modern = server.connect(ConnectMode::Modern);
     echo(&quiet, "x").unwrap();
     echo(&modern, "y").unwrap();
-    std::thread::sleep(Duration::from_millis(100));
+    // The barrier: close waits for every exchange the clients started, a GET included.
+    quiet.close();
+    modern.close();
     assert!(!server.requests().iter().any(|r| r["method"] == "GET"));
 }
 
