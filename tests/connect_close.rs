@@ -59,8 +59,10 @@ fn check(kind: &str, delay: Duration, race: Race, close_limit: Duration) -> Dura
         "{kind}, close after {delay:?}: {}",
         err.message
     );
+    // Well under the 2 s a server that reads nothing gets at close: connect must not wait for
+    // the server's exit (close does), only for close to begin.
     assert!(
-        race.connect_after_close < Duration::from_secs(2),
+        race.connect_after_close < Duration::from_secs(1),
         "{kind}, close after {delay:?}: connect returned {:?} after close",
         race.connect_after_close
     );

@@ -377,6 +377,9 @@ fn the_core_refuses_an_environment_name_the_environment_cannot_hold() {
         let client = Client::stdio(config, ClientOptions::default());
         let error = client.connect().expect_err("a bad environment name");
         assert_eq!(error.status, Status::InvalidArgument, "{name:?}: {error}");
-        assert!(error.message.contains("environment variable name"), "{error}");
+        assert!(
+            error.message.contains("environment variable name"),
+            "{error}"
+        );
     }
 }

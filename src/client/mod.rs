@@ -15,7 +15,7 @@ use crate::engine::{Connection, CALLBACK_WAIT_ON_CLOSE};
 use crate::error::{Error, Result, Status};
 use crate::handlers::{Callbacks, LogLevel, ProgressHandler};
 use crate::protocol::envelope::{self, Envelope};
-use crate::sync::lock;
+use crate::sync::{lock, wait};
 use crate::transport::custom::{BlockingTransport, CustomTransport};
 use crate::transport::http::{HttpConfig, HttpTransport};
 use crate::transport::stdio::{StderrMode, StdioConfig, StdioTransport};
@@ -24,7 +24,7 @@ pub use connect::ConnectMode;
 use serde_json::{json, Map, Value};
 pub use state::ConnectionState;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// Options for a client, fixed when it is created.
@@ -132,6 +132,8 @@ pub struct Client {
     connecting: Mutex<()>,
     /// Every host callback passes through it; `close` shuts it.
     gate: Arc<Gate>,
+    /// Signalled when a connection has finished opening (see `State::opening`).
+    opened: Condvar,
 }
 
 #[derive(Default)]
@@ -143,6 +145,10 @@ struct State {
     connecting: bool,
     /// The connection while its handshake runs, so `close` can end it.
     handshaking: Option<Arc<Connection>>,
+    /// A connection is being opened (the server started, threads made): `close` waits for
+    /// that short step to end, so it can end the new connection itself, the way it ends one
+    /// in its handshake, and `connect` returns CLOSED at once.
+    opening: bool,
     /// The server ended the session (HTTP): the next `connect` opens a new one.
     expired: bool,
     closed: bool,
@@ -218,6 +224,7 @@ impl Client {
             open_transport: Box::new(factory),
             state: Mutex::default(),
             connecting: Mutex::new(()),
+            opened: Condvar::new(),
             gate,
         }
     }
@@ -274,36 +281,44 @@ impl Client {
                 old.connection.close(failure);
             }
         }
-        if self.lock().closed {
-            return Err(closed_error());
+        {
+            let mut state = self.lock();
+            if state.closed {
+                return Err(closed_error());
+            }
+            state.opening = true;
         }
         let mut stdio = None;
         let callbacks = Arc::new(self.options.callbacks.clone());
-        let connection = Arc::new(Connection::open(callbacks, self.gate.clone(), |inbound| {
+        let opened = Connection::open(callbacks, self.gate.clone(), |inbound| {
             let opened = (self.open_transport)(inbound)?;
             stdio = opened.stdio;
             Ok(opened.transport)
-        })?);
-        {
-            // A close that came while the connection opened found nothing to end: end it here.
+        });
+        let connection = {
             let mut state = self.lock();
+            state.opening = false;
+            self.opened.notify_all();
+            let connection = match opened {
+                Ok(connection) => Arc::new(connection),
+                Err(_) if state.closed => return Err(closed_error()),
+                Err(error) => return Err(error),
+            };
+            // A close that came meanwhile waits for this, then ends the connection itself.
+            state.handshaking = Some(connection.clone());
             if state.closed {
-                drop(state);
-                connection.close(closed_error());
                 return Err(closed_error());
             }
-            state.handshaking = Some(connection.clone());
-        }
+            connection
+        };
         let handshake = self.negotiate(&connection);
         let mut state = self.lock();
         state.handshaking = None;
         match handshake {
-            // Whatever the handshake ended with, a close decides the outcome.
-            _ if state.closed => {
-                drop(state);
-                connection.close(closed_error());
-                Err(closed_error())
-            }
+            // Whatever the handshake ended with, a close decides the outcome. That close took
+            // the connection (with `closed`, in one step) and ends it: returning now, not after
+            // the server's exit, is what "at once" means for a connect.
+            _ if state.closed => Err(closed_error()),
             Ok(negotiated) => {
                 let server_info = negotiated.server_info.clone();
                 state.session = Some(Arc::new(Session {
@@ -337,6 +352,11 @@ impl Client {
         let (session, handshaking) = {
             let mut state = self.lock();
             state.closed = true;
+            // Opening a connection is short (a process and threads started, nothing awaited
+            // from the server): wait for it, to end that connection here.
+            while state.opening {
+                state = wait(&self.opened, state);
+            }
             (state.session.take(), state.handshaking.take())
         };
         let error = closed_error();
