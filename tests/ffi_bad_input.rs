@@ -1135,3 +1135,36 @@ fn a_handler_reply_with_null_result_or_message() {
         mcp_client_free(client);
     }
 }
+
+#[test]
+fn network_setters_pass_each_pointer_null_alone() {
+    unsafe {
+        let (n, o) = (null_mut::<mcp_client_options>(), mcp_client_options_new());
+        let (none, bad, ok) = (
+            null::<c_char>(),
+            mcp_status::InvalidArgument,
+            mcp_status::Ok,
+        );
+        let s = c"x".as_ptr();
+        // A NULL options handle, every other pointer valid.
+        let proxy = c"http://127.0.0.1:9".as_ptr();
+        assert_eq!(call!(mcp_client_options_set_proxy(n, proxy)), bad);
+        assert_eq!(call!(mcp_client_options_set_noproxy(n, s)), bad);
+        assert_eq!(call!(mcp_client_options_set_proxy_from_env(n, true)), bad);
+        assert_eq!(call!(mcp_client_options_add_ca_file(n, s)), bad);
+        assert_eq!(call!(mcp_client_options_add_ca_dir(n, s)), bad);
+        assert_eq!(call!(mcp_client_options_add_ca_pem(n, s)), bad);
+        assert_eq!(call!(mcp_client_options_set_ca_replace(n, true)), bad);
+        assert_eq!(call!(mcp_client_options_set_use_system_roots(n, true)), bad);
+        assert_eq!(call!(mcp_client_options_set_client_cert(n, s, s)), bad);
+        // Live options, one string NULL: "none" where the setter documents it, else refused.
+        assert_eq!(call!(mcp_client_options_set_proxy(o, none)), ok);
+        assert_eq!(call!(mcp_client_options_set_noproxy(o, none)), ok);
+        assert_eq!(call!(mcp_client_options_add_ca_file(o, none)), bad);
+        assert_eq!(call!(mcp_client_options_add_ca_dir(o, none)), bad);
+        assert_eq!(call!(mcp_client_options_add_ca_pem(o, none)), bad);
+        assert_eq!(call!(mcp_client_options_set_client_cert(o, none, s)), bad);
+        assert_eq!(call!(mcp_client_options_set_client_cert(o, s, none)), bad);
+        call!(mcp_client_options_free(o));
+    }
+}
