@@ -25,7 +25,18 @@ pub struct mcp_client {
 }
 
 impl mcp_client {
-    fn new(client: Result<Client>) -> *mut mcp_client {
+    /// Boxes the client `make` builds, or why it could not (reported by connect and calls);
+    /// a panic in `make` becomes INTERNAL_ERROR. Never NULL.
+    fn make(make: impl FnOnce() -> Result<Client>) -> *mut mcp_client {
+        let client = guard(
+            || {
+                Err(Error::new(
+                    crate::Status::InternalError,
+                    "internal error creating the client",
+                ))
+            },
+            make,
+        );
         Box::into_raw(Box::new(mcp_client {
             client,
             strings: Mutex::default(),
@@ -96,30 +107,21 @@ pub unsafe extern "C" fn mcp_client_new_stdio(
     argv: *const *const c_char,
     options: *const mcp_client_options,
 ) -> *mut mcp_client {
-    let made = guard(
-        || {
-            Err(Error::new(
-                crate::Status::InternalError,
-                "internal error creating the client",
-            ))
-        },
-        || {
-            let argv = read_argv(argv)?;
-            let mut config = StdioConfig::new(argv);
-            let client_options = match client_options(options)? {
-                Some(o) => {
-                    config.env = o.env.clone();
-                    config.cwd = o.cwd.clone();
-                    config.max_line_bytes = o.max_line_bytes;
-                    config.stderr = o.stderr.clone();
-                    o.client.clone()
-                }
-                None => ClientOptions::default(),
-            };
-            Ok(Client::stdio(config, client_options))
-        },
-    );
-    mcp_client::new(made)
+    mcp_client::make(|| {
+        let argv = read_argv(argv)?;
+        let mut config = StdioConfig::new(argv);
+        let client_options = match client_options(options)? {
+            Some(o) => {
+                config.env = o.env.clone();
+                config.cwd = o.cwd.clone();
+                config.max_line_bytes = o.max_line_bytes;
+                config.stderr = o.stderr.clone();
+                o.client.clone()
+            }
+            None => ClientOptions::default(),
+        };
+        Ok(Client::stdio(config, client_options))
+    })
 }
 
 /// A client for a server reached by Streamable HTTP at `url` (e.g. "https://host/mcp"; https
@@ -135,28 +137,19 @@ pub unsafe extern "C" fn mcp_client_new_http(
     url: *const c_char,
     options: *const mcp_client_options,
 ) -> *mut mcp_client {
-    let made = guard(
-        || {
-            Err(Error::new(
-                crate::Status::InternalError,
-                "internal error creating the client",
-            ))
-        },
-        || {
-            let url = required_str(url, "url")?;
-            let (mut config, client_options) = match client_options(options)? {
-                Some(o) => {
-                    let mut config = o.http.clone();
-                    config.max_message_bytes = o.max_line_bytes;
-                    (config, o.client.clone())
-                }
-                None => (HttpConfig::new(""), ClientOptions::default()),
-            };
-            config.url = url.to_owned();
-            Ok(Client::http(config, client_options))
-        },
-    );
-    mcp_client::new(made)
+    mcp_client::make(|| {
+        let url = required_str(url, "url")?;
+        let (mut config, client_options) = match client_options(options)? {
+            Some(o) => {
+                let mut config = o.http.clone();
+                config.max_message_bytes = o.max_line_bytes;
+                (config, o.client.clone())
+            }
+            None => (HttpConfig::new(""), ClientOptions::default()),
+        };
+        config.url = url.to_owned();
+        Ok(Client::http(config, client_options))
+    })
 }
 
 /// A client over a transport of the host's own (see `mcp_transport_vtable`). The vtable is
@@ -171,21 +164,12 @@ pub unsafe extern "C" fn mcp_client_new_custom(
     userdata: *mut std::ffi::c_void,
     options: *const mcp_client_options,
 ) -> *mut mcp_client {
-    let made = guard(
-        || {
-            Err(Error::new(
-                crate::Status::InternalError,
-                "internal error creating the client",
-            ))
-        },
-        || {
-            let transport = super::transport::HostTransport::new(vtable, userdata)?;
-            let client_options =
-                client_options(options)?.map_or_else(ClientOptions::default, |o| o.client.clone());
-            Ok(Client::custom(transport, client_options))
-        },
-    );
-    mcp_client::new(made)
+    mcp_client::make(|| {
+        let transport = super::transport::HostTransport::new(vtable, userdata)?;
+        let client_options =
+            client_options(options)?.map_or_else(ClientOptions::default, |o| o.client.clone());
+        Ok(Client::custom(transport, client_options))
+    })
 }
 
 /// Starts the server and learns its protocol era. In the default auto mode it probes with
