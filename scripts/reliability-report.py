@@ -134,7 +134,7 @@ HOSTILE = [
       "tests/flood_handlers.rs"], ["stress_paused", "stress_callbacks"],
      ["stdio ping flood", "HTTP standalone ping flood", "stdio notification flood"]),
     ("10", "no callback runs once close or free has returned",
-     ["tests/ffi_handlers_close.rs"], [], ["close with a running handler", "free with a handler"]),
+     ["tests/ffi_handlers_close.rs"], [], ["close with a 500 ms handler", "free with a handler"]),
     ("11", "no credential in any message, log line or error data",
      ["tests/http_faults.rs::no_message_quotes_a_credential"], [], ["credentials:"]),
     ("12", "every setter takes its full range or refuses; no panic escapes; nothing on stderr",
@@ -172,8 +172,9 @@ def section_hostile(out, tests, runs, figures):
                 failed += 1
                 continue
             names.append(f"`{spec}`")
+            # An ignored test is a child-process body that another test of the file runs.
             passed += sum(1 for _, r in picked if r == "ok")
-            failed += sum(1 for _, r in picked if r != "ok")
+            failed += sum(1 for _, r in picked if r == "FAILED")
         for name in ctests:
             for run, (result, _) in sorted((runs or {}).items()):
                 if run == name or run.startswith(name + "_"):
