@@ -12,8 +12,9 @@ mod common;
 
 use common::child_process::run_ignored_test;
 use common::http_server::HttpServer;
+use common::take_result as take;
 use mcpc::ffi::*;
-use std::ffi::{c_int, CStr, CString};
+use std::ffi::{c_int, CString};
 use std::ptr::null;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -88,16 +89,6 @@ const REQUEST_SETTERS: [(&str, RequestSetter); 2] = [
         mcp_request_options_set_max_total_timeout_ms(o, e.u64())
     }),
 ];
-
-/// Takes a result: its status and message; frees it.
-unsafe fn take(result: *mut mcp_result) -> (mcp_status, String) {
-    let status = mcp_result_status(result);
-    let message = CStr::from_ptr(mcp_result_message(result))
-        .to_string_lossy()
-        .into_owned();
-    mcp_result_free(result);
-    (status, message)
-}
 
 /// One client made with `options`, then connect, ping and an all-pages listing with
 /// `request`. Returns what each step said.

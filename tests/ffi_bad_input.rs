@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::take_result as take;
 use mcpc::ffi::*;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::ptr::{null, null_mut};
@@ -92,17 +93,6 @@ fn log_nulls(export: &str, nulls: &[usize], test: &str) {
 
 fn bad_utf8() -> *const c_char {
     BAD_UTF8.as_ptr().cast()
-}
-
-/// Takes a result: its status and message; frees it.
-unsafe fn take(result: *mut mcp_result) -> (mcp_status, String) {
-    assert!(!result.is_null(), "request functions never return NULL");
-    let status = mcp_result_status(result);
-    let message = CStr::from_ptr(mcp_result_message(result))
-        .to_string_lossy()
-        .into_owned();
-    mcp_result_free(result);
-    (status, message)
 }
 
 unsafe fn connected_client() -> *mut mcp_client {

@@ -215,3 +215,18 @@ pub fn report_figure(line: &str) {
         let _ = writeln!(file, "{line}"); // one write of one line: O_APPEND keeps lines whole
     }
 }
+
+/// Takes a result from the C API: its status and message; frees it.
+///
+/// # Safety
+/// `result` came from a request function of the C API and was not freed yet.
+pub unsafe fn take_result(result: *mut mcpc::ffi::mcp_result) -> (mcpc::ffi::mcp_status, String) {
+    use mcpc::ffi::{mcp_result_free, mcp_result_message, mcp_result_status};
+    assert!(!result.is_null(), "request functions never return NULL");
+    let status = mcp_result_status(result);
+    let message = std::ffi::CStr::from_ptr(mcp_result_message(result))
+        .to_string_lossy()
+        .into_owned();
+    mcp_result_free(result);
+    (status, message)
+}
