@@ -4,6 +4,7 @@
 //! at once; a [`CancellationToken`] in the [`RequestOptions`] wakes it from any other thread.
 
 mod connect;
+mod listen;
 mod mrtr;
 mod requests;
 mod state;
@@ -21,6 +22,8 @@ use crate::transport::http::{HttpConfig, HttpTransport};
 use crate::transport::stdio::{StderrMode, StdioConfig, StdioTransport};
 use crate::transport::{Inbound, Transport};
 pub use connect::ConnectMode;
+pub use listen::Listen;
+use listen::Changes;
 use serde_json::{json, Map, Value};
 pub use state::ConnectionState;
 use std::sync::atomic::AtomicU64;
@@ -134,6 +137,8 @@ pub struct Client {
     gate: Arc<Gate>,
     /// Signalled when a connection has finished opening (see `State::opening`).
     opened: Condvar,
+    /// Told when the session changes or fails and when the client closes (listens wait on it).
+    changes: Arc<Changes>,
 }
 
 #[derive(Default)]
@@ -226,6 +231,7 @@ impl Client {
             connecting: Mutex::new(()),
             opened: Condvar::new(),
             gate,
+            changes: Arc::default(),
         }
     }
 
@@ -321,6 +327,9 @@ impl Client {
             _ if state.closed => Err(closed_error()),
             Ok(negotiated) => {
                 let server_info = negotiated.server_info.clone();
+                let changes = self.changes.clone();
+                connection.on_failure(move || changes.notify());
+                self.changes.notify();
                 state.session = Some(Arc::new(Session {
                     connection,
                     stdio,
@@ -359,6 +368,7 @@ impl Client {
             }
             (state.session.take(), state.handshaking.take())
         };
+        self.changes.notify();
         let error = closed_error();
         let connections: Vec<Arc<Connection>> = handshaking
             .into_iter()
@@ -474,6 +484,7 @@ impl Client {
                 _ => None,
             }
         };
+        self.changes.notify();
         if let Some(forgotten) = forgotten {
             forgotten.connection.close(Error::new(
                 Status::SessionExpired,

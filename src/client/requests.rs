@@ -3,6 +3,7 @@
 use super::connect::{supported_versions, UNSUPPORTED_VERSION};
 use super::mrtr::{input_required, is_input_required};
 use super::{Client, RequestOptions};
+use crate::engine::router::ListenWatch;
 use crate::engine::CallOptions;
 use crate::error::{Error, Result, Status};
 use crate::handlers::LogLevel;
@@ -11,6 +12,7 @@ use crate::protocol::methods;
 use crate::protocol::versions;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 
 impl Client {
@@ -41,6 +43,17 @@ impl Client {
         params: Option<Value>,
         opts: &RequestOptions,
     ) -> Result<Value> {
+        self.send_raw(method, params, opts, None)
+    }
+
+    /// `request_raw`; a listen (`listen` set) has no timeout but its own.
+    pub(super) fn send_raw(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        opts: &RequestOptions,
+        listen: Option<Arc<ListenWatch>>,
+    ) -> Result<Value> {
         if let Some(params) = &params {
             if !params.is_object() {
                 return Err(Error::invalid("params must be a JSON object"));
@@ -49,7 +62,8 @@ impl Client {
         let session = self.session()?;
         let progress_token = self.progress_token(opts);
         let params = with_meta(params, opts, progress_token.as_ref());
-        let timeout = match opts.timeout.or(self.options.timeout) {
+        let default_timeout = self.options.timeout.filter(|_| listen.is_none());
+        let timeout = match opts.timeout.or(default_timeout) {
             Some(Duration::ZERO) => None,
             other => other,
         };
@@ -62,6 +76,7 @@ impl Client {
             progress: progress_token
                 .as_ref()
                 .map(|token| (token, opts.on_progress.clone())),
+            listen,
         };
         let result = match &session.envelope {
             None => session.connection.call(method, params.as_ref(), call),

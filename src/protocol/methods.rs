@@ -16,3 +16,5 @@ pub const COMPLETE: &str = "completion/complete";
 pub const SET_LOGGING_LEVEL: &str = "logging/setLevel";
 pub const SUBSCRIBE: &str = "resources/subscribe";
 pub const UNSUBSCRIBE: &str = "resources/unsubscribe";
+pub const LISTEN: &str = "subscriptions/listen";
+pub const ROOTS_LIST_CHANGED: &str = "notifications/roots/list_changed";
