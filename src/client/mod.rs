@@ -3,9 +3,12 @@
 //! Every method blocks the calling thread until its outcome and may be called from many threads
 //! at once; a [`CancellationToken`] in the [`RequestOptions`] wakes it from any other thread.
 
+mod cache;
 mod connect;
 mod listen;
 mod mrtr;
+mod notify;
+mod trace;
 mod requests;
 mod state;
 
@@ -99,6 +102,8 @@ pub struct RequestOptions {
     pub input_responses: Option<Value>,
     /// To continue an `input_required` result by hand: its `requestState`, echoed unchanged.
     pub request_state: Option<String>,
+    /// List calls ask the server even when a fresh page is cached (the new page is kept).
+    pub bypass_cache: bool,
 }
 
 impl RequestOptions {
@@ -139,6 +144,10 @@ pub struct Client {
     opened: Condvar,
     /// Told when the session changes or fails and when the client closes (listens wait on it).
     changes: Arc<Changes>,
+    /// The wire trace, when the host asked for one.
+    tracer: Option<Arc<trace::Tracer>>,
+    /// List pages kept while their `ttlMs` lasts.
+    cache: Arc<cache::Cache>,
 }
 
 #[derive(Default)]
@@ -187,7 +196,7 @@ impl Client {
                 gate.run(|| callback(line));
             }));
         }
-        Self::with_factory(options, gate, move |inbound| {
+        Self::with_factory(options, gate, "stdio", move |inbound| {
             let stdio = Arc::new(StdioTransport::spawn(&config, inbound)?);
             Ok(Opened {
                 transport: stdio.clone(),
@@ -199,7 +208,7 @@ impl Client {
     /// A client over a transport of the host's own.
     pub fn custom(transport: impl BlockingTransport, options: ClientOptions) -> Client {
         let transport = Arc::new(transport);
-        Self::with_factory(options, Arc::default(), move |inbound| {
+        Self::with_factory(options, Arc::default(), "custom", move |inbound| {
             Ok(Opened {
                 transport: Arc::new(CustomTransport::new(transport.clone(), inbound)),
                 stdio: None,
@@ -210,7 +219,7 @@ impl Client {
     /// A client for a server reached by Streamable HTTP. Nothing is sent until
     /// [`Client::connect`], which also reports a bad URL or header.
     pub fn http(config: HttpConfig, options: ClientOptions) -> Client {
-        Self::with_factory(options, Arc::default(), move |inbound| {
+        Self::with_factory(options, Arc::default(), "http", move |inbound| {
             Ok(Opened {
                 transport: Arc::new(HttpTransport::open(config.clone(), inbound)?),
                 stdio: None,
@@ -221,9 +230,16 @@ impl Client {
     fn with_factory(
         options: ClientOptions,
         gate: Arc<Gate>,
+        transport_name: &'static str,
         factory: impl Fn(Arc<dyn Inbound>) -> Result<Opened> + Send + Sync + 'static,
     ) -> Client {
+        let tracer = options.callbacks.on_trace.clone().and_then(|handler| {
+            let log = options.callbacks.on_log.clone();
+            trace::Tracer::start(handler, log, transport_name, gate.clone())
+        });
         Client {
+            tracer,
+            cache: Arc::default(),
             options,
             next_progress_token: AtomicU64::new(1),
             open_transport: Box::new(factory),
@@ -296,10 +312,20 @@ impl Client {
         }
         let mut stdio = None;
         let callbacks = Arc::new(self.options.callbacks.clone());
+        // A new connection may be another server: nothing it said before is kept.
+        self.cache.clear();
         let opened = Connection::open(callbacks, self.gate.clone(), |inbound| {
+            let inbound = self.cache.watching(inbound);
+            let inbound = match &self.tracer {
+                Some(tracer) => tracer.inbound(inbound),
+                None => inbound,
+            };
             let opened = (self.open_transport)(inbound)?;
             stdio = opened.stdio;
-            Ok(opened.transport)
+            Ok(match &self.tracer {
+                Some(tracer) => tracer.transport(opened.transport),
+                None => opened.transport,
+            })
         });
         let connection = {
             let mut state = self.lock();
@@ -518,7 +544,8 @@ impl Client {
         let handles = |method: &str| self.options.callbacks.request_handlers.contains_key(method);
         let mut capabilities = serde_json::Map::new();
         if handles("roots/list") {
-            capabilities.insert("roots".into(), json!({}));
+            // `notify_roots_list_changed` tells the server when the roots change.
+            capabilities.insert("roots".into(), json!({ "listChanged": true }));
         }
         if handles("sampling/createMessage") {
             capabilities.insert("sampling".into(), json!({}));

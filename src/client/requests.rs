@@ -293,8 +293,18 @@ impl Client {
         cursor: Option<&str>,
         opts: &RequestOptions,
     ) -> Result<Value> {
+        if !opts.bypass_cache {
+            if let Some(page) = self.cache.get(method, cursor) {
+                return Ok(page);
+            }
+        }
+        let ticket = self.cache.ticket(method);
         let params = cursor.map(|cursor| json!({ "cursor": cursor }));
-        self.request(method, params, opts)
+        let page = self.request(method, params, opts)?;
+        if let Some(ticket) = ticket {
+            self.cache.put(ticket, cursor, &page);
+        }
+        Ok(page)
     }
 
     /// Fetches pages while the server gives a cursor. Stops at a cursor seen before (a server
