@@ -85,7 +85,7 @@ impl Listen {
         Value::Object(filter)
     }
 
-    fn check(&self) -> Result<()> {
+    pub(crate) fn check(&self) -> Result<()> {
         if let Some(level) = &self.log_level {
             if !LOG_LEVELS.contains(&level.as_str()) {
                 return Err(Error::invalid(format!(

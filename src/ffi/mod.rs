@@ -18,10 +18,13 @@ mod cancellation;
 mod client;
 mod client_options;
 mod handlers;
+mod listen;
+mod notify;
 mod request_options;
 mod requests;
 mod result;
 mod status;
+mod trace;
 mod transport;
 
 pub use callbacks::*;
@@ -29,10 +32,13 @@ pub use cancellation::*;
 pub use client::*;
 pub use client_options::*;
 pub use handlers::*;
+pub use listen::*;
+pub use notify::*;
 pub use request_options::*;
 pub use requests::*;
 pub use result::*;
 pub use status::*;
+pub use trace::*;
 pub use transport::*;
 
 use boundary::{free_handle, guard};
