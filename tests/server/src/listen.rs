@@ -8,7 +8,7 @@
 //! "data": D}`; and, to listens only, `{"kind": "end"}` (the listen's graceful
 //! result) or `{"kind": "teardown"}` (`notifications/cancelled` for it, stdio's
 //! other way to end it). `test/listeners` answers `{"count": n}`, the listens
-//! open now.
+//! open now. `--emit-on-listen EVENTS` gives every listen those events at once.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -76,12 +76,17 @@ pub fn listen(server: &Server, request: &Request) -> Reply {
     let meta = json!({ SUBSCRIPTION_ID_KEY: id });
     let (events, received) = crossbeam_channel::unbounded();
     let serial = NEXT_SERIAL.fetch_add(1, Ordering::SeqCst);
-    LISTENERS.lock().unwrap().push(Listener {
+    let listener = Listener {
         serial,
         filter: filter.clone(),
         level,
         events,
-    });
+    };
+    let preset = server.args.emit_on_listen.iter().flat_map(|e| e.as_array());
+    for event in preset.flatten().filter(|event| wants(&listener, event)) {
+        let _ = listener.events.send(event.clone());
+    }
+    LISTENERS.lock().unwrap().push(listener);
     // The acknowledgement is the first thing on the listen's stream.
     server.notify(
         "notifications/subscriptions/acknowledged",
