@@ -12,7 +12,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn count(log: &Path, method: &str) -> usize {
-    read_log(log).iter().filter(|l| is_method(l, method)).count()
+    read_log(log)
+        .iter()
+        .filter(|l| is_method(l, method))
+        .count()
 }
 
 #[test]
@@ -24,7 +27,10 @@ fn fresh_pages_come_from_the_cache_and_a_bypass_asks_the_server() {
     let pages = count(&log, "tools/list");
     assert!(pages >= 2, "a walk of several pages ({pages})");
     assert_eq!(client.tools(&none).unwrap(), tools);
-    assert_eq!(client.list_tools(None, &none).unwrap()["tools"], json!(tools[..2]));
+    assert_eq!(
+        client.list_tools(None, &none).unwrap()["tools"],
+        json!(tools[..2])
+    );
     let prompts = client.prompts(&none).unwrap();
     client.prompts(&none).unwrap();
     client.resources(&none).unwrap();
@@ -32,7 +38,11 @@ fn fresh_pages_come_from_the_cache_and_a_bypass_asks_the_server() {
     client.resource_templates(&none).unwrap();
     client.resource_templates(&none).unwrap();
     let lines = log_after_ping_modern(&client, &log);
-    assert_eq!(lines("tools/list"), pages, "the second walk was served from the cache");
+    assert_eq!(
+        lines("tools/list"),
+        pages,
+        "the second walk was served from the cache"
+    );
     assert_eq!(lines("prompts/list"), 1);
     assert_eq!(lines("resources/list"), 1);
     assert_eq!(lines("resources/templates/list"), 1);
@@ -67,7 +77,13 @@ fn a_list_change_drops_the_cached_pages_of_its_kind() {
         ..Callbacks::default()
     };
     let client = Arc::new(connect_with(
-        config(&["--modern", "--ttl-ms", "60000", "--log", log.to_str().unwrap()]),
+        config(&[
+            "--modern",
+            "--ttl-ms",
+            "60000",
+            "--log",
+            log.to_str().unwrap(),
+        ]),
         ClientOptions {
             callbacks,
             ..ClientOptions::default()
@@ -85,13 +101,19 @@ fn a_list_change_drops_the_cached_pages_of_its_kind() {
         };
         std::thread::spawn(move || client.listen(&listen, &opts))
     };
-    wait_for_log(&log, |l| l.iter().any(|l| is_method(l, "subscriptions/listen")));
+    wait_for_log(&log, |l| {
+        l.iter().any(|l| is_method(l, "subscriptions/listen"))
+    });
     // The listen may not be registered at the server yet: emit until it hears.
     let deadline = Instant::now() + Duration::from_secs(10);
     while changed.lock().unwrap().is_empty() {
         assert!(Instant::now() < deadline);
         client
-            .request("test/emit", Some(json!({"events": [{"kind": "tools"}]})), &none)
+            .request(
+                "test/emit",
+                Some(json!({"events": [{"kind": "tools"}]})),
+                &none,
+            )
             .unwrap();
         std::thread::sleep(Duration::from_millis(20));
     }

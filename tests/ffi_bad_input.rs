@@ -1194,7 +1194,10 @@ fn listen_notify_and_trace_exports_under_bad_input() {
             call!(mcp_listen_set_log_level(listen, c"loud".as_ptr())),
             bad
         );
-        assert_eq!(call!(mcp_listen_set_log_level(listen, null())), mcp_status::Ok);
+        assert_eq!(
+            call!(mcp_listen_set_log_level(listen, null())),
+            mcp_status::Ok
+        );
 
         let client = connected_client();
         let o: *const mcp_request_options = null();
@@ -1216,20 +1219,36 @@ fn listen_notify_and_trace_exports_under_bad_input() {
         );
         call!(mcp_listen_free(listen));
 
-        expect(call!(mcp_client_notify(null_mut(), c"x".as_ptr(), null())), bad, "");
+        expect(
+            call!(mcp_client_notify(null_mut(), c"x".as_ptr(), null())),
+            bad,
+            "",
+        );
         expect(
             call!(mcp_client_notify(client, null(), null())),
             bad,
             "method must not be NULL",
         );
-        expect(call!(mcp_client_notify(client, bad_utf8(), null())), bad, "method");
         expect(
-            call!(mcp_client_notify(client, c"notifications/x".as_ptr(), c"[1]".as_ptr())),
+            call!(mcp_client_notify(client, bad_utf8(), null())),
+            bad,
+            "method",
+        );
+        expect(
+            call!(mcp_client_notify(
+                client,
+                c"notifications/x".as_ptr(),
+                c"[1]".as_ptr()
+            )),
             bad,
             "",
         );
         expect(
-            call!(mcp_client_notify(client, c"notifications/x".as_ptr(), c"{".as_ptr())),
+            call!(mcp_client_notify(
+                client,
+                c"notifications/x".as_ptr(),
+                c"{".as_ptr()
+            )),
             bad,
             "",
         );
@@ -1238,7 +1257,11 @@ fn listen_notify_and_trace_exports_under_bad_input() {
             c"notifications/x".as_ptr(),
             null()
         )));
-        expect(call!(mcp_client_notify_roots_list_changed(null_mut())), bad, "");
+        expect(
+            call!(mcp_client_notify_roots_list_changed(null_mut())),
+            bad,
+            "",
+        );
         expect(
             call!(mcp_client_notify_roots_list_changed(client)),
             bad,

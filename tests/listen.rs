@@ -9,8 +9,8 @@ use common::http_server::HttpServer;
 use common::*;
 use mcpc::handlers::{Callbacks, ListKind};
 use mcpc::{
-    CancellationToken, Client, ClientOptions, ConnectMode, ConnectionState, Listen,
-    RequestOptions, Status,
+    CancellationToken, Client, ClientOptions, ConnectMode, ConnectionState, Listen, RequestOptions,
+    Status,
 };
 use serde_json::{json, Value};
 use std::sync::{Arc, Condvar, Mutex};
@@ -57,20 +57,22 @@ fn options(heard: &Arc<Heard>) -> ClientOptions {
         h.push(format!("list {}", kind.name()))
     }));
     let h = heard.clone();
-    callbacks.on_resource_updated = Some(Arc::new(move |uri: &str| h.push(format!("updated {uri}"))));
+    callbacks.on_resource_updated =
+        Some(Arc::new(move |uri: &str| h.push(format!("updated {uri}"))));
     let h = heard.clone();
     callbacks.on_message = Some(Arc::new(move |m: &mcpc::handlers::LogMessage| {
         h.push(format!("message {} {}", m.level, m.data))
     }));
     let h = heard.clone();
-    callbacks.on_notification = Some(Arc::new(move |method: &str, params: Option<&Value>| {
-        match method {
-            "notifications/subscriptions/acknowledged" => {
-                h.push(format!("ack {}", params.unwrap()["notifications"]))
-            }
-            other => h.push(format!("notice {other}")),
-        }
-    }));
+    callbacks.on_notification =
+        Some(Arc::new(
+            move |method: &str, params: Option<&Value>| match method {
+                "notifications/subscriptions/acknowledged" => {
+                    h.push(format!("ack {}", params.unwrap()["notifications"]))
+                }
+                other => h.push(format!("notice {other}")),
+            },
+        ));
     ClientOptions {
         callbacks,
         ..ClientOptions::default()
@@ -100,7 +102,11 @@ fn start_listen(
 
 fn emit(client: &Client, events: Value) -> Value {
     client
-        .request("test/emit", Some(json!({ "events": events })), &RequestOptions::default())
+        .request(
+            "test/emit",
+            Some(json!({ "events": events })),
+            &RequestOptions::default(),
+        )
         .unwrap()
 }
 
@@ -115,7 +121,10 @@ fn wait_no_listeners(client: &Client) {
         if count == Some(0) {
             return;
         }
-        assert!(Instant::now() < deadline, "the server still has a listen open");
+        assert!(
+            Instant::now() < deadline,
+            "the server still has a listen open"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
 }
@@ -260,7 +269,10 @@ fn a_listen_timeout_ends_it_but_the_client_timeout_does_not() {
     emit(&client, json!([{"kind": "tools"}]));
     heard.wait_for("list tools", 1);
     token.cancel(None);
-    assert_eq!(listening.join().unwrap().unwrap_err().status, Status::Cancelled);
+    assert_eq!(
+        listening.join().unwrap().unwrap_err().status,
+        Status::Cancelled
+    );
 
     let opts = RequestOptions::with_timeout(Duration::from_millis(200));
     let error = client.listen(&wanted(), &opts).unwrap_err();
@@ -310,12 +322,19 @@ fn legacy_listen_maps_onto_subscribe_and_set_level_and_unsubscribes_at_the_end()
     heard.wait_for("message", 1);
     assert_eq!(
         heard.take(),
-        ["list tools", "updated test://hello", "message error \"boom\""]
+        [
+            "list tools",
+            "updated test://hello",
+            "message error \"boom\""
+        ]
     );
 
     let cancelled_at = Instant::now();
     token.cancel(None);
-    assert_eq!(listening.join().unwrap().unwrap_err().status, Status::Cancelled);
+    assert_eq!(
+        listening.join().unwrap().unwrap_err().status,
+        Status::Cancelled
+    );
     assert!(cancelled_at.elapsed() < Duration::from_secs(2));
     let lines = wait_for_log(&log, |lines| {
         lines.iter().any(|l| is_method(l, "resources/unsubscribe"))
@@ -347,7 +366,10 @@ fn a_listen_is_established_again_after_connect_makes_a_new_connection() {
     emit(&client, json!([{"kind": "tools"}]));
     assert_eq!(heard.wait_for("list tools", 1), ["list tools"]);
     token.cancel(None);
-    assert_eq!(listening.join().unwrap().unwrap_err().status, Status::Cancelled);
+    assert_eq!(
+        listening.join().unwrap().unwrap_err().status,
+        Status::Cancelled
+    );
 
     // With end_on_failure, the failure ends the listen instead.
     let listen = Listen {
@@ -369,7 +391,10 @@ fn close_ends_a_listen_in_either_era() {
         let (_token, listening) = start_listen(&client, wanted());
         heard.wait_for("ack", 1);
         client.close();
-        assert_eq!(listening.join().unwrap().unwrap_err().status, Status::Closed);
+        assert_eq!(
+            listening.join().unwrap().unwrap_err().status,
+            Status::Closed
+        );
     }
 }
 
@@ -380,7 +405,9 @@ fn a_bad_listen_is_refused_before_anything_is_sent() {
         log_level: Some("loud".into()),
         ..Listen::default()
     };
-    let error = client.listen(&listen, &RequestOptions::default()).unwrap_err();
+    let error = client
+        .listen(&listen, &RequestOptions::default())
+        .unwrap_err();
     assert_eq!(error.status, Status::InvalidArgument);
     let token = CancellationToken::new();
     token.cancel(None);
@@ -441,4 +468,101 @@ fn the_client_sends_notifications_and_roots_list_changed() {
         modern.notify_roots_list_changed().unwrap_err().status,
         Status::NotSupported
     );
+}
+
+/// The C API: an `mcp_listen` with its setters, `mcp_client_listen` on another thread, notices
+/// on the C callbacks, the token's cancel ends it; also the trace and client notifications.
+#[test]
+fn the_c_api_listens_and_cancels() {
+    use mcpc::ffi::*;
+    use std::ffi::{c_char, c_void, CStr, CString};
+    use std::ptr::null;
+
+    unsafe extern "C" fn on_notification(
+        userdata: *mut c_void,
+        method: *const c_char,
+        _params: *const c_char,
+    ) {
+        let heard = &*(userdata as *const Heard);
+        heard.push(format!(
+            "notice {}",
+            CStr::from_ptr(method).to_string_lossy()
+        ));
+    }
+    unsafe extern "C" fn on_list_changed(userdata: *mut c_void, kind: *const c_char) {
+        let heard = &*(userdata as *const Heard);
+        heard.push(format!("list {}", CStr::from_ptr(kind).to_string_lossy()));
+    }
+    unsafe extern "C" fn on_trace(
+        userdata: *mut c_void,
+        direction: mcp_trace_direction,
+        transport: *const c_char,
+        json: *const c_char,
+    ) {
+        let heard = &*(userdata as *const Heard);
+        let json = CStr::from_ptr(json).to_string_lossy();
+        if direction == mcp_trace_direction::Out && json.contains("subscriptions/listen") {
+            let transport = CStr::from_ptr(transport).to_string_lossy();
+            heard.push(format!("trace {transport}"));
+        }
+    }
+    struct Sendable<T>(T);
+    unsafe impl<T> Send for Sendable<T> {}
+
+    let heard = Arc::new(Heard::default());
+    let userdata = Arc::as_ptr(&heard) as *mut c_void;
+    unsafe {
+        let options = mcp_client_options_new();
+        mcp_client_options_set_notification_callback(options, Some(on_notification), userdata);
+        mcp_client_options_set_list_changed_callback(options, Some(on_list_changed), userdata);
+        mcp_client_options_set_trace_callback(options, Some(on_trace), userdata);
+        let server = CString::new(SERVER.as_str()).unwrap();
+        let argv = [server.as_ptr(), c"--modern".as_ptr(), null()];
+        let client = mcp_client_new_stdio(argv.as_ptr(), options);
+        mcp_client_options_free(options);
+        assert_eq!(take_result(mcp_client_connect(client)).0, mcp_status::Ok);
+
+        let listen = mcp_listen_new();
+        assert_eq!(
+            mcp_listen_set_tools_list_changed(listen, true),
+            mcp_status::Ok
+        );
+        let token = mcp_cancellation_new();
+        let ropts = mcp_request_options_new();
+        mcp_request_options_set_cancellation(ropts, token);
+        let call = Sendable((client, listen, ropts));
+        let listening = std::thread::spawn(move || {
+            let call = call;
+            let (client, listen, ropts) = call.0;
+            Sendable(mcp_client_listen(client, listen, ropts))
+        });
+        heard.wait_for("notice notifications/subscriptions/acknowledged", 1);
+        let emitted = mcp_client_request(
+            client,
+            c"test/emit".as_ptr(),
+            cr#"{"events":[{"kind":"tools"}]}"#.as_ptr(),
+            null(),
+        );
+        assert_eq!(take_result(emitted).0, mcp_status::Ok);
+        heard.wait_for("list tools", 1);
+        heard.wait_for("trace stdio", 1);
+        assert!(mcp_cancellation_cancel(token, c"done".as_ptr()));
+        let result = listening.join().unwrap().0;
+        assert_eq!(mcp_result_status(result), mcp_status::Cancelled);
+        assert_eq!(
+            CStr::from_ptr(mcp_result_cancel_reason(result))
+                .to_str()
+                .unwrap(),
+            "done"
+        );
+        mcp_result_free(result);
+        let (status, message) = take_result(mcp_client_notify_roots_list_changed(client));
+        assert_eq!(status, mcp_status::NotSupported, "{message}");
+        let sent = mcp_client_notify(client, c"notifications/x".as_ptr(), c"{}".as_ptr());
+        assert_eq!(take_result(sent).0, mcp_status::Ok);
+        mcp_listen_free(listen);
+        mcp_request_options_free(ropts);
+        mcp_cancellation_free(token);
+        mcp_client_free(client);
+    }
 }

@@ -43,7 +43,11 @@ fn stdio_frames_in_and_out_in_order() {
     let frames = Frames::default();
     let client = connect_with(config(&[]), tracing(&frames));
     let echoed = client
-        .call_tool("echo", Some(json!({"text": "traced"})), &RequestOptions::default())
+        .call_tool(
+            "echo",
+            Some(json!({"text": "traced"})),
+            &RequestOptions::default(),
+        )
         .unwrap();
     assert_eq!(text(&echoed), "traced");
     wait_for(&frames, |(d, _, f)| {
@@ -54,7 +58,9 @@ fn stdio_frames_in_and_out_in_order() {
     let summary: Vec<(TraceDirection, String)> = frames
         .iter()
         .map(|(d, _, f)| {
-            let what = f["method"].as_str().map_or_else(|| format!("answer {}", f["id"]), str::to_owned);
+            let what = f["method"]
+                .as_str()
+                .map_or_else(|| format!("answer {}", f["id"]), str::to_owned);
             (*d, what)
         })
         .collect();
@@ -97,16 +103,25 @@ fn http_trace_never_carries_a_header_or_its_credential() {
         );
         client.connect().unwrap();
         client
-            .call_tool("echo", Some(json!({"text": "over http"})), &RequestOptions::default())
+            .call_tool(
+                "echo",
+                Some(json!({"text": "over http"})),
+                &RequestOptions::default(),
+            )
             .unwrap();
         wait_for(&frames, |(d, _, f)| {
             *d == TraceDirection::In && f["result"]["content"][0]["text"] == "over http"
         });
         let frames = frames.lock().unwrap().clone();
         assert!(frames.iter().all(|(_, transport, _)| transport == "http"));
-        assert!(frames.iter().any(|(d, _, f)| *d == TraceDirection::Out && f["method"] == "tools/call"));
+        assert!(frames
+            .iter()
+            .any(|(d, _, f)| *d == TraceDirection::Out && f["method"] == "tools/call"));
         let all = format!("{frames:?}");
-        assert!(!all.contains(SECRET) && !all.contains("Authorization"), "{all}");
+        assert!(
+            !all.contains(SECRET) && !all.contains("Authorization"),
+            "{all}"
+        );
     }
 }
 
@@ -120,7 +135,8 @@ fn a_trace_callback_may_call_the_client() {
     let (slot, result) = (client_slot.clone(), pinged.clone());
     options.callbacks.on_trace = Some(Arc::new(move |frame: &TraceFrame| {
         inner(frame);
-        let is_echo_call = frame.direction == TraceDirection::Out && frame.json.contains("\"echo\"");
+        let is_echo_call =
+            frame.direction == TraceDirection::Out && frame.json.contains("\"echo\"");
         if is_echo_call {
             if let Some(client) = slot.get().and_then(Weak::upgrade) {
                 *result.lock().unwrap() = Some(client.ping(&RequestOptions::default()).is_ok());
@@ -130,7 +146,11 @@ fn a_trace_callback_may_call_the_client() {
     let client = Arc::new(connect_with(config(&[]), options));
     client_slot.set(Arc::downgrade(&client)).unwrap();
     client
-        .call_tool("echo", Some(json!({"text": "x"})), &RequestOptions::default())
+        .call_tool(
+            "echo",
+            Some(json!({"text": "x"})),
+            &RequestOptions::default(),
+        )
         .unwrap();
     wait_for(&frames, |(_, _, f)| f["method"] == "ping");
     let deadline = Instant::now() + Duration::from_secs(10);

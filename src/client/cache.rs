@@ -93,7 +93,9 @@ impl Cache {
     /// Drops the pages of `methods`.
     fn invalidate(&self, methods: &[&'static str]) {
         let mut state = lock(&self.state);
-        state.pages.retain(|(method, _), _| !methods.contains(method));
+        state
+            .pages
+            .retain(|(method, _), _| !methods.contains(method));
         for method in methods {
             *state.generations.entry(method).or_default() += 1;
         }
@@ -129,10 +131,9 @@ impl Inbound for Watching {
                 "notifications/prompts/list_changed" => {
                     self.cache.invalidate(&[methods::PROMPTS_LIST])
                 }
-                "notifications/resources/list_changed" => self.cache.invalidate(&[
-                    methods::RESOURCES_LIST,
-                    methods::RESOURCE_TEMPLATES_LIST,
-                ]),
+                "notifications/resources/list_changed" => self
+                    .cache
+                    .invalidate(&[methods::RESOURCES_LIST, methods::RESOURCE_TEMPLATES_LIST]),
                 _ => {}
             }
         }

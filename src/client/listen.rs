@@ -278,7 +278,10 @@ impl Client {
                     Ok(_) => subscribed.push(uri.clone()),
                     Err(e) if e.status == Status::ServerError => self.log(
                         LogLevel::Warning,
-                        &format!("listen: the server refused to subscribe to {uri}: {}", e.message),
+                        &format!(
+                            "listen: the server refused to subscribe to {uri}: {}",
+                            e.message
+                        ),
                     ),
                     Err(e) => {
                         outcome = Err(e);
@@ -310,7 +313,9 @@ impl Client {
         }
         let outcome = outcome.and_then(|()| {
             let ack = json!({ "notifications": Value::Object(honoured) });
-            session.connection.inject_notification(ACKNOWLEDGED, Some(ack));
+            session
+                .connection
+                .inject_notification(ACKNOWLEDGED, Some(ack));
             self.wait_legacy_listen(session, opts, deadline)
         });
         unsubscribe_later(session, subscribed);

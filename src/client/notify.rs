@@ -37,8 +37,6 @@ impl Client {
                 "the client declared no roots capability (register a roots/list handler)",
             ));
         }
-        session
-            .connection
-            .notify(methods::ROOTS_LIST_CHANGED, None)
+        session.connection.notify(methods::ROOTS_LIST_CHANGED, None)
     }
 }

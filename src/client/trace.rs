@@ -86,7 +86,6 @@ impl Tracer {
             tracer: self.clone(),
         })
     }
-
 }
 
 /// The trace thread's end: the host's callback, and the library log for lost frames.
@@ -149,9 +148,10 @@ impl Inbound for TracedInbound {
 fn encode(message: &Incoming) -> Option<String> {
     let value = match message {
         Incoming::Response { frame, .. } => return Some(frame.to_string()),
-        Incoming::Request { id, method, params } => {
-            with_params(json!({"jsonrpc": "2.0", "id": id, "method": method}), params)
-        }
+        Incoming::Request { id, method, params } => with_params(
+            json!({"jsonrpc": "2.0", "id": id, "method": method}),
+            params,
+        ),
         Incoming::Notification { method, params } => {
             with_params(json!({"jsonrpc": "2.0", "method": method}), params)
         }

@@ -318,7 +318,9 @@ impl Router {
         else {
             return true;
         };
-        let watch = id.as_i64().and_then(|id| self.lock().listens.get(&id).cloned());
+        let watch = id
+            .as_i64()
+            .and_then(|id| self.lock().listens.get(&id).cloned());
         match watch {
             Some(watch) => {
                 if method == "notifications/subscriptions/acknowledged" {

@@ -53,7 +53,11 @@ fn rank(level: &str) -> Option<usize> {
 /// The filter we honour: every known kind that was asked for, nothing else.
 fn honoured(requested: &Value) -> Value {
     let mut filter = json!({});
-    for key in ["toolsListChanged", "promptsListChanged", "resourcesListChanged"] {
+    for key in [
+        "toolsListChanged",
+        "promptsListChanged",
+        "resourcesListChanged",
+    ] {
         if requested[key] == true {
             filter[key] = true.into();
         }
@@ -178,7 +182,10 @@ pub fn emit(server: &Server, params: &Value) -> Reply {
             "updated" => event["uri"]
                 .as_str()
                 .is_some_and(|uri| SUBSCRIBED.lock().unwrap().contains(uri)),
-            "log" => match (*LEVEL.lock().unwrap(), event["level"].as_str().and_then(rank)) {
+            "log" => match (
+                *LEVEL.lock().unwrap(),
+                event["level"].as_str().and_then(rank),
+            ) {
                 (Some(least), Some(level)) => level >= least,
                 _ => false,
             },

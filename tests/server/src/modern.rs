@@ -65,7 +65,8 @@ pub fn handle(server: &Server, request: &Request) -> Reply {
         "ping" => Err(RpcError::new(-32601, "Method not found: ping")),
         // Shaped by `discover` itself, broken shapes included.
         "server/discover" => methods::dispatch(server, request),
-        method => methods::dispatch(server, request).map(|result| stamp(result, method, server.args.ttl_ms)),
+        method => methods::dispatch(server, request)
+            .map(|result| stamp(result, method, server.args.ttl_ms)),
     }
 }
 
