@@ -323,7 +323,7 @@ fn run(row: &Row, operation: &str, client: &Client, session: &Session) -> Result
             Ok(format!("{count} notifications"))
         }
         "cancel" => cancel(python, client, session),
-        "listen" => listen(row, client, session),
+        "listen" => listen(row, session),
         _ => unreachable!("{operation}"),
     }
 }
@@ -456,7 +456,8 @@ fn heard(session: &Session, prefix: &str) -> Result<String, String> {
 /// (`touch`) and the notices must arrive; then the listen is cancelled: the caller must be back
 /// at once and, where the server can show it (Python, modern), the cancel must reach the
 /// server's listen. The connection goes on working.
-fn listen(row: &Row, client: &Arc<Client>, session: &Session) -> Result<String, String> {
+fn listen(row: &Row, session: &Session) -> Result<String, String> {
+    let client = session.client.clone().ok_or("not connected")?;
     let python = row.peer == Peer::Python;
     let uri = if python {
         "peer://greeting".to_owned()
