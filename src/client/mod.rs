@@ -5,12 +5,14 @@
 
 mod connect;
 mod mrtr;
+mod operation;
 mod requests;
 mod state;
 
 use crate::cancellation::CancellationToken;
 use crate::engine::gate::Gate;
 use crate::engine::router::RouterStats;
+use crate::engine::completer::Completer;
 use crate::engine::{Connection, CALLBACK_WAIT_ON_CLOSE};
 use crate::error::{Error, Result, Status};
 use crate::handlers::{Callbacks, LogLevel, ProgressHandler};
@@ -21,6 +23,7 @@ use crate::transport::http::{HttpConfig, HttpTransport};
 use crate::transport::stdio::{StderrMode, StdioConfig, StdioTransport};
 use crate::transport::{Inbound, Transport};
 pub use connect::ConnectMode;
+pub use operation::Request;
 use serde_json::{json, Map, Value};
 pub use state::ConnectionState;
 use std::sync::atomic::AtomicU64;
@@ -122,7 +125,24 @@ struct Opened {
     stdio: Option<Arc<StdioTransport>>,
 }
 
+/// An MCP client: connect, then make requests, blocking ([`Client::call_tool`]...) or started
+/// without blocking ([`Client::start`]); both go through the same engine path. Every method
+/// of [`ClientCore`] is a method of the client (it dereferences to it).
 pub struct Client {
+    core: Arc<ClientCore>,
+}
+
+impl std::ops::Deref for Client {
+    type Target = Arc<ClientCore>;
+
+    fn deref(&self) -> &Arc<ClientCore> {
+        &self.core
+    }
+}
+
+/// What a [`Client`] is made of, shared with the operations it has started (which may outlive
+/// a method call: see [`Client::start`]).
+pub struct ClientCore {
     options: ClientOptions,
     /// Numbers the progress tokens the library makes.
     next_progress_token: AtomicU64,
@@ -134,6 +154,8 @@ pub struct Client {
     gate: Arc<Gate>,
     /// Signalled when a connection has finished opening (see `State::opening`).
     opened: Condvar,
+    /// Where started (non-blocking) requests end; see `engine::completer`.
+    completer: Completer,
 }
 
 #[derive(Default)]
@@ -219,16 +241,21 @@ impl Client {
         factory: impl Fn(Arc<dyn Inbound>) -> Result<Opened> + Send + Sync + 'static,
     ) -> Client {
         Client {
-            options,
-            next_progress_token: AtomicU64::new(1),
-            open_transport: Box::new(factory),
-            state: Mutex::default(),
-            connecting: Mutex::new(()),
-            opened: Condvar::new(),
-            gate,
+            core: Arc::new(ClientCore {
+                options,
+                next_progress_token: AtomicU64::new(1),
+                open_transport: Box::new(factory),
+                state: Mutex::default(),
+                connecting: Mutex::new(()),
+                opened: Condvar::new(),
+                gate,
+                completer: Completer::default(),
+            }),
         }
     }
+}
 
+impl ClientCore {
     /// Starts the server (stdio) and learns its era: in auto mode (the default) it probes with
     /// `server/discover` and falls back to the `initialize` handshake (offering 2025-11-25).
     /// Returns the discover or `initialize` result. Neither `initialize` nor the probe is
@@ -374,6 +401,14 @@ impl Client {
         let deadline = Instant::now() + CALLBACK_WAIT_ON_CLOSE;
         for connection in &connections {
             connection.drain_callbacks(deadline);
+        }
+        // Every started request completes (with CLOSED, their calls having ended above), its
+        // completion delivered before the gate shuts.
+        if !self.completer.close(deadline) {
+            self.options.callbacks.log(
+                LogLevel::Warning,
+                "started requests were still undelivered 2 s after close began (a completion callback did not return)",
+            );
         }
         self.gate.shut();
         if !self.gate.wait_until(deadline) {
@@ -529,7 +564,7 @@ impl Client {
 
 impl Drop for Client {
     fn drop(&mut self) {
-        self.close();
+        self.core.close();
     }
 }
 
