@@ -236,17 +236,24 @@ impl Completer {
                 while state.tickets > 0 {
                     match wait_until(&self.shared.idle, state, Some(deadline)) {
                         Some(next) => state = next,
-                        None => break,
+                        None => return self.stop(false),
                     }
                 }
-                self.shared.lock_tickets() == 0
+                drop(state);
+                true
             }
         };
+        self.stop(all_delivered)
+    }
+
+    /// Stops the thread, waiting for it to end (unless this is it).
+    fn stop(&self, all_delivered: bool) -> bool {
         self.send(Event::Stop);
         if !self.is_current() {
             let exited = lock(&self.shared.exited).take();
             if let Some(exited) = exited {
-                let _ = exited.recv_deadline(deadline);
+                // Bounded: a completion that never returns is not waited for.
+                let _ = exited.recv_timeout(std::time::Duration::from_secs(2));
             }
         }
         all_delivered
