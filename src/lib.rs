@@ -23,7 +23,9 @@ mod sync;
 mod transport;
 
 pub use cancellation::{CancellationToken, HookId};
-pub use client::{Client, ClientCore, ClientOptions, ConnectMode, ConnectionState, Request, RequestOptions};
+pub use client::{
+    Client, ClientCore, ClientOptions, ConnectMode, ConnectionState, Request, RequestOptions,
+};
 pub use engine::limits;
 pub use engine::router::RouterStats as ConnectionStats;
 pub use error::{Error, Result, Status};

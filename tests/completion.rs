@@ -49,7 +49,9 @@ fn start_to(
 
 /// Waits until the server has logged `n` requests of `method`.
 fn wait_for_requests(log: &std::path::Path, method: &str, n: usize) -> Vec<Value> {
-    let lines = wait_for_log(log, |l| l.iter().filter(|x| is_method(x, method)).count() >= n);
+    let lines = wait_for_log(log, |l| {
+        l.iter().filter(|x| is_method(x, method)).count() >= n
+    });
     assert!(
         lines.iter().filter(|x| is_method(x, method)).count() >= n,
         "the server never got {n} {method}: {lines:?}"
@@ -90,7 +92,13 @@ fn many_in_flight_from_one_thread_are_matched_to_their_tags() {
         },
     ];
     for (tag, request) in requests.into_iter().enumerate() {
-        start_to(&client, request, &RequestOptions::default(), &tx, tag as u64);
+        start_to(
+            &client,
+            request,
+            &RequestOptions::default(),
+            &tx,
+            tag as u64,
+        );
     }
     let mut outcomes: Vec<_> = (0..4).map(|_| rx.recv_timeout(WIDE).unwrap()).collect();
     outcomes.sort_by_key(|(tag, _)| *tag);
@@ -140,12 +148,21 @@ fn cancel_of_a_started_call_completes_once_and_tells_the_server_once() {
     assert_eq!(error.status, Status::Cancelled);
     assert_eq!(error.cancel_reason.as_deref(), Some("no longer needed"));
     let id = error.request_id.expect("the request was sent");
-    assert!(!token.cancel(Some("again")), "the second cancel changes nothing");
+    assert!(
+        !token.cancel(Some("again")),
+        "the second cancel changes nothing"
+    );
     let lines = log_after_ping(&client, &log);
     let cancels = cancels(&lines);
     assert_eq!(cancels.len(), 1, "one notice: {lines:?}");
     assert_eq!(cancels[0]["params"]["requestId"], json!(id));
-    assert!(request_index(&lines, id).unwrap() < lines.iter().position(|l| is_method(l, "notifications/cancelled")).unwrap());
+    assert!(
+        request_index(&lines, id).unwrap()
+            < lines
+                .iter()
+                .position(|l| is_method(l, "notifications/cancelled"))
+                .unwrap()
+    );
     assert!(rx.try_recv().is_err(), "exactly one completion");
 }
 
@@ -156,12 +173,21 @@ fn a_started_call_with_a_cancelled_token_sends_nothing() {
     let token = CancellationToken::new();
     token.cancel(Some("early"));
     let (tx, rx) = channel();
-    start_to(&client, slow(5000), &RequestOptions::with_cancellation(&token), &tx, 1);
+    start_to(
+        &client,
+        slow(5000),
+        &RequestOptions::with_cancellation(&token),
+        &tx,
+        1,
+    );
     let error = rx.recv_timeout(WIDE).unwrap().1.unwrap_err();
     assert_eq!(error.status, Status::Cancelled);
     assert_eq!(error.request_id, None);
     let lines = log_after_ping(&client, &log);
-    assert!(!lines.iter().any(|l| is_method(l, "tools/call")), "{lines:?}");
+    assert!(
+        !lines.iter().any(|l| is_method(l, "tools/call")),
+        "{lines:?}"
+    );
     assert!(cancels(&lines).is_empty());
 }
 
@@ -179,7 +205,13 @@ fn a_started_call_times_out_like_a_blocking_one() {
         1,
     );
     // A short call started later completes first: the timer serves every call.
-    start_to(&client, echo("quick", 0), &RequestOptions::default(), &tx, 2);
+    start_to(
+        &client,
+        echo("quick", 0),
+        &RequestOptions::default(),
+        &tx,
+        2,
+    );
     let (tag, quick) = rx.recv_timeout(WIDE).unwrap();
     assert_eq!((tag, text(&quick.unwrap())), (2, "quick"));
     let error = rx.recv_timeout(WIDE).unwrap().1.unwrap_err();
@@ -229,9 +261,13 @@ fn a_completion_may_start_cancel_and_close() {
     {
         let tx = tx.clone();
         client
-            .start(slow(30_000), &RequestOptions::with_cancellation(&token), move |o| {
-                let _ = tx.send(("cancelled", o));
-            })
+            .start(
+                slow(30_000),
+                &RequestOptions::with_cancellation(&token),
+                move |o| {
+                    let _ = tx.send(("cancelled", o));
+                },
+            )
             .unwrap();
     }
     // A pending call that the close ends.
@@ -254,12 +290,16 @@ fn a_completion_may_start_cancel_and_close() {
             let _ = tx.send(("blocking", client.ping(&RequestOptions::default())));
             let (tx2, client2) = (tx.clone(), Arc::downgrade(&client));
             client
-                .start(echo("second", 0), &RequestOptions::default(), move |second| {
-                    let _ = tx2.send(("second", second));
-                    // Close from a completion: the other pending call completes first.
-                    client2.upgrade().expect("alive").close();
-                    let _ = tx2.send(("closed-from-completion", Ok(Value::Null)));
-                })
+                .start(
+                    echo("second", 0),
+                    &RequestOptions::default(),
+                    move |second| {
+                        let _ = tx2.send(("second", second));
+                        // Close from a completion: the other pending call completes first.
+                        client2.upgrade().expect("alive").close();
+                        let _ = tx2.send(("closed-from-completion", Ok(Value::Null)));
+                    },
+                )
                 .unwrap();
         })
         .unwrap();
@@ -271,13 +311,20 @@ fn a_completion_may_start_cancel_and_close() {
     assert_eq!(text(find("first").as_ref().unwrap()), "first");
     assert_eq!(text(find("second").as_ref().unwrap()), "second");
     assert!(find("blocking").is_ok());
-    assert_eq!(find("cancelled").as_ref().unwrap_err().status, Status::Cancelled);
+    assert_eq!(
+        find("cancelled").as_ref().unwrap_err().status,
+        Status::Cancelled
+    );
     assert_eq!(find("closed").as_ref().unwrap_err().status, Status::Closed);
     let order: Vec<_> = got.iter().map(|(n, _)| *n).collect();
     let pos = |name| order.iter().position(|n| *n == name).unwrap();
     assert!(pos("closed") < pos("closed-from-completion"), "{order:?}");
     drop(got);
-    assert_eq!(Arc::strong_count(&client), 1, "no completion holds the client");
+    assert_eq!(
+        Arc::strong_count(&client),
+        1,
+        "no completion holds the client"
+    );
 }
 
 #[test]
@@ -327,7 +374,11 @@ unsafe fn c_client(log: &std::path::Path) -> *mut mcp_client {
 
 unsafe fn json_of(result: *mut mcp_result) -> Value {
     let text = mcp_result_json(result);
-    assert!(!text.is_null(), "{}", CStr::from_ptr(mcp_result_message(result)).to_string_lossy());
+    assert!(
+        !text.is_null(),
+        "{}",
+        CStr::from_ptr(mcp_result_message(result)).to_string_lossy()
+    );
     serde_json::from_str(CStr::from_ptr(text).to_str().unwrap()).unwrap()
 }
 
@@ -354,12 +405,18 @@ fn c_queue_in_a_poll_loop_matches_results_to_tags() {
         for tag in 0..n {
             let args = CString::new(json!({ "text": format!("c {tag}") }).to_string()).unwrap();
             let request = mcp_request_call_tool(c"echo".as_ptr(), args.as_ptr());
-            assert_eq!(mcp_client_start(client, request, null(), queue, tag), mcp_status::Ok);
+            assert_eq!(
+                mcp_client_start(client, request, null(), queue, tag),
+                mcp_status::Ok
+            );
             mcp_request_free(request);
         }
         // A bad request completes with INVALID_ARGUMENT; a missing queue starts nothing.
         let bad = mcp_request_call_tool(null(), null());
-        assert_eq!(mcp_client_start(client, bad, null(), queue, 1000), mcp_status::Ok);
+        assert_eq!(
+            mcp_client_start(client, bad, null(), queue, 1000),
+            mcp_status::Ok
+        );
         assert_eq!(
             mcp_client_start(client, bad, null(), std::ptr::null_mut(), 1),
             mcp_status::InvalidArgument
@@ -368,7 +425,11 @@ fn c_queue_in_a_poll_loop_matches_results_to_tags() {
         let mut seen = std::collections::HashSet::new();
         let deadline = Instant::now() + WIDE;
         while seen.len() < n as usize + 1 {
-            assert!(Instant::now() < deadline, "completions missing: {}", seen.len());
+            assert!(
+                Instant::now() < deadline,
+                "completions missing: {}",
+                seen.len()
+            );
             if !readable(fd, 1000) {
                 continue;
             }
@@ -422,7 +483,8 @@ fn c_free_with_calls_pending_delivers_each_once_with_closed_before_it_returns() 
         let n = 8;
         for tag in 0..n {
             let opts = if tag == 0 { options } else { null() };
-            let status = mcp_client_start_callback(client, request, opts, Some(record), userdata, tag);
+            let status =
+                mcp_client_start_callback(client, request, opts, Some(record), userdata, tag);
             assert_eq!(status, mcp_status::Ok);
         }
         mcp_request_free(request);
@@ -486,6 +548,9 @@ fn c_a_completion_callback_may_free_the_client() {
         while seen.count.load(Ordering::SeqCst) < 1 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(2));
         }
-        assert_eq!(*seen.statuses.lock().unwrap(), vec![(1, mcp_status::Closed)]);
+        assert_eq!(
+            *seen.statuses.lock().unwrap(),
+            vec![(1, mcp_status::Closed)]
+        );
     }
 }

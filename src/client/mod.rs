@@ -10,9 +10,9 @@ mod requests;
 mod state;
 
 use crate::cancellation::CancellationToken;
+use crate::engine::completer::Completer;
 use crate::engine::gate::Gate;
 use crate::engine::router::RouterStats;
-use crate::engine::completer::Completer;
 use crate::engine::{Connection, CALLBACK_WAIT_ON_CLOSE};
 use crate::error::{Error, Result, Status};
 use crate::handlers::{Callbacks, LogLevel, ProgressHandler};

@@ -40,7 +40,9 @@ pub enum Request {
         arguments: Option<Value>,
     },
     /// `resources/read`. Answers `input_required` rounds.
-    ReadResource { uri: String },
+    ReadResource {
+        uri: String,
+    },
     /// `prompts/get`; `arguments` must be a JSON object of strings.
     GetPrompt {
         name: String,
@@ -53,16 +55,30 @@ pub enum Request {
         context: Option<Value>,
     },
     /// `logging/setLevel` (handshake era only).
-    SetLoggingLevel { level: String },
+    SetLoggingLevel {
+        level: String,
+    },
     /// `resources/subscribe` (handshake era only).
-    SubscribeResource { uri: String },
+    SubscribeResource {
+        uri: String,
+    },
     /// `resources/unsubscribe` (handshake era only).
-    UnsubscribeResource { uri: String },
+    UnsubscribeResource {
+        uri: String,
+    },
     /// One page of `tools/list`.
-    ListTools { cursor: Option<String> },
-    ListResources { cursor: Option<String> },
-    ListResourceTemplates { cursor: Option<String> },
-    ListPrompts { cursor: Option<String> },
+    ListTools {
+        cursor: Option<String>,
+    },
+    ListResources {
+        cursor: Option<String>,
+    },
+    ListResourceTemplates {
+        cursor: Option<String>,
+    },
+    ListPrompts {
+        cursor: Option<String>,
+    },
     /// Every tool over all pages: `{"tools": [...]}`.
     Tools,
     /// `{"resources": [...]}`.
@@ -114,7 +130,10 @@ impl Step {
     }
 
     /// This step's chain, then `next` with its result.
-    pub(crate) fn and_then(self, next: impl FnOnce(Result<Value>) -> Step + Send + 'static) -> Step {
+    pub(crate) fn and_then(
+        self,
+        next: impl FnOnce(Result<Value>) -> Step + Send + 'static,
+    ) -> Step {
         match self {
             Step::Done(result) => next(result),
             Step::Send {
@@ -308,11 +327,9 @@ impl ClientCore {
                 serde_json::json!({ "level": level }),
                 opts,
             ),
-            Request::SubscribeResource { uri } => self.handshake_only(
-                methods::SUBSCRIBE,
-                serde_json::json!({ "uri": uri }),
-                opts,
-            ),
+            Request::SubscribeResource { uri } => {
+                self.handshake_only(methods::SUBSCRIBE, serde_json::json!({ "uri": uri }), opts)
+            }
             Request::UnsubscribeResource { uri } => self.handshake_only(
                 methods::UNSUBSCRIBE,
                 serde_json::json!({ "uri": uri }),

@@ -140,7 +140,10 @@ impl Client {
     }
 
     pub fn resource_templates(&self, opts: &RequestOptions) -> Result<Vec<Value>> {
-        items(self.run(Request::ResourceTemplates, opts)?, "resourceTemplates")
+        items(
+            self.run(Request::ResourceTemplates, opts)?,
+            "resourceTemplates",
+        )
     }
 
     pub fn prompts(&self, opts: &RequestOptions) -> Result<Vec<Value>> {

@@ -319,7 +319,10 @@ impl Shared {
         };
         let event = match until {
             Some(until) => self.receiver.recv_deadline(until),
-            None => self.receiver.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            None => self
+                .receiver
+                .recv()
+                .map_err(|_| RecvTimeoutError::Disconnected),
         };
         self.lock().sleeping_until = None;
         match event {

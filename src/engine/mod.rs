@@ -255,7 +255,8 @@ impl Connection {
         let boundary = {
             let (call, claim) = (call.clone(), call.clone());
             // A request whose call ended before its first byte was written is not sent.
-            SendBoundary::new(move || call.mark_sent()).claimed_by(move || claim.try_start_sending())
+            SendBoundary::new(move || call.mark_sent())
+                .claimed_by(move || claim.try_start_sending())
         };
         let frame = jsonrpc::encode_request(id, method, params);
         let request = OutgoingRequest {

@@ -45,7 +45,11 @@ fn cursor_request(
     make: impl FnOnce(Option<String>) -> Request,
 ) -> *mut mcp_request {
     // SAFETY: the caller's contract (NULL or NUL-terminated).
-    make_request(|| Ok(make(unsafe { optional_str(cursor, "cursor")? }.map(str::to_owned))))
+    make_request(|| {
+        Ok(make(
+            unsafe { optional_str(cursor, "cursor")? }.map(str::to_owned),
+        ))
+    })
 }
 
 /// `ping`.
@@ -173,9 +177,7 @@ pub unsafe extern "C" fn mcp_request_subscribe_resource(uri: *const c_char) -> *
 /// # Safety
 /// `uri` is NULL or NUL-terminated.
 #[no_mangle]
-pub unsafe extern "C" fn mcp_request_unsubscribe_resource(
-    uri: *const c_char,
-) -> *mut mcp_request {
+pub unsafe extern "C" fn mcp_request_unsubscribe_resource(uri: *const c_char) -> *mut mcp_request {
     make_request(|| {
         let uri = required_str(uri, "resource uri")?.to_owned();
         Ok(Request::UnsubscribeResource { uri })
