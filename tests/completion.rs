@@ -348,7 +348,7 @@ fn dropping_the_last_handle_inside_a_completion_closes_the_client() {
             let _ = tx2.send((2, Ok(Value::Null)));
         })
         .unwrap();
-    let mut tags = vec![
+    let mut tags = [
         rx.recv_timeout(WIDE).unwrap(),
         rx.recv_timeout(WIDE).unwrap(),
     ];
@@ -551,6 +551,68 @@ fn c_a_completion_callback_may_free_the_client() {
         assert_eq!(
             *seen.statuses.lock().unwrap(),
             vec![(1, mcp_status::Closed)]
+        );
+    }
+}
+
+#[test]
+fn over_http_in_both_eras_many_in_flight_and_a_cancel_reach_the_server() {
+    use common::http_server::*;
+    use mcpc::ConnectMode;
+    for (mode, flags) in [
+        (ConnectMode::Legacy, vec![]),
+        (ConnectMode::Modern, vec!["--modern"]),
+    ] {
+        let server = HttpServer::start("completion_http", &flags);
+        let client = server.connect(mode);
+        let (tx, rx) = channel();
+        let token = CancellationToken::new();
+        start_to(
+            &client,
+            slow(30_000),
+            &RequestOptions::with_cancellation(&token),
+            &tx,
+            100,
+        );
+        for tag in 0..8 {
+            start_to(
+                &client,
+                echo(&format!("h {tag}"), 0),
+                &RequestOptions::default(),
+                &tx,
+                tag,
+            );
+        }
+        let mut done = 0;
+        while done < 8 {
+            let (tag, outcome) = rx.recv_timeout(WIDE).unwrap();
+            assert_eq!(text(&outcome.unwrap()), format!("h {tag}"), "{mode:?}");
+            done += 1;
+        }
+        server.wait_for(|lines| posts_of(&http_requests(lines), "tools/call").len() >= 9);
+        token.cancel(Some("done with it"));
+        let (tag, outcome) = rx.recv_timeout(WIDE).unwrap();
+        assert_eq!(tag, 100);
+        let error = outcome.unwrap_err();
+        assert_eq!(error.status, Status::Cancelled, "{mode:?}");
+        let id = error.request_id.unwrap();
+        // The server sees the cancel: a notice (legacy) or the closed stream (modern).
+        let lines = server.wait_for(|lines| {
+            lines
+                .iter()
+                .any(|l| l["handler_done"] == id && l["cancelled"] == true)
+        });
+        assert!(
+            lines
+                .iter()
+                .any(|l| l["handler_done"] == id && l["cancelled"] == true),
+            "{mode:?}: the slow tool did not stop"
+        );
+        let notices = posts_of(&http_requests(&lines), "notifications/cancelled").len();
+        assert_eq!(
+            notices,
+            usize::from(mode == ConnectMode::Legacy),
+            "{mode:?}"
         );
     }
 }

@@ -1,7 +1,8 @@
-//! The blocking client: connect, one method per MCP request, close.
+//! The client: connect, one method per MCP request, close.
 //!
-//! Every method blocks the calling thread until its outcome and may be called from many threads
-//! at once; a [`CancellationToken`] in the [`RequestOptions`] wakes it from any other thread.
+//! Every request method blocks the calling thread until its outcome and may be called from many
+//! threads at once; a [`CancellationToken`] in the [`RequestOptions`] wakes it from any other
+//! thread. [`Client::start`] starts the same requests without blocking (see `operation`).
 
 mod connect;
 mod mrtr;

@@ -1,6 +1,19 @@
-//! The engine: one connection's calls in flight. A caller's thread sends its request and blocks
-//! on its own `Call` until the first outcome (response, error, cancel, timeout, close) decides
-//! it. Cancel notices and answers to server requests go out through one dispatcher thread, so
+//! The engine: one connection's calls in flight.
+//!
+//! A call is made in two halves, the same for every caller. `Connection::start` gives the call
+//! an id, registers it with the router (which routes its response by id), hooks its
+//! cancellation token, and hands the request to the transport. `Started::finish` takes the
+//! outcome the call's completion race decided (response, error, cancel, timeout, close: see
+//! `call`), unregisters it, and maps the outcome to the caller's result. Between the halves
+//! someone waits for the outcome:
+//! - a blocking call waits on its own thread (`Started::wait`), reading the transport itself
+//!   when it is the only call in flight, and keeps its timeout there;
+//! - a started call (the completion API) has no thread: its `Call` carries a `notify` hook
+//!   that tells the client's completion thread (`completer`) the outcome is decided; that
+//!   thread also keeps started calls' timeouts (the same `timeout::Timeout`), finishes them and
+//!   runs their continuations.
+//!
+//! Cancel notices and answers to server requests go out through one dispatcher thread, so
 //! neither a cancelling thread nor the reader thread ever waits for a write. Answers wait in a
 //! bounded queue (`answers`, `limits`); cancel notices have a queue of their own, written first,
 //! so a server flooding us with requests never holds a cancel up.
