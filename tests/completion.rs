@@ -616,3 +616,33 @@ fn over_http_in_both_eras_many_in_flight_and_a_cancel_reach_the_server() {
         );
     }
 }
+
+#[test]
+fn input_required_rounds_run_on_the_completion_thread_and_a_cancel_ends_them() {
+    let log = log_path("completion-rounds");
+    let client = connect_logged(&log, &["--modern"]);
+    let (tx, rx) = channel();
+    let legs = |n: u64| Request::CallTool {
+        name: "state_only".into(),
+        arguments: Some(json!({ "legs": n })),
+    };
+    start_to(&client, legs(3), &RequestOptions::default(), &tx, 1);
+    let (_, outcome) = rx.recv_timeout(WIDE).unwrap();
+    assert_eq!(text(&outcome.unwrap()), "legs done");
+    // A long load-shedding exchange, cancelled between its legs.
+    let token = CancellationToken::new();
+    start_to(
+        &client,
+        legs(1000),
+        &RequestOptions::with_cancellation(&token),
+        &tx,
+        2,
+    );
+    wait_for_requests(&log, "tools/call", 3 + 3);
+    let start = Instant::now();
+    token.cancel(Some("enough"));
+    let (tag, outcome) = rx.recv_timeout(WIDE).unwrap();
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(tag, 2);
+    assert_eq!(outcome.unwrap_err().status, Status::Cancelled);
+}

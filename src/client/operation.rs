@@ -105,7 +105,7 @@ pub(crate) enum Step {
     },
     Pause {
         until: Instant,
-        /// Ends a blocking pause early (the next request then ends CANCELLED at once).
+        /// Ends the pause early (the next request then ends CANCELLED at once).
         cancellation: Option<CancellationToken>,
         then: Box<dyn FnOnce() -> Step + Send>,
     },
@@ -219,9 +219,14 @@ pub(crate) fn drive_async(completer: &Completer, step: Step, deliver: Then) {
                 Box::new(move |result| drive_async(&next, then(result), deliver)),
             );
         }
-        Step::Pause { until, then, .. } => {
+        Step::Pause {
+            until,
+            cancellation,
+            then,
+        } => {
             let next = completer.clone();
-            completer.after(until, Box::new(move || drive_async(&next, then(), deliver)));
+            let job = Box::new(move || drive_async(&next, then(), deliver));
+            completer.after(until, cancellation.as_ref(), job);
         }
     }
 }

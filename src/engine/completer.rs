@@ -22,6 +22,7 @@
 use super::call::Notify;
 use super::timeout::Timeout;
 use super::{CallOptions, Connection, Started};
+use crate::cancellation::{CancellationToken, HookId};
 use crate::error::{Error, Result, Status};
 use crate::sync::{lock, spawn, wait_until};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
@@ -83,13 +84,22 @@ struct State {
     watched: HashMap<u64, Watched>,
     /// The watched calls' deadlines, earliest first.
     deadlines: BTreeSet<(Instant, u64)>,
-    pauses: Vec<(Instant, Job)>,
+    pauses: Vec<Pause>,
     /// Operations admitted and not yet delivered.
     tickets: usize,
     closed: bool,
     started: bool,
     /// What the thread sleeps until (`None`: no deadline, or not sleeping).
     sleeping_until: Option<Instant>,
+}
+
+/// An operation waiting between two requests.
+struct Pause {
+    key: u64,
+    until: Instant,
+    job: Job,
+    /// Ends the pause early when the operation's token is cancelled.
+    hook: Option<(CancellationToken, HookId)>,
 }
 
 struct Watched {
@@ -190,9 +200,41 @@ impl Completer {
         }
     }
 
-    /// Runs `job` on the completion thread once `until` has passed (or at once on close).
-    pub fn after(&self, until: Instant, job: Job) {
-        self.shared.lock().pauses.push((until, job));
+    /// Runs `job` on the completion thread once `until` has passed, or at once when
+    /// `cancellation` is cancelled (the operation's next request then ends CANCELLED at once)
+    /// or the completer closes.
+    pub fn after(&self, until: Instant, cancellation: Option<&CancellationToken>, job: Job) {
+        let key = {
+            let mut state = self.shared.lock();
+            state.next_key += 1;
+            let key = state.next_key;
+            state.pauses.push(Pause {
+                key,
+                until,
+                job,
+                hook: None,
+            });
+            key
+        };
+        if let Some(token) = cancellation {
+            let shared = Arc::downgrade(&self.shared);
+            // Runs at once (outside our lock) when the token is already cancelled.
+            let hook = token.on_cancel(move |_| {
+                if let Some(shared) = shared.upgrade() {
+                    shared.end_pause(key);
+                }
+            });
+            if let Some(hook) = hook {
+                let mut state = self.shared.lock();
+                match state.pauses.iter_mut().find(|p| p.key == key) {
+                    Some(pause) => pause.hook = Some((token.clone(), hook)),
+                    None => {
+                        drop(state);
+                        token.off_cancel(hook);
+                    }
+                }
+            }
+        }
         self.send(Event::Wake);
     }
 
@@ -220,8 +262,8 @@ impl Completer {
             }
             state.closed = true;
             // Pauses end now: their next request fails at once, and the operation ends.
-            for (until, _) in state.pauses.iter_mut() {
-                *until = Instant::now();
+            for pause in state.pauses.iter_mut() {
+                pause.until = Instant::now();
             }
             state.started
         };
@@ -269,6 +311,22 @@ impl Shared {
         lock(&self.state)
     }
 
+    /// A paused operation's token was cancelled: its pause ends now.
+    fn end_pause(&self, key: u64) {
+        let found = {
+            let mut state = self.lock();
+            state
+                .pauses
+                .iter_mut()
+                .find(|p| p.key == key)
+                .map(|pause| pause.until = Instant::now())
+                .is_some()
+        };
+        if found {
+            let _ = self.events.send(Event::Wake);
+        }
+    }
+
     fn lock_tickets(&self) -> usize {
         self.lock().tickets
     }
@@ -308,7 +366,7 @@ impl Shared {
             let mut state = self.lock();
             let next = [
                 state.deadlines.first().map(|(d, _)| *d),
-                state.pauses.iter().map(|(d, _)| *d).min(),
+                state.pauses.iter().map(|p| p.until).min(),
                 limit,
             ]
             .into_iter()
@@ -397,7 +455,7 @@ impl Shared {
             }
             let (due, waiting) = std::mem::take(&mut state.pauses)
                 .into_iter()
-                .partition::<Vec<_>, _>(|(until, _)| *until <= now);
+                .partition::<Vec<_>, _>(|p| p.until <= now);
             state.pauses = waiting;
             (expired, due)
         };
@@ -405,8 +463,11 @@ impl Shared {
             // A response that beat the timeout still wins.
             call.cancel(Some(&reason), true);
         }
-        for (_, job) in pauses {
-            job();
+        for pause in pauses {
+            if let Some((token, hook)) = pause.hook {
+                token.off_cancel(hook);
+            }
+            (pause.job)();
         }
     }
 }
