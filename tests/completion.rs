@@ -646,3 +646,31 @@ fn input_required_rounds_run_on_the_completion_thread_and_a_cancel_ends_them() {
     assert_eq!(tag, 2);
     assert_eq!(outcome.unwrap_err().status, Status::Cancelled);
 }
+
+#[test]
+fn a_completion_that_panics_does_not_stop_the_others() {
+    let client = connect(&[]);
+    client
+        .start(Request::Ping, &RequestOptions::default(), |_| {
+            panic!("a host bug in a completion")
+        })
+        .unwrap();
+    let (tx, rx) = channel();
+    start_to(
+        &client,
+        echo("still here", 0),
+        &RequestOptions::default(),
+        &tx,
+        1,
+    );
+    let (_, outcome) = rx
+        .recv_timeout(WIDE)
+        .expect("the completion thread goes on");
+    assert_eq!(text(&outcome.unwrap()), "still here");
+    let start = Instant::now();
+    client.close();
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "close waited for nothing"
+    );
+}

@@ -393,7 +393,13 @@ impl Shared {
         }
     }
 
+    /// Handles one event. A panic in a continuation (a Rust completion that panics) ends that
+    /// operation only (its ticket is given back as it unwinds); the thread goes on.
     fn handle(&self, event: Event) {
+        let _ = crate::panic_guard::catch(|| self.handle_inner(event));
+    }
+
+    fn handle_inner(&self, event: Event) {
         match event {
             Event::Ready(key) => self.complete(key),
             Event::Run(job) => job(),
