@@ -674,3 +674,35 @@ fn a_completion_that_panics_does_not_stop_the_others() {
         "close waited for nothing"
     );
 }
+
+#[test]
+fn a_started_call_hears_its_own_progress_before_it_completes() {
+    let client = connect(&[]);
+    let heard = Arc::new(AtomicUsize::new(0));
+    let opts = RequestOptions {
+        on_progress: Some({
+            let heard = heard.clone();
+            Arc::new(move |_: &mcpc::handlers::Progress| {
+                heard.fetch_add(1, Ordering::SeqCst);
+            })
+        }),
+        ..RequestOptions::default()
+    };
+    let (tx, rx) = channel();
+    let seen_at_completion = heard.clone();
+    client
+        .start(
+            Request::CallTool {
+                name: "progress".into(),
+                arguments: Some(json!({ "steps": 5 })),
+            },
+            &opts,
+            move |outcome| {
+                let _ = tx.send((seen_at_completion.load(Ordering::SeqCst), outcome));
+            },
+        )
+        .unwrap();
+    let (heard_then, outcome) = rx.recv_timeout(WIDE).unwrap();
+    outcome.unwrap();
+    assert_eq!(heard_then, 5, "every progress ran before the completion");
+}
