@@ -123,12 +123,24 @@ typedef struct mcp_client mcp_client;
 // Options for a client. Copied when the client is created, so one may serve many clients.
 typedef struct mcp_client_options mcp_client_options;
 
+// A queue of completions with a file descriptor for the host's event loop (poll, epoll,
+// kqueue, a GLib/libuv/Qt watcher): the descriptor is readable exactly while completions wait
+// in the queue. Only read it through `mcp_completion_queue_pop`: never read, write or close
+// the descriptor yourself. One queue may serve many clients and threads.
+typedef struct mcp_completion_queue mcp_completion_queue;
+
 // Where a request handler puts its answer.
 typedef struct mcp_handler_reply mcp_handler_reply;
 
 // What a listen asks to hear: list changes, resource updates for given URIs, log messages
 // from a level up. Nothing by default.
 typedef struct mcp_listen mcp_listen;
+
+// A request to start with `mcp_client_start` (or `mcp_client_start_callback`). Made by an
+// `mcp_request_*` constructor, never NULL; a constructor given a bad argument makes a request
+// whose completion is MCP_STATUS_INVALID_ARGUMENT. One request may be started many times.
+// Free it with `mcp_request_free` (at any time after the start returned).
+typedef struct mcp_request mcp_request;
 
 // Options for one request: cancellation token, timeout, progress token, `_meta`.
 typedef struct mcp_request_options mcp_request_options;
@@ -203,6 +215,10 @@ typedef struct {
   bool (*send_notification)(void *userdata, const char *notification_json);
   void (*close)(void *userdata);
 } mcp_transport_vtable;
+
+// Receives one completion: the tag given to `mcp_client_start_callback` and the result, which
+// the callback owns (free it with `mcp_result_free`, now or later).
+typedef void (*mcp_completion_callback)(void *userdata, uint64_t tag, mcp_result *result);
 
 // Answers a request the server makes of the client (`elicitation/create`,
 // `sampling/createMessage`, `roots/list`): receives the method and params (JSON), and sets the
@@ -667,6 +683,179 @@ mcp_status mcp_client_options_set_use_system_roots(mcp_client_options *options, 
 mcp_status mcp_client_options_set_client_cert(mcp_client_options *options,
                                               const char *cert_file,
                                               const char *key_file);
+
+// `ping`.
+mcp_request *mcp_request_ping(void);
+
+// `server/discover`.
+mcp_request *mcp_request_discover(void);
+
+// `tools/call`, as `mcp_client_call_tool`.
+//
+// # Safety
+// Strings are NULL or NUL-terminated.
+mcp_request *mcp_request_call_tool(const char *name, const char *arguments_json);
+
+// `resources/read`, as `mcp_client_read_resource`.
+//
+// # Safety
+// `uri` is NULL or NUL-terminated.
+mcp_request *mcp_request_read_resource(const char *uri);
+
+// `prompts/get`, as `mcp_client_get_prompt`.
+//
+// # Safety
+// Strings are NULL or NUL-terminated.
+mcp_request *mcp_request_get_prompt(const char *name, const char *arguments_json);
+
+// `completion/complete`, as `mcp_client_complete`.
+//
+// # Safety
+// Strings are NULL or NUL-terminated.
+mcp_request *mcp_request_complete(const char *ref_json,
+                                  const char *argument_json,
+                                  const char *context_json);
+
+// Any request by method name, as `mcp_client_request`.
+//
+// # Safety
+// Strings are NULL or NUL-terminated.
+mcp_request *mcp_request_other(const char *method, const char *params_json);
+
+// `logging/setLevel`, as `mcp_client_set_logging_level`.
+//
+// # Safety
+// `level` is NULL or NUL-terminated.
+mcp_request *mcp_request_set_logging_level(const char *level);
+
+// `resources/subscribe`, as `mcp_client_subscribe_resource`.
+//
+// # Safety
+// `uri` is NULL or NUL-terminated.
+mcp_request *mcp_request_subscribe_resource(const char *uri);
+
+// `resources/unsubscribe`, as `mcp_client_unsubscribe_resource`.
+//
+// # Safety
+// `uri` is NULL or NUL-terminated.
+mcp_request *mcp_request_unsubscribe_resource(const char *uri);
+
+// One page of `tools/list`; `cursor` is NULL for the first.
+//
+// # Safety
+// `cursor` is NULL or NUL-terminated.
+mcp_request *mcp_request_list_tools(const char *cursor);
+
+// One page of `resources/list`; `cursor` is NULL for the first.
+//
+// # Safety
+// `cursor` is NULL or NUL-terminated.
+mcp_request *mcp_request_list_resources(const char *cursor);
+
+// One page of `resources/templates/list`; `cursor` is NULL for the first.
+//
+// # Safety
+// `cursor` is NULL or NUL-terminated.
+mcp_request *mcp_request_list_resource_templates(const char *cursor);
+
+// One page of `prompts/list`; `cursor` is NULL for the first.
+//
+// # Safety
+// `cursor` is NULL or NUL-terminated.
+mcp_request *mcp_request_list_prompts(const char *cursor);
+
+// Every tool over all pages (`{"tools": [...]}`), as `mcp_client_tools`.
+mcp_request *mcp_request_tools(void);
+
+// Every resource over all pages (`{"resources": [...]}`).
+mcp_request *mcp_request_resources(void);
+
+// Every resource template over all pages (`{"resourceTemplates": [...]}`).
+mcp_request *mcp_request_resource_templates(void);
+
+// Every prompt over all pages (`{"prompts": [...]}`).
+mcp_request *mcp_request_prompts(void);
+
+// Frees a request; NULL is accepted. Requests already started are not affected.
+//
+// # Safety
+// `request` is NULL or a request not freed yet.
+void mcp_request_free(mcp_request *request);
+
+// A new, empty completion queue; NULL only when the system has no descriptor left.
+mcp_completion_queue *mcp_completion_queue_new(void);
+
+// The descriptor that is readable while completions wait; -1 for NULL. It stays the same
+// for the queue's life.
+//
+// # Safety
+// `queue` is NULL or live.
+int mcp_completion_queue_fd(const mcp_completion_queue *queue);
+
+// Takes the oldest completion: true with `*tag` (the tag given to the start) and `*result`
+// (owned by the caller: free it with `mcp_result_free`), or false when the queue is empty
+// (or an argument is NULL). Never blocks.
+//
+// # Safety
+// `queue` is NULL or live; `tag` and `result` are NULL or point to writable storage.
+bool mcp_completion_queue_pop(mcp_completion_queue *queue, uint64_t *tag, mcp_result **result);
+
+// Frees the queue; NULL is accepted. Requests still pending on it complete into nothing
+// (their results are freed by the library); the descriptor is closed once the last of them
+// has completed, so take it out of your event loop first.
+//
+// # Safety
+// `queue` is NULL or a queue not freed yet.
+void mcp_completion_queue_free(mcp_completion_queue *queue);
+
+// Starts `request` without blocking; its completion goes to `queue` with `tag`.
+//
+// Returns MCP_STATUS_OK when the request was started: then exactly one completion comes,
+// whatever happens (a bad request or option, NOT_CONNECTED, a server error, CANCELLED,
+// TIMEOUT, CLOSED...). Any other status means nothing was started and no completion comes:
+// MCP_STATUS_INVALID_ARGUMENT for a NULL client, request or queue, or a client that could not
+// be made (its reason is what `mcp_client_connect` reports), MCP_STATUS_CLOSED once the client
+// is closed.
+//
+// The options' cancellation token cancels it as it cancels a blocking call: at once, with
+// CANCELLED, the server told once if the request reached the wire, nothing sent if the token
+// was cancelled first. The options' timeouts apply as for a blocking call. The request's
+// first message is written on this thread; the completion is pushed by a library thread.
+//
+// Closing the client (or freeing it) completes every request still pending with
+// MCP_STATUS_CLOSED before it returns.
+//
+// # Safety
+// `client`, `request`, `options` and `queue` are NULL or live.
+mcp_status mcp_client_start(mcp_client *client,
+                            const mcp_request *request,
+                            const mcp_request_options *options,
+                            mcp_completion_queue *queue,
+                            uint64_t tag);
+
+// As `mcp_client_start`, with the completion given to `callback(userdata, tag, result)` on
+// the client's completion thread (a library thread; one per client, started with its first
+// started request). Completions run one at a time, in the order they were decided.
+//
+// The callback may call the library: start other requests, make blocking calls (which hold
+// up the other completions meanwhile), cancel, close the client, and free it (the completions
+// still pending then run, with CLOSED, before that free returns). It must return: close waits
+// for it (2 s at most, then it returns without it, and no completion callback starts after).
+//
+// The contract for close and free: every request started on the client completes exactly
+// once; the completions still pending complete with CLOSED during `mcp_client_close` (or
+// free); once either has returned, no completion callback of that client runs (unless the
+// 2 s bound was hit by a callback that does not return), so `userdata` may be freed then.
+//
+// # Safety
+// `client`, `request` and `options` are NULL or live; `callback` is safe to call from another
+// thread with `userdata` until its completion (or until the client's close or free returns).
+mcp_status mcp_client_start_callback(mcp_client *client,
+                                     const mcp_request *request,
+                                     const mcp_request_options *options,
+                                     mcp_completion_callback callback,
+                                     void *userdata,
+                                     uint64_t tag);
 
 // Whether the server cancelled the request being handled (or the call that met it was
 // cancelled). A long handler may poll it and give up; its answer is then not sent.

@@ -1,11 +1,13 @@
 //! mcpc: an MCP (Model Context Protocol) client with a C ABI and first-class cancellation.
 //!
-//! Layers, from the top: `ffi` (the C ABI only) → `client` (the blocking client) → `engine`
+//! Layers, from the top: `ffi` (the C ABI only) → `client` (requests as operations, run
+//! blocking or started with a completion: `client::operation`) → `engine`
 //! (calls in flight, the completion race, cancel dispatch) → `transport` (stdio, Streamable
 //! HTTP, custom) → `protocol` (JSON-RPC frames, method names, versions). `cancellation` holds
 //! the token.
 //!
 //! The Rust API is what this file exports: [`Client`] with its options and configs, the
+//! [`Request`] values its completion API ([`Client::start`]) takes, the
 //! [`CancellationToken`], [`Error`] and [`Status`], the callback and handler types in
 //! [`handlers`], [`BlockingTransport`] for a transport of your own, and the bounds on what a
 //! server can make the client hold ([`limits`]). Everything else is
@@ -23,7 +25,10 @@ mod sync;
 mod transport;
 
 pub use cancellation::{CancellationToken, HookId};
-pub use client::{Client, ClientOptions, ConnectMode, ConnectionState, Listen, RequestOptions};
+pub use client::{
+    Client, ClientCore, ClientOptions, ConnectMode, ConnectionState, Listen, Request,
+    RequestOptions,
+};
 pub use engine::limits;
 pub use engine::router::RouterStats as ConnectionStats;
 pub use error::{Error, Result, Status};

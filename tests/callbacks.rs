@@ -65,8 +65,16 @@ fn progress_reaches_the_call_then_the_client_in_order_on_the_callback_thread() {
     // userdata as soon as the call is over), so all four "call" entries are already there. The
     // client-wide callback for the last notice runs just after the call's own one, possibly after
     // the call returned: wait for it before checking the order of the whole sequence.
-    let calls_seen = seen.lock().unwrap().iter().filter(|(w, ..)| w == "call").count();
-    assert_eq!(calls_seen, 4, "the call returned before its progress callbacks ran");
+    let calls_seen = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(w, ..)| w == "call")
+        .count();
+    assert_eq!(
+        calls_seen, 4,
+        "the call returned before its progress callbacks ran"
+    );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while seen.lock().unwrap().len() < 8 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(1));

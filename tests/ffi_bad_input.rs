@@ -1273,3 +1273,234 @@ fn listen_notify_and_trace_exports_under_bad_input() {
         mcp_client_free(client);
     }
 }
+
+/// Pops the one completion `tag` must get, within a wide bound.
+unsafe fn completion(queue: *mut mcp_completion_queue, want: u64) -> mcp_status {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let (mut tag, mut result) = (0u64, null_mut());
+        if mcp_completion_queue_pop(queue, &raw mut tag, &raw mut result) {
+            assert_eq!(tag, want);
+            return take(result).0;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no completion for {want}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+unsafe extern "C" fn ignore_completion(_: *mut c_void, _: u64, result: *mut mcp_result) {
+    mcp_result_free(result);
+}
+
+const COMPLETION: mcp_completion_callback = Some(ignore_completion);
+
+#[test]
+fn completion_api_pointers_passed_null_alone() {
+    unsafe {
+        let client = connected_client();
+        let queue = mcp_completion_queue_new();
+        assert!(!queue.is_null());
+        let s = c"x".as_ptr();
+        let obj = c"{}".as_ptr();
+        // A constructor given a NULL (or bad) required string makes a request that completes
+        // with INVALID_ARGUMENT; an optional one left NULL is no error.
+        let requests: Vec<(*mut mcp_request, mcp_status)> = vec![
+            (
+                call!(mcp_request_call_tool(null(), obj)),
+                mcp_status::InvalidArgument,
+            ),
+            (
+                call!(mcp_request_call_tool(bad_utf8(), obj)),
+                mcp_status::InvalidArgument,
+            ),
+            (
+                call!(mcp_request_call_tool(s, c"[1]".as_ptr())),
+                mcp_status::InvalidArgument,
+            ),
+            (
+                call!(mcp_request_read_resource(null())),
+                mcp_status::InvalidArgument,
+            ),
+            (
+                call!(mcp_request_get_prompt(null(), obj)),
+                mcp_status::InvalidArgument,
+            ),
+            (
+                call!(mcp_request_complete(null(), obj, obj)),
+                mcp_status::InvalidArgument,
+            ),
+            (
+                call!(mcp_request_complete(obj, null(), obj)),
+                mcp_status::InvalidArgument,
+            ),
+            (
+                call!(mcp_request_other(null(), obj)),
+                mcp_status::InvalidArgument,
+            ),
+            (
+                call!(mcp_request_other(s, c"{".as_ptr())),
+                mcp_status::InvalidArgument,
+            ),
+            (
+                call!(mcp_request_set_logging_level(null())),
+                mcp_status::InvalidArgument,
+            ),
+            (
+                call!(mcp_request_subscribe_resource(null())),
+                mcp_status::InvalidArgument,
+            ),
+            (
+                call!(mcp_request_unsubscribe_resource(null())),
+                mcp_status::InvalidArgument,
+            ),
+            (
+                call!(mcp_request_list_tools(bad_utf8())),
+                mcp_status::InvalidArgument,
+            ),
+            (call!(mcp_request_list_tools(null())), mcp_status::Ok),
+            (call!(mcp_request_list_resources(null())), mcp_status::Ok),
+            (
+                call!(mcp_request_list_resource_templates(null())),
+                mcp_status::Ok,
+            ),
+            (call!(mcp_request_list_prompts(null())), mcp_status::Ok),
+            (mcp_request_ping(), mcp_status::Ok),
+            (mcp_request_discover(), mcp_status::ServerError),
+            (mcp_request_tools(), mcp_status::Ok),
+            (mcp_request_resources(), mcp_status::Ok),
+            (mcp_request_resource_templates(), mcp_status::Ok),
+            (mcp_request_prompts(), mcp_status::Ok),
+            (
+                call!(mcp_request_get_prompt(s, null())),
+                mcp_status::ServerError,
+            ),
+            (
+                call!(mcp_request_complete(obj, obj, null())),
+                mcp_status::Ok,
+            ),
+        ];
+        for (tag, (request, want)) in requests.into_iter().enumerate() {
+            assert!(!request.is_null());
+            let tag = tag as u64;
+            // NULL options are the defaults.
+            assert_eq!(
+                call!(mcp_client_start(client, request, null(), queue, tag)),
+                mcp_status::Ok
+            );
+            assert_eq!(completion(queue, tag), want, "request {tag}");
+            call!(mcp_request_free(request));
+        }
+        // Nothing can be delivered: refused at once, and no completion comes.
+        let ping = mcp_request_ping();
+        assert_eq!(
+            call!(mcp_client_start(null_mut(), ping, null(), queue, 1)),
+            mcp_status::InvalidArgument
+        );
+        assert_eq!(
+            call!(mcp_client_start(client, null(), null(), queue, 1)),
+            mcp_status::InvalidArgument
+        );
+        assert_eq!(
+            call!(mcp_client_start(client, ping, null(), null_mut(), 1)),
+            mcp_status::InvalidArgument
+        );
+        assert_eq!(
+            call!(mcp_client_start_callback(
+                null_mut(),
+                ping,
+                null(),
+                COMPLETION,
+                null_mut(),
+                1
+            )),
+            mcp_status::InvalidArgument
+        );
+        assert_eq!(
+            call!(mcp_client_start_callback(
+                client,
+                null(),
+                null(),
+                COMPLETION,
+                null_mut(),
+                1
+            )),
+            mcp_status::InvalidArgument
+        );
+        assert_eq!(
+            call!(mcp_client_start_callback(
+                client,
+                ping,
+                null(),
+                None,
+                null_mut(),
+                1
+            )),
+            mcp_status::InvalidArgument
+        );
+        // NULL userdata and options are fine.
+        assert_eq!(
+            call!(mcp_client_start_callback(
+                client,
+                ping,
+                null(),
+                COMPLETION,
+                null_mut(),
+                2
+            )),
+            mcp_status::Ok
+        );
+        let (mut tag, mut result) = (0u64, null_mut());
+        assert!(
+            !call!(mcp_completion_queue_pop(
+                queue,
+                &raw mut tag,
+                &raw mut result
+            )),
+            "nothing more"
+        );
+        assert!(!call!(mcp_completion_queue_pop(
+            null_mut(),
+            &raw mut tag,
+            &raw mut result
+        )));
+        assert!(!call!(mcp_completion_queue_pop(
+            queue,
+            null_mut(),
+            &raw mut result
+        )));
+        assert!(!call!(mcp_completion_queue_pop(
+            queue,
+            &raw mut tag,
+            null_mut()
+        )));
+        assert_eq!(call!(mcp_completion_queue_fd(null())), -1);
+        call!(mcp_request_free(null_mut()));
+        call!(mcp_completion_queue_free(null_mut()));
+        mcp_client_free(client);
+        // After close: CLOSED, and no completion.
+        assert_eq!(
+            call!(mcp_client_start(client_closed(), ping, null(), queue, 3)),
+            mcp_status::Closed
+        );
+        assert!(!mcp_completion_queue_pop(
+            queue,
+            &raw mut tag,
+            &raw mut result
+        ));
+        mcp_request_free(ping);
+        call!(mcp_completion_queue_free(queue));
+    }
+}
+
+/// A client connected then closed (leaked: a start on it must stay valid).
+unsafe fn client_closed() -> *mut mcp_client {
+    static CLOSED: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CLOSED.get_or_init(|| {
+        let client = connected_client();
+        mcp_client_close(client);
+        client as usize
+    }) as *mut mcp_client
+}

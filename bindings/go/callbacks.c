@@ -18,6 +18,11 @@ static void on_notification(void *userdata, const char *method, const char *para
     mcpcGoNotification((uintptr_t)userdata, (char *)method, (char *)params_json);
 }
 
+static void on_completion(void *userdata, uint64_t tag, mcp_result *result) {
+    (void)tag;
+    mcpcGoCompletion((uintptr_t)userdata, result);
+}
+
 static void on_stderr(void *userdata, const char *line) {
     mcpcGoStderr((uintptr_t)userdata, (char *)line);
 }
@@ -36,4 +41,9 @@ mcp_status mcpc_go_notification(mcp_client_options *options, uintptr_t handle) {
 
 mcp_status mcpc_go_stderr(mcp_client_options *options, uintptr_t handle) {
     return mcp_client_options_set_stderr_callback(options, on_stderr, (void *)handle);
+}
+
+mcp_status mcpc_go_start(mcp_client *client, const mcp_request *request,
+                         const mcp_request_options *options, uintptr_t handle) {
+    return mcp_client_start_callback(client, request, options, on_completion, (void *)handle, 0);
 }

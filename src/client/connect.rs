@@ -6,7 +6,7 @@
 //! back to `initialize` on the same connection. A pinned modern version is never downgraded,
 //! and a failed transport is never taken for a verdict on the era.
 
-use super::{Client, Negotiated};
+use super::{ClientCore, Negotiated};
 use crate::engine::{CallOptions, Connection};
 use crate::error::{Error, Result, Status};
 use crate::handlers::LogLevel;
@@ -38,7 +38,7 @@ enum ProbeFailure {
 /// The JSON-RPC code of "unsupported protocol version" (modern era).
 pub(super) const UNSUPPORTED_VERSION: i64 = -32022;
 
-impl Client {
+impl ClientCore {
     pub(super) fn negotiate(&self, connection: &Connection) -> Result<Negotiated> {
         let pinned = self.options.protocol_version.as_deref();
         if let Some(v) = pinned {

@@ -239,7 +239,12 @@ impl Client {
                 .insert(LOG_LEVEL_KEY.into(), level.clone().into());
         }
         let params = json!({ "notifications": listen.filter() });
-        self.send_raw(methods::LISTEN, Some(params), &opts, Some(watch))
+        super::operation::drive(self.core.send_raw(
+            methods::LISTEN,
+            Some(params),
+            &opts,
+            Some(watch),
+        ))
     }
 
     /// The handshake era: subscribe, set the level, report what is honoured, then wait.

@@ -1,18 +1,21 @@
-//! The blocking client: connect, one method per MCP request, close.
+//! The client: connect, one method per MCP request, close.
 //!
-//! Every method blocks the calling thread until its outcome and may be called from many threads
-//! at once; a [`CancellationToken`] in the [`RequestOptions`] wakes it from any other thread.
+//! Every request method blocks the calling thread until its outcome and may be called from many
+//! threads at once; a [`CancellationToken`] in the [`RequestOptions`] wakes it from any other
+//! thread. [`Client::start`] starts the same requests without blocking (see `operation`).
 
 mod cache;
 mod connect;
 mod listen;
 mod mrtr;
 mod notify;
+mod operation;
 mod requests;
 mod state;
 mod trace;
 
 use crate::cancellation::CancellationToken;
+use crate::engine::completer::Completer;
 use crate::engine::gate::Gate;
 use crate::engine::router::RouterStats;
 use crate::engine::{Connection, CALLBACK_WAIT_ON_CLOSE};
@@ -27,6 +30,7 @@ use crate::transport::{Inbound, Transport};
 pub use connect::ConnectMode;
 use listen::Changes;
 pub use listen::Listen;
+pub use operation::Request;
 use serde_json::{json, Map, Value};
 pub use state::ConnectionState;
 use std::sync::atomic::AtomicU64;
@@ -130,7 +134,24 @@ struct Opened {
     stdio: Option<Arc<StdioTransport>>,
 }
 
+/// An MCP client: connect, then make requests, blocking ([`Client::call_tool`]...) or started
+/// without blocking ([`Client::start`]); both go through the same engine path. Every method
+/// of [`ClientCore`] is a method of the client (it dereferences to it).
 pub struct Client {
+    core: Arc<ClientCore>,
+}
+
+impl std::ops::Deref for Client {
+    type Target = Arc<ClientCore>;
+
+    fn deref(&self) -> &Arc<ClientCore> {
+        &self.core
+    }
+}
+
+/// What a [`Client`] is made of, shared with the operations it has started (which may outlive
+/// a method call: see [`Client::start`]).
+pub struct ClientCore {
     options: ClientOptions,
     /// Numbers the progress tokens the library makes.
     next_progress_token: AtomicU64,
@@ -148,6 +169,8 @@ pub struct Client {
     tracer: Option<Arc<trace::Tracer>>,
     /// List pages kept while their `ttlMs` lasts.
     cache: Arc<cache::Cache>,
+    /// Where started (non-blocking) requests end; see `engine::completer`.
+    completer: Completer,
 }
 
 #[derive(Default)]
@@ -238,19 +261,24 @@ impl Client {
             trace::Tracer::start(handler, log, transport_name, gate.clone())
         });
         Client {
-            tracer,
-            cache: Arc::default(),
-            options,
-            next_progress_token: AtomicU64::new(1),
-            open_transport: Box::new(factory),
-            state: Mutex::default(),
-            connecting: Mutex::new(()),
-            opened: Condvar::new(),
-            gate,
-            changes: Arc::default(),
+            core: Arc::new(ClientCore {
+                tracer,
+                cache: Arc::default(),
+                changes: Arc::default(),
+                options,
+                next_progress_token: AtomicU64::new(1),
+                open_transport: Box::new(factory),
+                state: Mutex::default(),
+                connecting: Mutex::new(()),
+                opened: Condvar::new(),
+                gate,
+                completer: Completer::default(),
+            }),
         }
     }
+}
 
+impl ClientCore {
     /// Starts the server (stdio) and learns its era: in auto mode (the default) it probes with
     /// `server/discover` and falls back to the `initialize` handshake (offering 2025-11-25).
     /// Returns the discover or `initialize` result. Neither `initialize` nor the probe is
@@ -411,6 +439,14 @@ impl Client {
         for connection in &connections {
             connection.drain_callbacks(deadline);
         }
+        // Every started request completes (with CLOSED, their calls having ended above), its
+        // completion delivered before the gate shuts.
+        if !self.completer.close(deadline) {
+            self.options.callbacks.log(
+                LogLevel::Warning,
+                "started requests were still undelivered 2 s after close began (a completion callback did not return)",
+            );
+        }
         if let Some(tracer) = &self.tracer {
             tracer.drain(deadline);
         }
@@ -570,7 +606,7 @@ impl Client {
 
 impl Drop for Client {
     fn drop(&mut self) {
-        self.close();
+        self.core.close();
     }
 }
 

@@ -3,11 +3,13 @@
 //! the original params again, under a fresh id and the same token, with `inputResponses` and
 //! the `requestState` echoed unchanged, until the result is final or the rounds run out.
 
-use super::{Client, RequestOptions};
-use crate::error::{Error, Result, Status};
+use super::operation::Step;
+use super::{ClientCore, RequestOptions};
+use crate::error::{Error, Status};
 use crate::handlers::ServerRequest;
 use serde_json::{Map, Value};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// A state-only leg (load shedding) waits before retrying: 50 ms, doubling, at most 250 ms.
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
@@ -25,13 +27,14 @@ pub(super) fn input_required(result: Value, message: String) -> Error {
     }
 }
 
-impl Client {
-    pub(super) fn request_with_input(
-        &self,
+impl ClientCore {
+    /// `method` with its `input_required` rounds answered (see the module docs).
+    pub(super) fn with_input(
+        self: &Arc<Self>,
         method: &str,
         params: Value,
         opts: &RequestOptions,
-    ) -> Result<Value> {
+    ) -> Step {
         // The host may be continuing a round by hand.
         let mut leg = params.clone();
         if let Some(responses) = &opts.input_responses {
@@ -40,49 +43,67 @@ impl Client {
         if let Some(state) = &opts.request_state {
             leg["requestState"] = Value::from(state.as_str());
         }
-        let mut rounds = 0;
-        let mut backoff = FIRST_BACKOFF;
-        loop {
-            let result = self.request_raw(method, Some(leg), opts)?;
-            if !is_input_required(&result) {
-                return Ok(result);
-            }
-            rounds += 1;
-            if rounds > self.options.input_required_max_rounds {
-                let message = format!(
-                    "{method}: still input_required after {} rounds",
-                    self.options.input_required_max_rounds
-                );
-                return Err(input_required(result, message));
-            }
-            let requests = match result.get("inputRequests") {
-                Some(Value::Object(requests)) => requests.clone(),
-                None | Some(Value::Null) => Map::new(),
-                Some(_) => {
-                    return Err(Error::protocol(format!(
-                        "{method}: inputRequests is not an object"
-                    )))
+        let rounds = Rounds {
+            method: method.to_owned(),
+            params,
+            opts: opts.clone(),
+            done: 0,
+            backoff: FIRST_BACKOFF,
+        };
+        self.leg(rounds, leg)
+    }
+
+    /// One leg, then the next round if the server still needs input.
+    fn leg(self: &Arc<Self>, mut rounds: Rounds, leg: Value) -> Step {
+        let core = self.clone();
+        self.raw(&rounds.method, Some(leg), &rounds.opts)
+            .map_ok(move |result| {
+                if !is_input_required(&result) {
+                    return Step::Done(Ok(result));
                 }
-            };
-            if requests.is_empty() {
-                sleep_unless_cancelled(backoff, opts);
-                backoff = (backoff * 2).min(MAX_BACKOFF);
-            } else {
-                backoff = FIRST_BACKOFF;
-            }
-            let responses = match self.answer_inputs(method, &requests, opts) {
-                Ok(responses) => responses,
-                Err(message) => return Err(input_required(result, message)),
-            };
-            leg = params.clone();
-            if !requests.is_empty() {
-                leg["inputResponses"] = Value::Object(responses);
-            }
-            // Echoed byte for byte, and only when the server sent one.
-            if let Some(state) = result.get("requestState") {
-                leg["requestState"] = state.clone();
-            }
-        }
+                let method = rounds.method.clone();
+                rounds.done += 1;
+                if rounds.done > core.options.input_required_max_rounds {
+                    let message = format!(
+                        "{method}: still input_required after {} rounds",
+                        core.options.input_required_max_rounds
+                    );
+                    return Step::Done(Err(input_required(result, message)));
+                }
+                let requests = match result.get("inputRequests") {
+                    Some(Value::Object(requests)) => requests.clone(),
+                    None | Some(Value::Null) => Map::new(),
+                    Some(_) => {
+                        return Step::Done(Err(Error::protocol(format!(
+                            "{method}: inputRequests is not an object"
+                        ))))
+                    }
+                };
+                let responses = match core.answer_inputs(&method, &requests, &rounds.opts) {
+                    Ok(responses) => responses,
+                    Err(message) => return Step::Done(Err(input_required(result, message))),
+                };
+                let mut leg = rounds.params.clone();
+                if !requests.is_empty() {
+                    leg["inputResponses"] = Value::Object(responses);
+                }
+                // Echoed byte for byte, and only when the server sent one.
+                if let Some(state) = result.get("requestState") {
+                    leg["requestState"] = state.clone();
+                }
+                if !requests.is_empty() {
+                    rounds.backoff = FIRST_BACKOFF;
+                    return core.leg(rounds, leg);
+                }
+                // A state-only leg (load shedding) waits before retrying.
+                let until = Instant::now() + rounds.backoff;
+                rounds.backoff = (rounds.backoff * 2).min(MAX_BACKOFF);
+                Step::Pause {
+                    until,
+                    cancellation: rounds.opts.cancellation.clone(),
+                    then: Box::new(move || core.leg(rounds, leg)),
+                }
+            })
     }
 
     /// Runs the handler of each input request; the error says which one could not be answered.
@@ -125,13 +146,12 @@ impl Client {
     }
 }
 
-/// Waits, waking early if the call's token is cancelled (the next leg then returns CANCELLED).
-fn sleep_unless_cancelled(duration: Duration, opts: &RequestOptions) {
-    let deadline = std::time::Instant::now() + duration;
-    while std::time::Instant::now() < deadline {
-        if opts.cancellation.as_ref().is_some_and(|t| t.is_cancelled()) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+/// Where an `input_required` exchange stands.
+struct Rounds {
+    method: String,
+    /// The original params, sent again each round.
+    params: Value,
+    opts: RequestOptions,
+    done: u32,
+    backoff: Duration,
 }

@@ -1,8 +1,11 @@
-//! One method per MCP request, and the all-pages walks.
+//! One method per MCP request (each `run` of a [`Request`]), and the steps they are made of:
+//! one request in the connection's era (with its version retry), `input_required` checks, one
+//! list page, the all-pages walks.
 
 use super::connect::{supported_versions, UNSUPPORTED_VERSION};
 use super::mrtr::{input_required, is_input_required};
-use super::{Client, RequestOptions};
+use super::operation::{Request, Step};
+use super::{Client, ClientCore, RequestOptions};
 use crate::engine::router::ListenWatch;
 use crate::engine::CallOptions;
 use crate::error::{Error, Result, Status};
@@ -16,50 +19,198 @@ use std::sync::Arc;
 use std::time::Duration;
 
 impl Client {
-    /// Sends any request and returns its `result`. The other request methods are built on it.
-    /// An `input_required` result ends with INPUT_REQUIRED here; `call_tool`, `get_prompt` and
-    /// `read_resource` answer it through the input handlers.
+    /// Sends any request and returns its `result`. An `input_required` result ends with
+    /// INPUT_REQUIRED here; `call_tool`, `get_prompt` and `read_resource` answer it through
+    /// the input handlers.
     pub fn request(
         &self,
         method: &str,
         params: Option<Value>,
         opts: &RequestOptions,
     ) -> Result<Value> {
-        let result = self.request_raw(method, params, opts)?;
-        if is_input_required(&result) {
-            return Err(input_required(
-                result,
-                format!("{method}: the server needs input (input_required)"),
-            ));
-        }
-        Ok(result)
+        let method = method.to_owned();
+        self.run(Request::Other { method, params }, opts)
     }
 
-    /// Sends a request in the connection's era and checks the result's kind, leaving
-    /// `input_required` results to the caller.
-    pub(super) fn request_raw(
+    pub fn ping(&self, opts: &RequestOptions) -> Result<Value> {
+        self.run(Request::Ping, opts)
+    }
+
+    /// `server/discover` (the 2026-07-28 era's description of the server). Servers of the
+    /// handshake era answer it with a -32601 error (SERVER_ERROR).
+    pub fn discover(&self, opts: &RequestOptions) -> Result<Value> {
+        self.run(Request::Discover, opts)
+    }
+
+    /// `tools/call`. `arguments`, when given, must be a JSON object. Returns the tool's result
+    /// (`content`, `structuredContent`, `isError`...).
+    pub fn call_tool(
         &self,
+        name: &str,
+        arguments: Option<Value>,
+        opts: &RequestOptions,
+    ) -> Result<Value> {
+        let name = name.to_owned();
+        self.run(Request::CallTool { name, arguments }, opts)
+    }
+
+    pub fn read_resource(&self, uri: &str, opts: &RequestOptions) -> Result<Value> {
+        let uri = uri.to_owned();
+        self.run(Request::ReadResource { uri }, opts)
+    }
+
+    /// `prompts/get`. `arguments`, when given, must be a JSON object of strings.
+    pub fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<Value>,
+        opts: &RequestOptions,
+    ) -> Result<Value> {
+        let name = name.to_owned();
+        self.run(Request::GetPrompt { name, arguments }, opts)
+    }
+
+    /// `completion/complete`. `reference` is e.g. `{"type":"ref/prompt","name":"greet"}` and
+    /// `argument` is `{"name": ..., "value": ...}`.
+    pub fn complete(
+        &self,
+        reference: Value,
+        argument: Value,
+        context: Option<Value>,
+        opts: &RequestOptions,
+    ) -> Result<Value> {
+        let request = Request::Complete {
+            reference,
+            argument,
+            context,
+        };
+        self.run(request, opts)
+    }
+
+    /// `logging/setLevel` (handshake era only): the least severe level of
+    /// `notifications/message` the server should send.
+    pub fn set_logging_level(&self, level: &str, opts: &RequestOptions) -> Result<Value> {
+        let level = level.to_owned();
+        self.run(Request::SetLoggingLevel { level }, opts)
+    }
+
+    /// `resources/subscribe` (handshake era only): ask for `notifications/resources/updated`.
+    pub fn subscribe_resource(&self, uri: &str, opts: &RequestOptions) -> Result<Value> {
+        let uri = uri.to_owned();
+        self.run(Request::SubscribeResource { uri }, opts)
+    }
+
+    /// `resources/unsubscribe` (handshake era only).
+    pub fn unsubscribe_resource(&self, uri: &str, opts: &RequestOptions) -> Result<Value> {
+        let uri = uri.to_owned();
+        self.run(Request::UnsubscribeResource { uri }, opts)
+    }
+
+    /// One page of `tools/list`; its `nextCursor` says where the next page starts.
+    pub fn list_tools(&self, cursor: Option<&str>, opts: &RequestOptions) -> Result<Value> {
+        let cursor = cursor.map(str::to_owned);
+        self.run(Request::ListTools { cursor }, opts)
+    }
+
+    pub fn list_resources(&self, cursor: Option<&str>, opts: &RequestOptions) -> Result<Value> {
+        let cursor = cursor.map(str::to_owned);
+        self.run(Request::ListResources { cursor }, opts)
+    }
+
+    pub fn list_resource_templates(
+        &self,
+        cursor: Option<&str>,
+        opts: &RequestOptions,
+    ) -> Result<Value> {
+        let cursor = cursor.map(str::to_owned);
+        self.run(Request::ListResourceTemplates { cursor }, opts)
+    }
+
+    pub fn list_prompts(&self, cursor: Option<&str>, opts: &RequestOptions) -> Result<Value> {
+        let cursor = cursor.map(str::to_owned);
+        self.run(Request::ListPrompts { cursor }, opts)
+    }
+
+    /// Every tool, over all pages.
+    pub fn tools(&self, opts: &RequestOptions) -> Result<Vec<Value>> {
+        items(self.run(Request::Tools, opts)?, "tools")
+    }
+
+    pub fn resources(&self, opts: &RequestOptions) -> Result<Vec<Value>> {
+        items(self.run(Request::Resources, opts)?, "resources")
+    }
+
+    pub fn resource_templates(&self, opts: &RequestOptions) -> Result<Vec<Value>> {
+        items(
+            self.run(Request::ResourceTemplates, opts)?,
+            "resourceTemplates",
+        )
+    }
+
+    pub fn prompts(&self, opts: &RequestOptions) -> Result<Vec<Value>> {
+        items(self.run(Request::Prompts, opts)?, "prompts")
+    }
+}
+
+/// The list an all-pages walk gathered under `key`.
+fn items(mut all: Value, key: &str) -> Result<Vec<Value>> {
+    match all.get_mut(key).map(Value::take) {
+        Some(Value::Array(items)) => Ok(items),
+        _ => Err(Error::new(
+            Status::InternalError,
+            format!("the {key} walk gathered no list"),
+        )),
+    }
+}
+
+impl ClientCore {
+    /// Any request; an `input_required` result ends with INPUT_REQUIRED.
+    pub(super) fn request(
+        self: &Arc<Self>,
         method: &str,
         params: Option<Value>,
         opts: &RequestOptions,
-    ) -> Result<Value> {
+    ) -> Step {
+        let method = method.to_owned();
+        self.raw(&method, params, opts).map_ok(move |result| {
+            Step::Done(match is_input_required(&result) {
+                true => Err(input_required(
+                    result,
+                    format!("{method}: the server needs input (input_required)"),
+                )),
+                false => Ok(result),
+            })
+        })
+    }
+
+    /// One request in the connection's era, its result's kind checked, leaving
+    /// `input_required` results to the caller.
+    pub(super) fn raw(
+        self: &Arc<Self>,
+        method: &str,
+        params: Option<Value>,
+        opts: &RequestOptions,
+    ) -> Step {
         self.send_raw(method, params, opts, None)
     }
 
-    /// `request_raw`; a listen (`listen` set) has no timeout but its own.
+    /// `raw`; a listen (`listen` set) has no timeout but its own.
     pub(super) fn send_raw(
-        &self,
+        self: &Arc<Self>,
         method: &str,
         params: Option<Value>,
         opts: &RequestOptions,
         listen: Option<Arc<ListenWatch>>,
-    ) -> Result<Value> {
+    ) -> Step {
         if let Some(params) = &params {
             if !params.is_object() {
-                return Err(Error::invalid("params must be a JSON object"));
+                return Step::Done(Err(Error::invalid("params must be a JSON object")));
             }
         }
-        let session = self.session()?;
+        let session = match self.session() {
+            Ok(session) => session,
+            Err(error) => return Step::Done(Err(error)),
+        };
         let progress_token = self.progress_token(opts);
         let params = with_meta(params, opts, progress_token.as_ref());
         let default_timeout = self.options.timeout.filter(|_| listen.is_none());
@@ -67,56 +218,60 @@ impl Client {
             Some(Duration::ZERO) => None,
             other => other,
         };
-        let call = &CallOptions {
-            cancellation: opts.cancellation.as_ref(),
+        let call = CallOptions {
+            cancellation: opts.cancellation.clone(),
             timeout,
             reset_timeout_on_progress: opts.reset_timeout_on_progress,
             max_total: opts.max_total_timeout,
             cancel_on_wire: true,
-            progress: progress_token
-                .as_ref()
-                .map(|token| (token, opts.on_progress.clone())),
+            progress: progress_token.map(|token| (token, opts.on_progress.clone())),
             listen,
         };
-        let result = match &session.envelope {
-            None => session.connection.call(method, params.as_ref(), call),
+        let connection = &session.connection;
+        let sent = match &session.envelope {
+            None => Step::send(connection, method, params, call),
             Some(envelope) => {
-                match session
-                    .connection
-                    .call(method, Some(&envelope.stamp(params.clone())), call)
-                {
-                    // The server wants another version: retry once with one we share.
-                    Err(e) if e.code == Some(UNSUPPORTED_VERSION) => {
-                        let supported =
-                            supported_versions(e.data.as_ref().and_then(|d| d.get("supported")));
-                        match versions::mutual_modern(supported.iter().map(String::as_str)) {
-                            Some(version) => {
-                                let retry = self.envelope(version).stamp(params);
-                                session.connection.call(method, Some(&retry), call)
+                let stamped = envelope.stamp(params.clone());
+                let (core, connection, method) =
+                    (self.clone(), connection.clone(), method.to_owned());
+                Step::send(&connection, &method, Some(stamped), call.clone()).and_then(
+                    move |result| match result {
+                        // The server wants another version: retry once with one we share.
+                        Err(e) if e.code == Some(UNSUPPORTED_VERSION) => {
+                            let supported = supported_versions(
+                                e.data.as_ref().and_then(|d| d.get("supported")),
+                            );
+                            match versions::mutual_modern(supported.iter().map(String::as_str)) {
+                                Some(version) => {
+                                    let retry = core.envelope(version).stamp(params);
+                                    Step::send(&connection, &method, Some(retry), call)
+                                }
+                                None => Step::Done(Err(e)),
                             }
-                            None => Err(e),
                         }
-                    }
-                    other => other,
-                }
+                        other => Step::Done(other),
+                    },
+                )
             }
         };
-        if let Err(e) = &result {
-            if e.status == Status::SessionExpired {
-                // The server forgot us: the next connect starts a new session.
-                self.forget_session(&session);
+        let (core, method) = (self.clone(), method.to_owned());
+        sent.and_then(move |result| {
+            if let Err(e) = &result {
+                if e.status == Status::SessionExpired {
+                    // The server forgot us: the next connect starts a new session.
+                    core.forget_session(&session);
+                }
             }
-        }
-        let result = result?;
-        match result.get("resultType") {
-            None => Ok(result),
-            Some(Value::String(kind)) if kind == "complete" || kind == "input_required" => {
-                Ok(result)
-            }
-            Some(other) => Err(Error::protocol(format!(
-                "{method}: unknown resultType {other}"
-            ))),
-        }
+            Step::Done(result.and_then(|result| match result.get("resultType") {
+                None => Ok(result),
+                Some(Value::String(kind)) if kind == "complete" || kind == "input_required" => {
+                    Ok(result)
+                }
+                Some(other) => Err(Error::protocol(format!(
+                    "{method}: unknown resultType {other}"
+                ))),
+            }))
+        })
     }
 
     /// The call's progress token: the host's, or one we make when the host wants progress.
@@ -133,56 +288,17 @@ impl Client {
         })
     }
 
-    pub fn ping(&self, opts: &RequestOptions) -> Result<Value> {
-        self.request(methods::PING, None, opts)
-    }
-
-    /// `server/discover` (the 2026-07-28 era's description of the server). Servers of the
-    /// handshake era answer it with a -32601 error (SERVER_ERROR).
-    pub fn discover(&self, opts: &RequestOptions) -> Result<Value> {
-        self.request(methods::DISCOVER, None, opts)
-    }
-
-    /// `tools/call`. `arguments`, when given, must be a JSON object. Returns the tool's result
-    /// (`content`, `structuredContent`, `isError`...).
-    pub fn call_tool(
-        &self,
-        name: &str,
-        arguments: Option<Value>,
-        opts: &RequestOptions,
-    ) -> Result<Value> {
-        let params = named_params(name, arguments, "tool arguments")?;
-        self.request_with_input(methods::TOOLS_CALL, params, opts)
-    }
-
-    pub fn read_resource(&self, uri: &str, opts: &RequestOptions) -> Result<Value> {
-        self.request_with_input(methods::RESOURCES_READ, json!({ "uri": uri }), opts)
-    }
-
-    /// `prompts/get`. `arguments`, when given, must be a JSON object of strings.
-    pub fn get_prompt(
-        &self,
-        name: &str,
-        arguments: Option<Value>,
-        opts: &RequestOptions,
-    ) -> Result<Value> {
-        let params = named_params(name, arguments, "prompt arguments")?;
-        self.request_with_input(methods::PROMPTS_GET, params, opts)
-    }
-
-    /// `completion/complete`. `reference` is e.g. `{"type":"ref/prompt","name":"greet"}` and
-    /// `argument` is `{"name": ..., "value": ...}`.
-    pub fn complete(
-        &self,
+    pub(super) fn complete_step(
+        self: &Arc<Self>,
         reference: Value,
         argument: Value,
         context: Option<Value>,
         opts: &RequestOptions,
-    ) -> Result<Value> {
+    ) -> Step {
         if !reference.is_object() || !argument.is_object() {
-            return Err(Error::invalid(
+            return Step::Done(Err(Error::invalid(
                 "completion ref and argument must be JSON objects",
-            ));
+            )));
         }
         let mut params = json!({ "ref": reference, "argument": argument });
         if let Some(context) = context {
@@ -191,69 +307,48 @@ impl Client {
         self.request(methods::COMPLETE, Some(params), opts)
     }
 
-    /// `logging/setLevel` (handshake era only): the least severe level of
-    /// `notifications/message` the server should send.
-    pub fn set_logging_level(&self, level: &str, opts: &RequestOptions) -> Result<Value> {
-        self.handshake_era_only(methods::SET_LOGGING_LEVEL)?;
-        self.request(
-            methods::SET_LOGGING_LEVEL,
-            Some(json!({ "level": level })),
-            opts,
-        )
-    }
-
-    /// `resources/subscribe` (handshake era only): ask for `notifications/resources/updated`.
-    pub fn subscribe_resource(&self, uri: &str, opts: &RequestOptions) -> Result<Value> {
-        self.handshake_era_only(methods::SUBSCRIBE)?;
-        self.request(methods::SUBSCRIBE, Some(json!({ "uri": uri })), opts)
-    }
-
-    /// `resources/unsubscribe` (handshake era only).
-    pub fn unsubscribe_resource(&self, uri: &str, opts: &RequestOptions) -> Result<Value> {
-        self.handshake_era_only(methods::UNSUBSCRIBE)?;
-        self.request(methods::UNSUBSCRIBE, Some(json!({ "uri": uri })), opts)
-    }
-
-    fn handshake_era_only(&self, method: &str) -> Result<()> {
+    /// A request of the handshake era only (NOT_SUPPORTED, nothing sent, in the modern era).
+    pub(super) fn handshake_only(
+        self: &Arc<Self>,
+        method: &str,
+        params: Value,
+        opts: &RequestOptions,
+    ) -> Step {
         match self.is_modern() {
-            true => Err(Error::new(
+            true => Step::Done(Err(Error::new(
                 Status::NotSupported,
                 format!("{method} does not exist in the modern protocol era (2026-07-28) this connection speaks"),
-            )),
-            false => Ok(()),
+            ))),
+            false => self.request(method, Some(params), opts),
         }
     }
 
-    /// One page of `tools/list`; its `nextCursor` says where the next page starts.
-    pub fn list_tools(&self, cursor: Option<&str>, opts: &RequestOptions) -> Result<Value> {
-        let mut page = self.list_page(methods::TOOLS_LIST, cursor, opts)?;
-        if let Some(Value::Array(tools)) = page.get_mut("tools") {
-            self.drop_invalid_tools(tools);
-        }
-        Ok(page)
-    }
-
-    pub fn list_resources(&self, cursor: Option<&str>, opts: &RequestOptions) -> Result<Value> {
-        self.list_page(methods::RESOURCES_LIST, cursor, opts)
-    }
-
-    pub fn list_resource_templates(
-        &self,
+    /// One page of `tools/list`, invalid tools dropped.
+    pub(super) fn list_tools_page(
+        self: &Arc<Self>,
         cursor: Option<&str>,
         opts: &RequestOptions,
-    ) -> Result<Value> {
-        self.list_page(methods::RESOURCE_TEMPLATES_LIST, cursor, opts)
+    ) -> Step {
+        let core = self.clone();
+        self.list_page(methods::TOOLS_LIST, cursor, opts)
+            .map_ok(move |mut page| {
+                if let Some(Value::Array(tools)) = page.get_mut("tools") {
+                    core.drop_invalid_tools(tools);
+                }
+                Step::Done(Ok(page))
+            })
     }
 
-    pub fn list_prompts(&self, cursor: Option<&str>, opts: &RequestOptions) -> Result<Value> {
-        self.list_page(methods::PROMPTS_LIST, cursor, opts)
-    }
-
-    /// Every tool, over all pages.
-    pub fn tools(&self, opts: &RequestOptions) -> Result<Vec<Value>> {
-        let mut tools = self.all_pages(methods::TOOLS_LIST, "tools", opts)?;
-        self.drop_invalid_tools(&mut tools);
-        Ok(tools)
+    /// Every tool over all pages, invalid tools dropped.
+    pub(super) fn all_tools(self: &Arc<Self>, opts: &RequestOptions) -> Step {
+        let core = self.clone();
+        self.all_pages(methods::TOOLS_LIST, "tools", opts)
+            .map_ok(move |mut all| {
+                if let Some(Value::Array(tools)) = all.get_mut("tools") {
+                    core.drop_invalid_tools(tools);
+                }
+                Step::Done(Ok(all))
+            })
     }
 
     /// Modern connections drop tools whose `x-mcp-header` annotations are invalid (SEP-2243)
@@ -275,86 +370,111 @@ impl Client {
         });
     }
 
-    pub fn resources(&self, opts: &RequestOptions) -> Result<Vec<Value>> {
-        self.all_pages(methods::RESOURCES_LIST, "resources", opts)
-    }
-
-    pub fn resource_templates(&self, opts: &RequestOptions) -> Result<Vec<Value>> {
-        self.all_pages(methods::RESOURCE_TEMPLATES_LIST, "resourceTemplates", opts)
-    }
-
-    pub fn prompts(&self, opts: &RequestOptions) -> Result<Vec<Value>> {
-        self.all_pages(methods::PROMPTS_LIST, "prompts", opts)
-    }
-
-    fn list_page(
-        &self,
+    pub(super) fn list_page(
+        self: &Arc<Self>,
         method: &str,
         cursor: Option<&str>,
         opts: &RequestOptions,
-    ) -> Result<Value> {
+    ) -> Step {
         if !opts.bypass_cache {
             if let Some(page) = self.cache.get(method, cursor) {
-                return Ok(page);
+                return Step::Done(Ok(page));
             }
         }
         let ticket = self.cache.ticket(method);
         let params = cursor.map(|cursor| json!({ "cursor": cursor }));
-        let page = self.request(method, params, opts)?;
-        if let Some(ticket) = ticket {
-            self.cache.put(ticket, cursor, &page);
-        }
-        Ok(page)
+        let (core, cursor) = (self.clone(), cursor.map(str::to_owned));
+        self.request(method, params, opts).map_ok(move |page| {
+            if let Some(ticket) = ticket {
+                core.cache.put(ticket, cursor.as_deref(), &page);
+            }
+            Step::Done(Ok(page))
+        })
     }
 
-    /// Fetches pages while the server gives a cursor. Stops at a cursor seen before (a server
-    /// that loops), and fails with PAGINATION_LIMIT past `max_pages`. The same options (and so
-    /// the same cancellation token) serve every page; a cancel discards the pages so far.
-    fn all_pages(&self, method: &str, key: &str, opts: &RequestOptions) -> Result<Vec<Value>> {
-        let mut items = Vec::new();
-        let mut seen = HashSet::new();
-        let mut cursor: Option<String> = None;
-        for page_number in 1.. {
-            let mut page = self.list_page(method, cursor.as_deref(), opts)?;
-            match page.get_mut(key).map(Value::take) {
-                Some(Value::Array(page_items)) => items.extend(page_items),
-                None | Some(Value::Null) => {}
-                Some(_) => {
-                    return Err(Error::protocol(format!(
-                        "{method}: `{key}` is not an array"
-                    )))
+    /// Fetches pages while the server gives a cursor, gathering `{key: [...]}`. Stops at a
+    /// cursor seen before (a server that loops), and fails with PAGINATION_LIMIT past
+    /// `max_pages`. The same options (and so the same cancellation token) serve every page; a
+    /// cancel discards the pages so far.
+    pub(super) fn all_pages(
+        self: &Arc<Self>,
+        method: &'static str,
+        key: &'static str,
+        opts: &RequestOptions,
+    ) -> Step {
+        let walk = Walk {
+            method,
+            key,
+            opts: opts.clone(),
+            items: Vec::new(),
+            seen: HashSet::new(),
+            page_number: 1,
+        };
+        self.next_page(walk, None)
+    }
+
+    fn next_page(self: &Arc<Self>, mut walk: Walk, cursor: Option<String>) -> Step {
+        let core = self.clone();
+        self.list_page(walk.method, cursor.as_deref(), &walk.opts)
+            .map_ok(move |mut page| {
+                let (method, key) = (walk.method, walk.key);
+                match page.get_mut(key).map(Value::take) {
+                    Some(Value::Array(page_items)) => walk.items.extend(page_items),
+                    None | Some(Value::Null) => {}
+                    Some(_) => {
+                        return Step::Done(Err(Error::protocol(format!(
+                            "{method}: `{key}` is not an array"
+                        ))))
+                    }
                 }
-            }
-            let next = match page.get("nextCursor") {
-                None | Some(Value::Null) => return Ok(items),
-                Some(Value::String(next)) => next.clone(),
-                Some(_) => {
-                    return Err(Error::protocol(format!(
-                        "{method}: nextCursor is not a string"
-                    )))
+                let next = match page.get("nextCursor") {
+                    None | Some(Value::Null) => return walk.done(),
+                    Some(Value::String(next)) => next.clone(),
+                    Some(_) => {
+                        return Step::Done(Err(Error::protocol(format!(
+                            "{method}: nextCursor is not a string"
+                        ))))
+                    }
+                };
+                if walk.seen.contains(&next) {
+                    return walk.done();
                 }
-            };
-            if seen.contains(&next) {
-                return Ok(items);
-            }
-            if page_number >= self.options.max_pages {
-                return Err(Error::new(
-                    Status::PaginationLimit,
-                    format!(
-                        "{method}: the server returned more than {} pages; raise max_pages if this is expected",
-                        self.options.max_pages
-                    ),
-                ));
-            }
-            seen.insert(next.clone());
-            cursor = Some(next);
-        }
-        unreachable!("the page loop only ends by returning")
+                if walk.page_number >= core.options.max_pages {
+                    return Step::Done(Err(Error::new(
+                        Status::PaginationLimit,
+                        format!(
+                            "{method}: the server returned more than {} pages; raise max_pages if this is expected",
+                            core.options.max_pages
+                        ),
+                    )));
+                }
+                walk.seen.insert(next.clone());
+                walk.page_number += 1;
+                core.next_page(walk, Some(next))
+            })
+    }
+}
+
+/// An all-pages walk in progress.
+struct Walk {
+    method: &'static str,
+    key: &'static str,
+    opts: RequestOptions,
+    items: Vec<Value>,
+    seen: HashSet<String>,
+    page_number: usize,
+}
+
+impl Walk {
+    fn done(self) -> Step {
+        let mut all = Map::new();
+        all.insert(self.key.to_owned(), Value::Array(self.items));
+        Step::Done(Ok(Value::Object(all)))
     }
 }
 
 /// `{"name": name, "arguments": arguments}`, the arguments left out when absent.
-fn named_params(name: &str, arguments: Option<Value>, what: &str) -> Result<Value> {
+pub(super) fn named_params(name: &str, arguments: Option<Value>, what: &str) -> Result<Value> {
     let mut params = json!({ "name": name });
     if let Some(arguments) = arguments {
         if !arguments.is_object() {

@@ -52,7 +52,13 @@ pub struct Call {
     finished: Condvar,
     /// Wakes the caller when it is reading the transport itself (see `start_reading`).
     reader_waker: Option<Waker>,
+    /// For a call nobody blocks on (started without blocking): tells the completion thread
+    /// that the outcome is decided. Runs under the call's lock, so it must only queue.
+    notify: Option<Notify>,
 }
+
+/// Tells the completion thread that a started call has its outcome (see `engine::completer`).
+pub type Notify = Box<dyn Fn() + Send + Sync>;
 
 #[derive(Default)]
 struct State {
@@ -102,7 +108,14 @@ impl Call {
             state: Mutex::new(State::default()),
             finished: Condvar::new(),
             reader_waker: None,
+            notify: None,
         }
+    }
+
+    /// The call is watched by the completion thread rather than by a blocked caller.
+    pub fn with_notify(mut self, notify: Option<Notify>) -> Self {
+        self.notify = notify;
+        self
     }
 
     /// How to wake the caller while it reads the transport itself.
@@ -212,6 +225,11 @@ impl Call {
         state.outcome.is_some() || state.taken
     }
 
+    /// Takes the outcome if it is decided, without waiting.
+    pub fn try_take(&self) -> Option<Outcome> {
+        self.wait(Some(Instant::now()))
+    }
+
     /// Blocks until an outcome is decided or the deadline passes (then `None`).
     pub fn wait(&self, deadline: Option<Instant>) -> Option<Outcome> {
         let mut state = self.lock();
@@ -234,6 +252,9 @@ impl Call {
     /// its own response, in the transport (unless this is its own thread, which routed its own
     /// response). One wake-up either way: a cancel costs the canceller as little as possible.
     fn wake_caller(&self, state: &State) {
+        if let Some(notify) = &self.notify {
+            return notify();
+        }
         match (state.reading, &self.reader_waker) {
             (Some(reader), Some(wake)) => {
                 if reader != std::thread::current().id() {

@@ -1,6 +1,19 @@
-//! The engine: one connection's calls in flight. A caller's thread sends its request and blocks
-//! on its own `Call` until the first outcome (response, error, cancel, timeout, close) decides
-//! it. Cancel notices and answers to server requests go out through one dispatcher thread, so
+//! The engine: one connection's calls in flight.
+//!
+//! A call is made in two halves, the same for every caller. `Connection::start` gives the call
+//! an id, registers it with the router (which routes its response by id), hooks its
+//! cancellation token, and hands the request to the transport. `Started::finish` takes the
+//! outcome the call's completion race decided (response, error, cancel, timeout, close: see
+//! `call`), unregisters it, and maps the outcome to the caller's result. Between the halves
+//! someone waits for the outcome:
+//! - a blocking call waits on its own thread (`Started::wait`), reading the transport itself
+//!   when it is the only call in flight, and keeps its timeout there;
+//! - a started call (the completion API) has no thread: its `Call` carries a `notify` hook
+//!   that tells the client's completion thread (`completer`) the outcome is decided; that
+//!   thread also keeps started calls' timeouts (the same `timeout::Timeout`), finishes them and
+//!   runs their continuations.
+//!
+//! Cancel notices and answers to server requests go out through one dispatcher thread, so
 //! neither a cancelling thread nor the reader thread ever waits for a write. Answers wait in a
 //! bounded queue (`answers`, `limits`); cancel notices have a queue of their own, written first,
 //! so a server flooding us with requests never holds a cancel up.
@@ -8,19 +21,21 @@
 pub mod answers;
 pub mod call;
 pub mod callback_thread;
+pub mod completer;
 pub mod gate;
 pub mod limits;
 mod own_progress;
 pub mod router;
+mod timeout;
 
-use crate::cancellation::CancellationToken;
+use crate::cancellation::{CancellationToken, HookId};
 use crate::error::{Error, Result, Status};
 use crate::handlers::{Callbacks, LogLevel, ProgressHandler};
 use crate::protocol::jsonrpc;
 use crate::sync::{lock, spawn};
 use crate::transport::{Inbound, OutgoingRequest, SendBoundary, Transport, WireCancel};
 use answers::AnswerReceiver;
-use call::{Call, Outcome, Outgoing};
+use call::{Call, Notify, Outcome, Outgoing};
 use callback_thread::CallbackThread;
 use crossbeam_channel::{select, Receiver, Sender};
 use gate::Gate;
@@ -31,6 +46,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use timeout::Timeout;
 
 /// How long close waits for queued cancel notices to be written.
 const DRAIN_ON_CLOSE: Duration = Duration::from_secs(2);
@@ -39,8 +55,8 @@ pub const CALLBACK_WAIT_ON_CLOSE: Duration = Duration::from_secs(2);
 
 /// How one call is made.
 #[derive(Default, Clone)]
-pub struct CallOptions<'a> {
-    pub cancellation: Option<&'a CancellationToken>,
+pub struct CallOptions {
+    pub cancellation: Option<CancellationToken>,
     pub timeout: Option<Duration>,
     /// Progress restarts the timeout (never past `max_total`).
     pub reset_timeout_on_progress: bool,
@@ -49,9 +65,78 @@ pub struct CallOptions<'a> {
     /// False for `initialize` and the discovery probe, which are never cancelled on the wire.
     pub cancel_on_wire: bool,
     /// The progress token sent in the request, and who hears its progress besides the client.
-    pub progress: Option<(&'a Value, Option<ProgressHandler>)>,
+    pub progress: Option<(Value, Option<ProgressHandler>)>,
     /// Set for `subscriptions/listen` (see `Router::watch_listen`).
     pub listen: Option<Arc<router::ListenWatch>>,
+}
+
+/// A call handed to the engine and not finished yet: what `finish` undoes once its outcome is
+/// known (the table entry, the token's hook, its own progress callback).
+pub struct Started {
+    call: Arc<Call>,
+    opts: CallOptions,
+    hook: Option<HookId>,
+    own: Option<OwnProgress>,
+    /// In the router's table (a call refused by a closed connection never was).
+    registered: bool,
+    /// Handed to the transport.
+    sent: bool,
+}
+
+impl Started {
+    /// Blocks this thread until the call's outcome (reading the transport itself when it is
+    /// the only call in flight), then finishes it.
+    pub fn wait(self, connection: &Connection) -> Result<Value> {
+        let outcome = wait_with_timeout(&self.call, &self.opts, |deadline| {
+            connection.wait_for(&self.call, deadline)
+        });
+        self.finish(connection, outcome)
+    }
+
+    pub fn call(&self) -> &Arc<Call> {
+        &self.call
+    }
+
+    pub fn options(&self) -> &CallOptions {
+        &self.opts
+    }
+
+    /// Ends the call with the outcome taken from it: out of the table, the hook off the token,
+    /// its own progress settled, and the outcome as the caller sees it.
+    pub fn finish(self, connection: &Connection, outcome: Outcome) -> Result<Value> {
+        let id = self.call.id;
+        let progress_token = self.opts.progress.as_ref().map(|(token, _)| token);
+        if self.registered {
+            connection.router.unregister(id, progress_token);
+        }
+        if let (Some(token), Some(hook)) = (&self.opts.cancellation, self.hook) {
+            token.off_cancel(hook);
+        }
+        if let Some(own) = &self.own {
+            // A call that ended by itself (answered, or failed by the server or the transport)
+            // lets its own queued progress run first; a cancelled, timed-out or closed one
+            // returns at once. A call made on the callback thread cannot wait (they are queued
+            // behind it): they are dropped.
+            let ended_by_itself = match &outcome {
+                Outcome::Response(_) => true,
+                Outcome::Failed(error) => error.status != Status::Closed,
+                Outcome::Cancelled { .. } => false,
+            };
+            own.finish(ended_by_itself, !connection.callback_thread.is_current());
+        }
+        let request_id = (self.sent && !self.call.was_withdrawn()).then_some(id);
+        match outcome {
+            Outcome::Response(frame) => {
+                jsonrpc::into_result(frame).map_err(|e| e.with_request_id(request_id))
+            }
+            Outcome::Failed(error) => Err(error.with_request_id(request_id)),
+            Outcome::Cancelled { reason, timed_out } => Err(if timed_out {
+                timeout_error(request_id, reason)
+            } else {
+                cancelled_error(request_id, reason)
+            }),
+        }
+    }
 }
 
 pub struct Connection {
@@ -109,14 +194,23 @@ impl Connection {
         })
     }
 
-    /// Sends a request and blocks until its outcome. See the module docs.
+    /// Sends a request and blocks until its outcome: [`Connection::start`], then
+    /// [`Started::wait`] on this thread.
     pub fn call(&self, method: &str, params: Option<&Value>, opts: &CallOptions) -> Result<Value> {
-        if let Some(token) = opts.cancellation {
-            if token.is_cancelled() {
-                // Nothing is sent at all: no request, no notice.
-                return Err(cancelled_error(None, token.reason()));
-            }
-        }
+        self.start(method, params, opts.clone(), None).wait(self)
+    }
+
+    /// Hands a request to the transport without waiting for its outcome. With `notify`, the
+    /// call is watched by the completion thread (`completer`), which `notify` tells when the
+    /// outcome is decided; without, the caller is expected to `wait`. Either way the call ends
+    /// through [`Started::finish`].
+    pub fn start(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        opts: CallOptions,
+        notify: Option<Notify>,
+    ) -> Started {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let wire = match opts.cancel_on_wire {
             true => self.transport.wire_cancel(),
@@ -124,22 +218,46 @@ impl Connection {
         };
         let call = Arc::new(
             Call::new(id, wire, self.router.outbound())
-                .with_reader_waker(self.transport.reader_waker()),
+                .with_reader_waker(self.transport.reader_waker())
+                .with_notify(notify),
         );
-        let own = opts
+        let mut started = Started {
+            call: call.clone(),
+            own: None,
+            hook: None,
+            registered: false,
+            sent: false,
+            opts,
+        };
+        if let Some(token) = &started.opts.cancellation {
+            if token.is_cancelled() {
+                // Nothing is sent at all: no request, no notice.
+                call.cancel(token.reason().as_deref(), false);
+                call.never_sent();
+                return started;
+            }
+        }
+        started.own = started
+            .opts
             .progress
             .as_ref()
             .and_then(|(_, handler)| handler.clone())
             .map(OwnProgress::new);
-        let progress = opts
+        let progress = started
+            .opts
             .progress
             .as_ref()
-            .map(|(token, _)| (*token, own.clone()));
-        self.router.register(call.clone(), progress)?;
-        if let Some(watch) = &opts.listen {
-            self.router.watch_listen(id, watch.clone());
+            .map(|(token, _)| (token, started.own.clone()));
+        if let Err(error) = self.router.register(call.clone(), progress) {
+            call.finish(Outcome::Failed(error));
+            call.never_sent();
+            return started;
         }
-        let hook = opts.cancellation.and_then(|token| {
+        started.registered = true;
+        if let Some(watch) = &started.opts.listen {
+            self.router.watch_listen(call.id, watch.clone());
+        }
+        started.hook = started.opts.cancellation.as_ref().and_then(|token| {
             let call = call.clone();
             token.on_cancel(move |reason| {
                 call.cancel(reason, false);
@@ -147,58 +265,27 @@ impl Connection {
         });
 
         // A cancel that won before we wrote anything means the request is never sent.
-        let sent = !call.is_finished();
-        if !sent {
+        started.sent = !call.is_finished();
+        if !started.sent {
             call.never_sent();
+            return started;
         }
-        if sent {
-            let boundary = {
-                let (call, claim) = (call.clone(), call.clone());
-                // A request whose call ended before its first byte was written is not sent.
-                SendBoundary::new(move || call.mark_sent())
-                    .claimed_by(move || claim.try_start_sending())
-            };
-            let frame = jsonrpc::encode_request(id, method, params);
-            let request = OutgoingRequest {
-                id,
-                frame,
-                sent: boundary,
-            };
-            if let Err(error) = self.transport.send_request(request) {
-                call.finish(Outcome::Failed(error));
-            }
+        let boundary = {
+            let (call, claim) = (call.clone(), call.clone());
+            // A request whose call ended before its first byte was written is not sent.
+            SendBoundary::new(move || call.mark_sent())
+                .claimed_by(move || claim.try_start_sending())
+        };
+        let frame = jsonrpc::encode_request(id, method, params);
+        let request = OutgoingRequest {
+            id,
+            frame,
+            sent: boundary,
+        };
+        if let Err(error) = self.transport.send_request(request) {
+            call.finish(Outcome::Failed(error));
         }
-
-        let outcome = wait_with_timeout(&call, opts, |deadline| self.wait_for(&call, deadline));
-        self.router
-            .unregister(id, opts.progress.as_ref().map(|(token, _)| *token));
-        if let (Some(token), Some(hook)) = (opts.cancellation, hook) {
-            token.off_cancel(hook);
-        }
-        if let Some(own) = own {
-            // A call that ended by itself (answered, or failed by the server or the transport)
-            // lets its own queued progress run first; a cancelled, timed-out or closed one
-            // returns at once. A call made on the callback thread cannot wait (they are queued
-            // behind it): they are dropped.
-            let ended_by_itself = match &outcome {
-                Outcome::Response(_) => true,
-                Outcome::Failed(error) => error.status != Status::Closed,
-                Outcome::Cancelled { .. } => false,
-            };
-            own.finish(ended_by_itself, !self.callback_thread.is_current());
-        }
-        let request_id = (sent && !call.was_withdrawn()).then_some(id);
-        match outcome {
-            Outcome::Response(frame) => {
-                jsonrpc::into_result(frame).map_err(|e| e.with_request_id(request_id))
-            }
-            Outcome::Failed(error) => Err(error.with_request_id(request_id)),
-            Outcome::Cancelled { reason, timed_out } => Err(if timed_out {
-                timeout_error(request_id, reason)
-            } else {
-                cancelled_error(request_id, reason)
-            }),
-        }
+        started
     }
 
     /// Waits for the call's outcome until `deadline`. When the call is the only one in flight
@@ -345,58 +432,25 @@ fn dispatch(
     let _ = done.send(());
 }
 
-/// Waits for the call's outcome. The timeout is a cancel with a reason; with
-/// `reset_timeout_on_progress` it restarts from the last progress, never past `max_total`.
+/// Waits for the call's outcome, cancelling it with a reason when its timeout passes.
 fn wait_with_timeout(
     call: &Call,
     opts: &CallOptions,
     wait: impl Fn(Option<Instant>) -> Option<Outcome>,
 ) -> Outcome {
-    let start = Instant::now();
-    // A limit too far out to represent as an Instant (Duration::MAX) is no limit.
-    let hard_deadline = opts.max_total.and_then(|max| start.checked_add(max));
-    let earliest = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
-    let mut deadline = earliest(
-        opts.timeout.and_then(|t| start.checked_add(t)),
-        hard_deadline,
-    );
+    let mut timeout = Timeout::start(opts);
     loop {
-        if let Some(outcome) = wait(deadline) {
+        if let Some(outcome) = wait(timeout.deadline()) {
             return outcome;
         }
-        if let (true, Some(timeout), Some(last)) = (
-            opts.reset_timeout_on_progress,
-            opts.timeout,
-            call.last_progress(),
-        ) {
-            let restarted = earliest(last.checked_add(timeout), hard_deadline);
-            if restarted.is_some_and(|d| d > Instant::now()) {
-                deadline = restarted;
-                continue;
-            }
+        if let Some(reason) = timeout.expired(call) {
+            // A response that beat the timeout still wins.
+            call.cancel(Some(&reason), true);
+            return call
+                .wait(None)
+                .expect("a call has an outcome once cancelled");
         }
-        // A response that beat the timeout still wins.
-        let reason = match (hard_deadline, opts.timeout) {
-            (Some(hard), _) if Instant::now() >= hard => {
-                format!(
-                    "exceeded the maximum of {} ms",
-                    opts.max_total.unwrap_or_default().as_millis()
-                )
-            }
-            (_, timeout) => timeout_reason(timeout.unwrap_or_default()),
-        };
-        call.cancel(Some(&reason), true);
-        return call
-            .wait(None)
-            .expect("a call has an outcome once cancelled");
     }
-}
-
-fn timeout_reason(timeout: Duration) -> String {
-    format!("timed out after {} ms", timeout.as_millis())
 }
 
 /// Joins a thread unless it is the current one.

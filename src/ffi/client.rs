@@ -43,7 +43,7 @@ impl mcp_client {
         }))
     }
 
-    fn get(&self) -> Result<&Client> {
+    pub(super) fn get(&self) -> Result<&Client> {
         self.client.as_ref().map_err(Clone::clone)
     }
 
@@ -284,7 +284,7 @@ pub unsafe extern "C" fn mcp_client_instructions(client: *const mcp_client) -> *
 pub unsafe extern "C" fn mcp_client_is_modern(client: *const mcp_client) -> bool {
     guard(
         || false,
-        || borrow(client).is_some_and(|c| c.get().is_ok_and(Client::is_modern)),
+        || borrow(client).is_some_and(|c| c.get().is_ok_and(|c| c.is_modern())),
     )
 }
 

@@ -9,7 +9,7 @@ mod lines;
 mod stdin;
 pub mod stdio;
 mod stdout;
-mod wake;
+pub(crate) mod wake;
 mod workers;
 
 use crate::error::{Error, Result};

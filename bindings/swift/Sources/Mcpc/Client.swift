@@ -1,6 +1,8 @@
 // NOT YET TESTED: written against include/mcpc.h, never compiled (no Swift on the build
-// machine). A thin async wrapper: each call blocks a thread of its own, and cancelling the
-// task cancels the call through an mcp_cancellation token, which also tells the server.
+// machine). A thin async wrapper over the completion API: each request is started with
+// mcp_client_start_callback and its continuation is resumed from the completion callback (on
+// the client's completion thread), so no thread is parked per call. Cancelling the task
+// cancels the call through an mcp_cancellation token, which also tells the server.
 import CMcpc
 import Foundation
 
@@ -28,6 +30,15 @@ public struct MCPError: Error, CustomStringConvertible {
         status == MCP_STATUS_SERVER_ERROR
             ? "mcpc: \(statusName) \(code): \(message)"
             : "mcpc: \(statusName): \(cancelReason ?? message)"
+    }
+
+    init(status: mcp_status, message: String) {
+        self.status = status
+        code = 0
+        self.message = message
+        data = nil
+        requestID = 0
+        cancelReason = nil
     }
 
     init(_ result: OpaquePointer?) {
@@ -69,57 +80,81 @@ public final class Client: @unchecked Sendable {
     }
 
     public func ping() async throws {
-        _ = try await call { mcp_client_ping($0, $1) }
+        _ = try await call(mcp_request_ping())
     }
 
     /// Every tool, over all pages: `{"tools": [...]}`.
     public func tools() async throws -> String {
-        try await call { mcp_client_tools($0, $1) }
+        try await call(mcp_request_tools())
+    }
+
+    /// One page of `tools/list`; the result's `nextCursor` gives the next.
+    public func listTools(cursor: String? = nil) async throws -> String {
+        try await call(withOptionalCString(cursor) { mcp_request_list_tools($0) })
     }
 
     /// `tools/call`; `arguments` is a JSON object. Returns the tool's result as JSON.
     public func callTool(_ name: String, arguments: String? = nil) async throws -> String {
-        try await call { client, options in
-            withOptionalCString(arguments) { mcp_client_call_tool(client, name, $0, options) }
-        }
+        try await call(withOptionalCString(arguments) { mcp_request_call_tool(name, $0) })
     }
 
     /// `resources/read`: `{"contents": [...]}`.
     public func readResource(_ uri: String) async throws -> String {
-        try await call { mcp_client_read_resource($0, uri, $1) }
+        try await call(mcp_request_read_resource(uri))
     }
 
     /// `prompts/get`; `arguments` is a JSON object of strings.
     public func getPrompt(_ name: String, arguments: String? = nil) async throws -> String {
-        try await call { client, options in
-            withOptionalCString(arguments) { mcp_client_get_prompt(client, name, $0, options) }
-        }
+        try await call(withOptionalCString(arguments) { mcp_request_get_prompt(name, $0) })
     }
 
     /// Any request by method name; `params` is a JSON object.
     public func request(_ method: String, params: String? = nil) async throws -> String {
-        try await call { client, options in
-            withOptionalCString(params) { mcp_client_request(client, method, $0, options) }
-        }
+        try await call(withOptionalCString(params) { mcp_request_other(method, $0) })
     }
 
-    /// Makes one request with a token that cancelling the task cancels. A task cancelled
-    /// before the call cancels the token first, and the library then sends nothing.
-    private func call(
-        _ request: @escaping @Sendable (OpaquePointer, OpaquePointer) -> OpaquePointer?
-    ) async throws -> String {
+    /// Starts `request` (and frees it) with a token that cancelling the task cancels, and
+    /// resumes when its completion arrives. A task cancelled before the start cancels the
+    /// token first, and the library then sends nothing. Exactly one completion comes for a
+    /// start that returned MCP_STATUS_OK (closing the client completes it with CLOSED), so
+    /// the continuation is resumed exactly once.
+    private func call(_ request: OpaquePointer?) async throws -> String {
+        defer { mcp_request_free(request) }
         let token = Token()
         return try await withTaskCancellationHandler {
-            try await onThread {
+            try await withCheckedThrowingContinuation { continuation in
                 let options: OpaquePointer = mcp_request_options_new()
                 defer { mcp_request_options_free(options) }
                 mcp_request_options_set_cancellation(options, token.raw)
-                return try take(request(self.raw, options))
+                let box = Unmanaged.passRetained(Completion(continuation)).toOpaque()
+                let status = mcp_client_start_callback(
+                    self.raw, request, options, completionCallback, box, 0)
+                if status != MCP_STATUS_OK {
+                    // Not started: no completion will come.
+                    Unmanaged<Completion>.fromOpaque(box).takeRetainedValue().continuation
+                        .resume(throwing: MCPError(status: status, message: "not started"))
+                }
             }
         } onCancel: {
             token.cancel("task cancelled")
         }
     }
+}
+
+/// The continuation of one started call, passed to the library as the callback's userdata.
+private final class Completion {
+    let continuation: CheckedContinuation<String, Error>
+
+    init(_ continuation: CheckedContinuation<String, Error>) {
+        self.continuation = continuation
+    }
+}
+
+/// Runs on the client's completion thread: resumes the call's continuation with its result
+/// (which it owns and frees).
+private let completionCallback: mcp_completion_callback = { userdata, _, result in
+    let completion = Unmanaged<Completion>.fromOpaque(userdata!).takeRetainedValue()
+    completion.continuation.resume(with: Result { try take(result) })
 }
 
 /// Owns a token. The call's thread and the cancellation handler both hold it, so it is freed
@@ -136,8 +171,8 @@ private final class Token: @unchecked Sendable {
     }
 }
 
-/// Runs a blocking library call on a thread of its own, so that it never holds one of the
-/// concurrency runtime's few threads.
+/// Runs a blocking library call (connect, which has no completion form) on a thread of its
+/// own, so that it never holds one of the concurrency runtime's few threads.
 private func onThread<T>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread.detachNewThread {

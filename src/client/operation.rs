@@ -1,0 +1,362 @@
+//! Requests as operations: one description of what a request does, run either blocking on the
+//! caller's thread or started without blocking, on the same engine path.
+//!
+//! Top-down: a [`Request`] (a value naming one MCP request and its arguments) becomes a
+//! [`Step`], a small state machine: send this JSON-RPC request, then decide what comes next
+//! from its result (`Step::Send`); wait a little (`Step::Pause`, between `input_required`
+//! rounds); or the final result (`Step::Done`). A request of several round trips (a version
+//! retry, `input_required` rounds, an all-pages walk) is a chain of steps built with
+//! [`Step::and_then`]. Two drivers run a chain:
+//! - [`drive`] (the blocking API): each `Send` is `Connection::start` then `Started::wait` on
+//!   the caller's thread, which may read its own response (no thread hand-off);
+//! - [`drive_async`] ([`Client::start`]): each `Send` is `Connection::start` with the call
+//!   watched by the client's completion thread (`engine::completer`), whose continuation runs
+//!   the next step there; the final result goes to the host's completion.
+//!
+//! Both end each call through `Started::finish`, so the cancellation invariants, timeouts and
+//! the result mapping are the same code. A long-lived call (a task's poll loop, a listen) fits
+//! the same shape: a `Send` whose continuation returns a `Pause` then the next `Send`, until a
+//! `Done`, holding no thread while it waits.
+
+use super::{Client, ClientCore, RequestOptions};
+use crate::cancellation::CancellationToken;
+use crate::engine::completer::{Completer, Then};
+use crate::engine::{CallOptions, Connection};
+use crate::error::Result;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// One MCP request, to run with [`Client::run`] (blocking) or start with [`Client::start`].
+/// Each blocking request method is `run` of one of these.
+#[derive(Clone, Debug)]
+pub enum Request {
+    Ping,
+    /// `server/discover`.
+    Discover,
+    /// `tools/call`; `arguments` must be a JSON object. Answers `input_required` rounds.
+    CallTool {
+        name: String,
+        arguments: Option<Value>,
+    },
+    /// `resources/read`. Answers `input_required` rounds.
+    ReadResource {
+        uri: String,
+    },
+    /// `prompts/get`; `arguments` must be a JSON object of strings.
+    GetPrompt {
+        name: String,
+        arguments: Option<Value>,
+    },
+    /// `completion/complete`.
+    Complete {
+        reference: Value,
+        argument: Value,
+        context: Option<Value>,
+    },
+    /// `logging/setLevel` (handshake era only).
+    SetLoggingLevel {
+        level: String,
+    },
+    /// `resources/subscribe` (handshake era only).
+    SubscribeResource {
+        uri: String,
+    },
+    /// `resources/unsubscribe` (handshake era only).
+    UnsubscribeResource {
+        uri: String,
+    },
+    /// One page of `tools/list`.
+    ListTools {
+        cursor: Option<String>,
+    },
+    ListResources {
+        cursor: Option<String>,
+    },
+    ListResourceTemplates {
+        cursor: Option<String>,
+    },
+    ListPrompts {
+        cursor: Option<String>,
+    },
+    /// Every tool over all pages: `{"tools": [...]}`.
+    Tools,
+    /// `{"resources": [...]}`.
+    Resources,
+    /// `{"resourceTemplates": [...]}`.
+    ResourceTemplates,
+    /// `{"prompts": [...]}`.
+    Prompts,
+    /// Any request by method name; `params` must be a JSON object.
+    Other {
+        method: String,
+        params: Option<Value>,
+    },
+}
+
+/// What an operation does next. See the module docs.
+pub(crate) enum Step {
+    Send {
+        connection: Arc<Connection>,
+        method: String,
+        params: Option<Value>,
+        call: CallOptions,
+        then: Box<dyn FnOnce(Result<Value>) -> Step + Send>,
+    },
+    Pause {
+        until: Instant,
+        /// Ends the pause early (the next request then ends CANCELLED at once).
+        cancellation: Option<CancellationToken>,
+        then: Box<dyn FnOnce() -> Step + Send>,
+    },
+    Done(Result<Value>),
+}
+
+impl Step {
+    /// Sends one request; its result is the step's result.
+    pub(crate) fn send(
+        connection: &Arc<Connection>,
+        method: &str,
+        params: Option<Value>,
+        call: CallOptions,
+    ) -> Step {
+        Step::Send {
+            connection: connection.clone(),
+            method: method.to_owned(),
+            params,
+            call,
+            then: Box::new(Step::Done),
+        }
+    }
+
+    /// This step's chain, then `next` with its result.
+    pub(crate) fn and_then(
+        self,
+        next: impl FnOnce(Result<Value>) -> Step + Send + 'static,
+    ) -> Step {
+        match self {
+            Step::Done(result) => next(result),
+            Step::Send {
+                connection,
+                method,
+                params,
+                call,
+                then,
+            } => Step::Send {
+                connection,
+                method,
+                params,
+                call,
+                then: Box::new(move |result| then(result).and_then(next)),
+            },
+            Step::Pause {
+                until,
+                cancellation,
+                then,
+            } => Step::Pause {
+                until,
+                cancellation,
+                then: Box::new(move || then().and_then(next)),
+            },
+        }
+    }
+
+    /// As `and_then`, for a successful result only; an error ends the chain.
+    pub(crate) fn map_ok(self, next: impl FnOnce(Value) -> Step + Send + 'static) -> Step {
+        self.and_then(|result| match result {
+            Ok(value) => next(value),
+            Err(error) => Step::Done(Err(error)),
+        })
+    }
+}
+
+/// Runs a chain on this thread, blocking until its result.
+pub(crate) fn drive(mut step: Step) -> Result<Value> {
+    loop {
+        step = match step {
+            Step::Done(result) => return result,
+            Step::Send {
+                connection,
+                method,
+                params,
+                call,
+                then,
+            } => then(
+                connection
+                    .start(&method, params.as_ref(), call, None)
+                    .wait(&connection),
+            ),
+            Step::Pause {
+                until,
+                cancellation,
+                then,
+            } => {
+                sleep_unless_cancelled(until, cancellation.as_ref());
+                then()
+            }
+        }
+    }
+}
+
+/// Runs a chain without blocking: each request's continuation runs on the completion thread,
+/// and `deliver` gets the result there.
+pub(crate) fn drive_async(completer: &Completer, step: Step, deliver: Then) {
+    match step {
+        Step::Done(result) => completer.run(Box::new(move || deliver(result))),
+        Step::Send {
+            connection,
+            method,
+            params,
+            call,
+            then,
+        } => {
+            let next = completer.clone();
+            completer.call(
+                &connection,
+                &method,
+                params.as_ref(),
+                call,
+                Box::new(move |result| drive_async(&next, then(result), deliver)),
+            );
+        }
+        Step::Pause {
+            until,
+            cancellation,
+            then,
+        } => {
+            let next = completer.clone();
+            let job = Box::new(move || drive_async(&next, then(), deliver));
+            completer.after(until, cancellation.as_ref(), job);
+        }
+    }
+}
+
+/// Waits until `until`, waking early if the token is cancelled.
+fn sleep_unless_cancelled(until: Instant, token: Option<&CancellationToken>) {
+    while Instant::now() < until {
+        if token.is_some_and(CancellationToken::is_cancelled) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5).min(until - Instant::now()));
+    }
+}
+
+impl Client {
+    /// Runs `request` on this thread until its outcome: what every blocking request method
+    /// does.
+    pub fn run(&self, request: Request, opts: &RequestOptions) -> Result<Value> {
+        drive(self.core.step_for(request, opts))
+    }
+
+    /// Starts `request` without blocking. `done` gets its outcome, exactly once, on the
+    /// client's completion thread (a library thread, started with the first started request).
+    /// The options' token cancels it as it cancels a blocking call (at once, CANCELLED, the
+    /// server told only if the request reached the wire); timeouts apply as for blocking calls.
+    ///
+    /// Fails (and `done` is never called) only once the client is closed. `close` (and
+    /// dropping the client) ends every started request with CLOSED and returns only once each
+    /// `done` has run, or 2 s have passed (a `done` that does not return); no `done` starts
+    /// after that. `done` may make requests, start others, cancel and close the client.
+    ///
+    /// The request's first message is written on this thread; later ones (next pages,
+    /// `input_required` rounds) on the completion thread, which also runs the input handlers.
+    pub fn start(
+        &self,
+        request: Request,
+        opts: &RequestOptions,
+        done: impl FnOnce(Result<Value>) + Send + 'static,
+    ) -> Result<()> {
+        self.start_checked(Ok(request), opts, done)
+    }
+
+    /// As `start`, for a request that may already have failed its checks (the C API's
+    /// arguments): the failure is its completion.
+    pub(crate) fn start_checked(
+        &self,
+        request: Result<Request>,
+        opts: &RequestOptions,
+        done: impl FnOnce(Result<Value>) + Send + 'static,
+    ) -> Result<()> {
+        let ticket = self.completer.admit()?;
+        let gate = self.gate.clone();
+        let step = match request {
+            Ok(request) => self.core.step_for(request, opts),
+            Err(error) => Step::Done(Err(error)),
+        };
+        let deliver: Then = Box::new(move |result| {
+            // Entered before the ticket goes back, so a close that saw the ticket back waits
+            // for this callback (or it never starts, once the gate is shut).
+            let entered = gate.enter();
+            drop(ticket);
+            if entered.is_some() {
+                done(result);
+            }
+        });
+        drive_async(&self.completer, step, deliver);
+        Ok(())
+    }
+}
+
+impl ClientCore {
+    /// The chain that carries out `request`.
+    pub(super) fn step_for(self: &Arc<Self>, request: Request, opts: &RequestOptions) -> Step {
+        use crate::protocol::methods;
+        let done = |result| Step::Done(result);
+        match request {
+            Request::Ping => self.request(methods::PING, None, opts),
+            Request::Discover => self.request(methods::DISCOVER, None, opts),
+            Request::CallTool { name, arguments } => {
+                match super::requests::named_params(&name, arguments, "tool arguments") {
+                    Ok(params) => self.with_input(methods::TOOLS_CALL, params, opts),
+                    Err(e) => done(Err(e)),
+                }
+            }
+            Request::ReadResource { uri } => self.with_input(
+                methods::RESOURCES_READ,
+                serde_json::json!({ "uri": uri }),
+                opts,
+            ),
+            Request::GetPrompt { name, arguments } => {
+                match super::requests::named_params(&name, arguments, "prompt arguments") {
+                    Ok(params) => self.with_input(methods::PROMPTS_GET, params, opts),
+                    Err(e) => done(Err(e)),
+                }
+            }
+            Request::Complete {
+                reference,
+                argument,
+                context,
+            } => self.complete_step(reference, argument, context, opts),
+            Request::SetLoggingLevel { level } => self.handshake_only(
+                methods::SET_LOGGING_LEVEL,
+                serde_json::json!({ "level": level }),
+                opts,
+            ),
+            Request::SubscribeResource { uri } => {
+                self.handshake_only(methods::SUBSCRIBE, serde_json::json!({ "uri": uri }), opts)
+            }
+            Request::UnsubscribeResource { uri } => self.handshake_only(
+                methods::UNSUBSCRIBE,
+                serde_json::json!({ "uri": uri }),
+                opts,
+            ),
+            Request::ListTools { cursor } => self.list_tools_page(cursor.as_deref(), opts),
+            Request::ListResources { cursor } => {
+                self.list_page(methods::RESOURCES_LIST, cursor.as_deref(), opts)
+            }
+            Request::ListResourceTemplates { cursor } => {
+                self.list_page(methods::RESOURCE_TEMPLATES_LIST, cursor.as_deref(), opts)
+            }
+            Request::ListPrompts { cursor } => {
+                self.list_page(methods::PROMPTS_LIST, cursor.as_deref(), opts)
+            }
+            Request::Tools => self.all_tools(opts),
+            Request::Resources => self.all_pages(methods::RESOURCES_LIST, "resources", opts),
+            Request::ResourceTemplates => {
+                self.all_pages(methods::RESOURCE_TEMPLATES_LIST, "resourceTemplates", opts)
+            }
+            Request::Prompts => self.all_pages(methods::PROMPTS_LIST, "prompts", opts),
+            Request::Other { method, params } => self.request(&method, params, opts),
+        }
+    }
+}

@@ -1,0 +1,479 @@
+//! The completion thread: where calls started without blocking end.
+//!
+//! A blocking call waits for its outcome on its caller's thread. A started call has no thread
+//! of its own: the engine makes it exactly like a blocking one (`Connection::start`), but its
+//! `Call` is given a `notify` hook instead of a waiter. When the call's outcome is decided (the
+//! response routed by the reader, a cancel from any thread, close), the hook queues the call's
+//! key here; this thread takes the outcome, finishes the call (`Started::finish`, the same code
+//! the blocking path runs) and runs the call's continuation. The thread also keeps the started
+//! calls' timeouts (the same `Timeout` the blocking path uses) and the pauses an operation asks
+//! for between its requests, so one thread serves every started call of a client, and none is
+//! parked per call.
+//!
+//! A continuation may start the next request of a longer operation (a page walk, an
+//! `input_required` round, a version retry: see `client::operation`), or deliver the final
+//! result to the host. Every operation holds a `Ticket` from `admit` until it is delivered:
+//! close stops admitting, ends every call (each then completes here with CLOSED), and waits
+//! for the tickets to be given back, so every started operation is delivered exactly once.
+//! Close made on this thread (from a completion) drains the queue itself instead of waiting.
+//!
+//! The thread starts with the first started call: a client that only blocks never has it.
+
+use super::call::Notify;
+use super::timeout::Timeout;
+use super::{CallOptions, Connection, Started};
+use crate::cancellation::{CancellationToken, HookId};
+use crate::error::{Error, Result, Status};
+use crate::sync::{lock, spawn, wait_until};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use serde_json::Value;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::thread::ThreadId;
+use std::time::Instant;
+
+/// What to do with a started call's result, on the completion thread.
+pub type Then = Box<dyn FnOnce(Result<Value>) + Send>;
+/// Work for the completion thread.
+pub type Job = Box<dyn FnOnce() + Send>;
+
+/// One client's completion thread. Cloning shares it.
+#[derive(Clone, Default)]
+pub struct Completer {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// Signalled when the last ticket is given back.
+    idle: Condvar,
+    events: Sender<Event>,
+    /// Read by the thread, and by a close made on the thread.
+    receiver: Receiver<Event>,
+    thread: OnceLock<ThreadId>,
+    /// Signalled (by dropping) when the thread has ended.
+    exited: Mutex<Option<Receiver<()>>>,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        let (events, receiver) = crossbeam_channel::unbounded();
+        Shared {
+            state: Mutex::default(),
+            idle: Condvar::new(),
+            events,
+            receiver,
+            thread: OnceLock::new(),
+            exited: Mutex::new(None),
+        }
+    }
+}
+
+enum Event {
+    /// The call under this key has its outcome.
+    Ready(u64),
+    Run(Job),
+    /// A new deadline may be earlier than the one the thread sleeps until.
+    Wake,
+    Stop,
+}
+
+#[derive(Default)]
+struct State {
+    next_key: u64,
+    watched: HashMap<u64, Watched>,
+    /// The watched calls' deadlines, earliest first.
+    deadlines: BTreeSet<(Instant, u64)>,
+    pauses: Vec<Pause>,
+    /// Operations admitted and not yet delivered.
+    tickets: usize,
+    closed: bool,
+    started: bool,
+    /// What the thread sleeps until (`None`: no deadline, or not sleeping).
+    sleeping_until: Option<Instant>,
+}
+
+/// An operation waiting between two requests.
+struct Pause {
+    key: u64,
+    until: Instant,
+    job: Job,
+    /// Ends the pause early when the operation's token is cancelled.
+    hook: Option<(CancellationToken, HookId)>,
+}
+
+struct Watched {
+    started: Started,
+    connection: Arc<Connection>,
+    timeout: Timeout,
+    then: Then,
+}
+
+/// An operation admitted and not yet delivered; giving it back (dropping it) lets close end.
+pub struct Ticket {
+    shared: Arc<Shared>,
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let mut state = self.shared.lock();
+        state.tickets -= 1;
+        if state.tickets == 0 {
+            self.shared.idle.notify_all();
+        }
+    }
+}
+
+impl Completer {
+    /// Admits one operation (starting the thread with the first). CLOSED once `close` began.
+    pub fn admit(&self) -> Result<Ticket> {
+        let mut state = self.shared.lock();
+        if state.closed {
+            return Err(Error::new(Status::Closed, "the client is closed"));
+        }
+        if !state.started {
+            let (exited_tx, exited_rx) = crossbeam_channel::bounded::<()>(0);
+            let shared = self.shared.clone();
+            spawn(
+                "mcpc-complete",
+                move || {
+                    let _exited = exited_tx;
+                    let _ = shared.thread.set(std::thread::current().id());
+                    shared.run();
+                },
+                |_| {},
+            )?;
+            *lock(&self.shared.exited) = Some(exited_rx);
+            state.started = true;
+        }
+        state.tickets += 1;
+        Ok(Ticket {
+            shared: self.shared.clone(),
+        })
+    }
+
+    /// Starts a request on `connection`; its result goes to `then` on the completion thread.
+    pub fn call(
+        &self,
+        connection: &Arc<Connection>,
+        method: &str,
+        params: Option<&Value>,
+        opts: CallOptions,
+        then: Then,
+    ) {
+        let key = {
+            let mut state = self.shared.lock();
+            state.next_key += 1;
+            state.next_key
+        };
+        let events = self.shared.events.clone();
+        let notify: Notify = Box::new(move || {
+            // Disconnected only once the client is gone: nobody is left to tell.
+            let _ = events.send(Event::Ready(key));
+        });
+        let started = connection.start(method, params, opts, Some(notify));
+        let timeout = Timeout::start(started.options());
+        let call = started.call().clone();
+        let deadline = timeout.deadline();
+        let wake = {
+            let mut state = self.shared.lock();
+            state.watched.insert(
+                key,
+                Watched {
+                    started,
+                    connection: connection.clone(),
+                    timeout,
+                    then,
+                },
+            );
+            if let Some(deadline) = deadline {
+                state.deadlines.insert((deadline, key));
+            }
+            deadline.is_some_and(|d| state.sleeping_until.is_none_or(|s| d < s))
+        };
+        // An outcome decided before the entry was in the table (a token already cancelled,
+        // a closed connection, a fast answer) found no entry: queue it again.
+        if call.is_finished() {
+            self.send(Event::Ready(key));
+        } else if wake {
+            self.send(Event::Wake);
+        }
+    }
+
+    /// Runs `job` on the completion thread once `until` has passed, or at once when
+    /// `cancellation` is cancelled (the operation's next request then ends CANCELLED at once)
+    /// or the completer closes.
+    pub fn after(&self, until: Instant, cancellation: Option<&CancellationToken>, job: Job) {
+        let key = {
+            let mut state = self.shared.lock();
+            state.next_key += 1;
+            let key = state.next_key;
+            state.pauses.push(Pause {
+                key,
+                until,
+                job,
+                hook: None,
+            });
+            key
+        };
+        if let Some(token) = cancellation {
+            let shared = Arc::downgrade(&self.shared);
+            // Runs at once (outside our lock) when the token is already cancelled.
+            let hook = token.on_cancel(move |_| {
+                if let Some(shared) = shared.upgrade() {
+                    shared.end_pause(key);
+                }
+            });
+            if let Some(hook) = hook {
+                let mut state = self.shared.lock();
+                match state.pauses.iter_mut().find(|p| p.key == key) {
+                    Some(pause) => pause.hook = Some((token.clone(), hook)),
+                    None => {
+                        drop(state);
+                        token.off_cancel(hook);
+                    }
+                }
+            }
+        }
+        self.send(Event::Wake);
+    }
+
+    /// Runs `job` on the completion thread: now if this is it, else queued.
+    pub fn run(&self, job: Job) {
+        match self.is_current() {
+            true => job(),
+            false => self.send(Event::Run(job)),
+        }
+    }
+
+    pub fn is_current(&self) -> bool {
+        self.shared.thread.get() == Some(&std::thread::current().id())
+    }
+
+    /// Admits nothing more, then waits until every admitted operation is delivered (the
+    /// caller has ended their calls: they complete with CLOSED) or `deadline`, and stops the
+    /// thread. On the completion thread itself, it runs the queued work here instead.
+    /// Returns false when operations were still undelivered at the deadline.
+    pub fn close(&self, deadline: Instant) -> bool {
+        let started = {
+            let mut state = self.shared.lock();
+            if state.closed {
+                return true;
+            }
+            state.closed = true;
+            // Pauses end now: their next request fails at once, and the operation ends.
+            for pause in state.pauses.iter_mut() {
+                pause.until = Instant::now();
+            }
+            state.started
+        };
+        if !started {
+            return true;
+        }
+        self.send(Event::Wake);
+        let all_delivered = match self.is_current() {
+            true => self.shared.drain_here(deadline),
+            false => {
+                let mut state = self.shared.lock();
+                while state.tickets > 0 {
+                    match wait_until(&self.shared.idle, state, Some(deadline)) {
+                        Some(next) => state = next,
+                        None => return self.stop(false),
+                    }
+                }
+                drop(state);
+                true
+            }
+        };
+        self.stop(all_delivered)
+    }
+
+    /// Stops the thread, waiting for it to end (unless this is it).
+    fn stop(&self, all_delivered: bool) -> bool {
+        self.send(Event::Stop);
+        if !self.is_current() {
+            let exited = lock(&self.shared.exited).take();
+            if let Some(exited) = exited {
+                // Bounded: a completion that never returns is not waited for.
+                let _ = exited.recv_timeout(std::time::Duration::from_secs(2));
+            }
+        }
+        all_delivered
+    }
+
+    fn send(&self, event: Event) {
+        let _ = self.shared.events.send(event);
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    /// A paused operation's token was cancelled: its pause ends now.
+    fn end_pause(&self, key: u64) {
+        let found = {
+            let mut state = self.lock();
+            state
+                .pauses
+                .iter_mut()
+                .find(|p| p.key == key)
+                .map(|pause| pause.until = Instant::now())
+                .is_some()
+        };
+        if found {
+            let _ = self.events.send(Event::Wake);
+        }
+    }
+
+    fn lock_tickets(&self) -> usize {
+        self.lock().tickets
+    }
+
+    /// The thread's loop.
+    fn run(&self) {
+        loop {
+            let event = self.next_event(None);
+            match event {
+                Some(Event::Stop) => break,
+                Some(event) => self.handle(event),
+                None => {}
+            }
+        }
+    }
+
+    /// Close on the completion thread: handle events here until every ticket is back.
+    fn drain_here(&self, deadline: Instant) -> bool {
+        while self.lock_tickets() > 0 && Instant::now() < deadline {
+            match self.next_event(Some(deadline)) {
+                // A Stop sent by a nested close is for the thread's own loop.
+                Some(Event::Stop) => {
+                    let _ = self.events.send(Event::Stop);
+                    break;
+                }
+                Some(event) => self.handle(event),
+                None => {}
+            }
+        }
+        self.lock_tickets() == 0
+    }
+
+    /// Waits for the next event, firing timeouts and pauses as they come due. `None` when
+    /// `limit` passed (or only timers fired).
+    fn next_event(&self, limit: Option<Instant>) -> Option<Event> {
+        let until = {
+            let mut state = self.lock();
+            let next = [
+                state.deadlines.first().map(|(d, _)| *d),
+                state.pauses.iter().map(|p| p.until).min(),
+                limit,
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            state.sleeping_until = next;
+            next
+        };
+        let event = match until {
+            Some(until) => self.receiver.recv_deadline(until),
+            None => self
+                .receiver
+                .recv()
+                .map_err(|_| RecvTimeoutError::Disconnected),
+        };
+        self.lock().sleeping_until = None;
+        match event {
+            Ok(event) => Some(event),
+            Err(RecvTimeoutError::Timeout) => {
+                self.fire_due();
+                None
+            }
+            Err(RecvTimeoutError::Disconnected) => Some(Event::Stop),
+        }
+    }
+
+    /// Handles one event. A panic in a continuation (a Rust completion that panics) ends that
+    /// operation only (its ticket is given back as it unwinds); the thread goes on.
+    fn handle(&self, event: Event) {
+        let _ = crate::panic_guard::catch(|| self.handle_inner(event));
+    }
+
+    fn handle_inner(&self, event: Event) {
+        match event {
+            Event::Ready(key) => self.complete(key),
+            Event::Run(job) => job(),
+            Event::Wake => self.fire_due(),
+            Event::Stop => {}
+        }
+    }
+
+    /// Finishes the call under `key` if its outcome is decided, and runs its continuation.
+    fn complete(&self, key: u64) {
+        let watched = {
+            let mut state = self.lock();
+            let Some(watched) = state.watched.remove(&key) else {
+                return; // Already completed (a key can be queued twice).
+            };
+            match watched.started.call().try_take() {
+                Some(outcome) => {
+                    if let Some(deadline) = watched.timeout.deadline() {
+                        state.deadlines.remove(&(deadline, key));
+                    }
+                    Some((watched, outcome))
+                }
+                None => {
+                    state.watched.insert(key, watched);
+                    None
+                }
+            }
+        };
+        if let Some((watched, outcome)) = watched {
+            let result = watched.started.finish(&watched.connection, outcome);
+            (watched.then)(result);
+        }
+    }
+
+    /// Cancels the calls whose timeout passed (they complete through `Ready`), and runs the
+    /// pauses that are over.
+    fn fire_due(&self) {
+        let now = Instant::now();
+        let (expired, pauses) = {
+            let mut state = self.lock();
+            let mut expired = Vec::new();
+            while let Some(&(deadline, key)) = state.deadlines.first() {
+                if deadline > now {
+                    break;
+                }
+                state.deadlines.pop_first();
+                let Some(watched) = state.watched.get_mut(&key) else {
+                    continue;
+                };
+                let call = watched.started.call().clone();
+                match watched.timeout.expired(&call) {
+                    Some(reason) => expired.push((call, reason)),
+                    None => {
+                        if let Some(moved) = watched.timeout.deadline() {
+                            state.deadlines.insert((moved, key));
+                        }
+                    }
+                }
+            }
+            let (due, waiting) = std::mem::take(&mut state.pauses)
+                .into_iter()
+                .partition::<Vec<_>, _>(|p| p.until <= now);
+            state.pauses = waiting;
+            (expired, due)
+        };
+        for (call, reason) in expired {
+            // A response that beat the timeout still wins.
+            call.cancel(Some(&reason), true);
+        }
+        for pause in pauses {
+            if let Some((token, hook)) = pause.hook {
+                token.off_cancel(hook);
+            }
+            (pause.job)();
+        }
+    }
+}

@@ -1,0 +1,469 @@
+//! The completion API: start any request without blocking (`mcp_client_start` with an
+//! `mcp_request` made by one of the `mcp_request_*` constructors) and get its `mcp_result`
+//! through a pollable `mcp_completion_queue` or a callback on a library thread.
+
+use super::boundary::{borrow, borrow_mut};
+use super::callbacks::UserData;
+use super::client::mcp_client;
+use super::request_options::mcp_request_options;
+use super::result::{into_result, mcp_result};
+use super::status::mcp_status;
+use super::strings::{optional_json, optional_str, required_str};
+use super::{free_handle, guard};
+use crate::client::{Request, RequestOptions};
+use crate::error::{Error, Result, Status};
+use crate::sync::lock;
+use crate::transport::wake::WakePipe;
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::{Arc, Mutex};
+
+/// A request to start with `mcp_client_start` (or `mcp_client_start_callback`). Made by an
+/// `mcp_request_*` constructor, never NULL; a constructor given a bad argument makes a request
+/// whose completion is MCP_STATUS_INVALID_ARGUMENT. One request may be started many times.
+/// Free it with `mcp_request_free` (at any time after the start returned).
+pub struct mcp_request {
+    request: Result<Request>,
+}
+
+fn make_request(build: impl FnOnce() -> Result<Request>) -> *mut mcp_request {
+    let request = guard(
+        || {
+            Err(Error::new(
+                Status::InternalError,
+                "internal error: the library panicked",
+            ))
+        },
+        build,
+    );
+    Box::into_raw(Box::new(mcp_request { request }))
+}
+
+fn cursor_request(
+    cursor: *const c_char,
+    make: impl FnOnce(Option<String>) -> Request,
+) -> *mut mcp_request {
+    // SAFETY: the caller's contract (NULL or NUL-terminated).
+    make_request(|| {
+        Ok(make(
+            unsafe { optional_str(cursor, "cursor")? }.map(str::to_owned),
+        ))
+    })
+}
+
+/// `ping`.
+#[no_mangle]
+pub extern "C" fn mcp_request_ping() -> *mut mcp_request {
+    make_request(|| Ok(Request::Ping))
+}
+
+/// `server/discover`.
+#[no_mangle]
+pub extern "C" fn mcp_request_discover() -> *mut mcp_request {
+    make_request(|| Ok(Request::Discover))
+}
+
+/// `tools/call`, as `mcp_client_call_tool`.
+///
+/// # Safety
+/// Strings are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_call_tool(
+    name: *const c_char,
+    arguments_json: *const c_char,
+) -> *mut mcp_request {
+    make_request(|| {
+        Ok(Request::CallTool {
+            name: required_str(name, "tool name")?.to_owned(),
+            arguments: optional_json(arguments_json, "tool arguments", true)?,
+        })
+    })
+}
+
+/// `resources/read`, as `mcp_client_read_resource`.
+///
+/// # Safety
+/// `uri` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_read_resource(uri: *const c_char) -> *mut mcp_request {
+    make_request(|| {
+        let uri = required_str(uri, "resource uri")?.to_owned();
+        Ok(Request::ReadResource { uri })
+    })
+}
+
+/// `prompts/get`, as `mcp_client_get_prompt`.
+///
+/// # Safety
+/// Strings are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_get_prompt(
+    name: *const c_char,
+    arguments_json: *const c_char,
+) -> *mut mcp_request {
+    make_request(|| {
+        Ok(Request::GetPrompt {
+            name: required_str(name, "prompt name")?.to_owned(),
+            arguments: optional_json(arguments_json, "prompt arguments", true)?,
+        })
+    })
+}
+
+/// `completion/complete`, as `mcp_client_complete`.
+///
+/// # Safety
+/// Strings are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_complete(
+    ref_json: *const c_char,
+    argument_json: *const c_char,
+    context_json: *const c_char,
+) -> *mut mcp_request {
+    make_request(|| {
+        Ok(Request::Complete {
+            reference: optional_json(ref_json, "completion ref", true)?
+                .ok_or_else(|| Error::invalid("completion ref must not be NULL"))?,
+            argument: optional_json(argument_json, "completion argument", true)?
+                .ok_or_else(|| Error::invalid("completion argument must not be NULL"))?,
+            context: optional_json(context_json, "completion context", true)?,
+        })
+    })
+}
+
+/// Any request by method name, as `mcp_client_request`.
+///
+/// # Safety
+/// Strings are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_other(
+    method: *const c_char,
+    params_json: *const c_char,
+) -> *mut mcp_request {
+    make_request(|| {
+        Ok(Request::Other {
+            method: required_str(method, "method")?.to_owned(),
+            params: optional_json(params_json, "params", true)?,
+        })
+    })
+}
+
+/// `logging/setLevel`, as `mcp_client_set_logging_level`.
+///
+/// # Safety
+/// `level` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_set_logging_level(level: *const c_char) -> *mut mcp_request {
+    make_request(|| {
+        let level = required_str(level, "level")?.to_owned();
+        Ok(Request::SetLoggingLevel { level })
+    })
+}
+
+/// `resources/subscribe`, as `mcp_client_subscribe_resource`.
+///
+/// # Safety
+/// `uri` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_subscribe_resource(uri: *const c_char) -> *mut mcp_request {
+    make_request(|| {
+        let uri = required_str(uri, "resource uri")?.to_owned();
+        Ok(Request::SubscribeResource { uri })
+    })
+}
+
+/// `resources/unsubscribe`, as `mcp_client_unsubscribe_resource`.
+///
+/// # Safety
+/// `uri` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_unsubscribe_resource(uri: *const c_char) -> *mut mcp_request {
+    make_request(|| {
+        let uri = required_str(uri, "resource uri")?.to_owned();
+        Ok(Request::UnsubscribeResource { uri })
+    })
+}
+
+/// One page of `tools/list`; `cursor` is NULL for the first.
+///
+/// # Safety
+/// `cursor` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_list_tools(cursor: *const c_char) -> *mut mcp_request {
+    cursor_request(cursor, |cursor| Request::ListTools { cursor })
+}
+
+/// One page of `resources/list`; `cursor` is NULL for the first.
+///
+/// # Safety
+/// `cursor` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_list_resources(cursor: *const c_char) -> *mut mcp_request {
+    cursor_request(cursor, |cursor| Request::ListResources { cursor })
+}
+
+/// One page of `resources/templates/list`; `cursor` is NULL for the first.
+///
+/// # Safety
+/// `cursor` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_list_resource_templates(
+    cursor: *const c_char,
+) -> *mut mcp_request {
+    cursor_request(cursor, |cursor| Request::ListResourceTemplates { cursor })
+}
+
+/// One page of `prompts/list`; `cursor` is NULL for the first.
+///
+/// # Safety
+/// `cursor` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_list_prompts(cursor: *const c_char) -> *mut mcp_request {
+    cursor_request(cursor, |cursor| Request::ListPrompts { cursor })
+}
+
+/// Every tool over all pages (`{"tools": [...]}`), as `mcp_client_tools`.
+#[no_mangle]
+pub extern "C" fn mcp_request_tools() -> *mut mcp_request {
+    make_request(|| Ok(Request::Tools))
+}
+
+/// Every resource over all pages (`{"resources": [...]}`).
+#[no_mangle]
+pub extern "C" fn mcp_request_resources() -> *mut mcp_request {
+    make_request(|| Ok(Request::Resources))
+}
+
+/// Every resource template over all pages (`{"resourceTemplates": [...]}`).
+#[no_mangle]
+pub extern "C" fn mcp_request_resource_templates() -> *mut mcp_request {
+    make_request(|| Ok(Request::ResourceTemplates))
+}
+
+/// Every prompt over all pages (`{"prompts": [...]}`).
+#[no_mangle]
+pub extern "C" fn mcp_request_prompts() -> *mut mcp_request {
+    make_request(|| Ok(Request::Prompts))
+}
+
+/// Frees a request; NULL is accepted. Requests already started are not affected.
+///
+/// # Safety
+/// `request` is NULL or a request not freed yet.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_free(request: *mut mcp_request) {
+    free_handle(request)
+}
+
+/// A queue of completions with a file descriptor for the host's event loop (poll, epoll,
+/// kqueue, a GLib/libuv/Qt watcher): the descriptor is readable exactly while completions wait
+/// in the queue. Only read it through `mcp_completion_queue_pop`: never read, write or close
+/// the descriptor yourself. One queue may serve many clients and threads.
+pub struct mcp_completion_queue {
+    queue: Arc<Queue>,
+}
+
+struct Queue {
+    items: Mutex<VecDeque<(u64, Box<mcp_result>)>>,
+    /// Holds one byte while `items` is not empty (written and drained under the lock).
+    signal: WakePipe,
+}
+
+impl Queue {
+    fn push(&self, tag: u64, result: Box<mcp_result>) {
+        let mut items = lock(&self.items);
+        if items.is_empty() {
+            self.signal.wake();
+        }
+        items.push_back((tag, result));
+    }
+}
+
+/// A new, empty completion queue; NULL only when the system has no descriptor left.
+#[no_mangle]
+pub extern "C" fn mcp_completion_queue_new() -> *mut mcp_completion_queue {
+    guard(std::ptr::null_mut, || match WakePipe::new() {
+        Ok(signal) => Box::into_raw(Box::new(mcp_completion_queue {
+            queue: Arc::new(Queue {
+                items: Mutex::default(),
+                signal,
+            }),
+        })),
+        Err(_) => std::ptr::null_mut(),
+    })
+}
+
+/// The descriptor that is readable while completions wait; -1 for NULL. It stays the same
+/// for the queue's life.
+///
+/// # Safety
+/// `queue` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_completion_queue_fd(queue: *const mcp_completion_queue) -> c_int {
+    guard(
+        || -1,
+        || borrow(queue).map_or(-1, |q| q.queue.signal.read_fd()),
+    )
+}
+
+/// Takes the oldest completion: true with `*tag` (the tag given to the start) and `*result`
+/// (owned by the caller: free it with `mcp_result_free`), or false when the queue is empty
+/// (or an argument is NULL). Never blocks.
+///
+/// # Safety
+/// `queue` is NULL or live; `tag` and `result` are NULL or point to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_completion_queue_pop(
+    queue: *mut mcp_completion_queue,
+    tag: *mut u64,
+    result: *mut *mut mcp_result,
+) -> bool {
+    guard(
+        || false,
+        || {
+            let (Some(queue), Some(tag), Some(result)) =
+                (borrow(queue), borrow_mut(tag), borrow_mut(result))
+            else {
+                return false;
+            };
+            let mut items = lock(&queue.queue.items);
+            let Some((popped_tag, popped)) = items.pop_front() else {
+                return false;
+            };
+            if items.is_empty() {
+                queue.queue.signal.drain();
+            }
+            *tag = popped_tag;
+            *result = Box::into_raw(popped);
+            true
+        },
+    )
+}
+
+/// Frees the queue; NULL is accepted. Requests still pending on it complete into nothing
+/// (their results are freed by the library); the descriptor is closed once the last of them
+/// has completed, so take it out of your event loop first.
+///
+/// # Safety
+/// `queue` is NULL or a queue not freed yet.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_completion_queue_free(queue: *mut mcp_completion_queue) {
+    free_handle(queue)
+}
+
+/// Receives one completion: the tag given to `mcp_client_start_callback` and the result, which
+/// the callback owns (free it with `mcp_result_free`, now or later).
+pub type mcp_completion_callback =
+    Option<unsafe extern "C" fn(userdata: *mut c_void, tag: u64, result: *mut mcp_result)>;
+
+/// Starts `request` without blocking; its completion goes to `queue` with `tag`.
+///
+/// Returns MCP_STATUS_OK when the request was started: then exactly one completion comes,
+/// whatever happens (a bad request or option, NOT_CONNECTED, a server error, CANCELLED,
+/// TIMEOUT, CLOSED...). Any other status means nothing was started and no completion comes:
+/// MCP_STATUS_INVALID_ARGUMENT for a NULL client, request or queue, or a client that could not
+/// be made (its reason is what `mcp_client_connect` reports), MCP_STATUS_CLOSED once the client
+/// is closed.
+///
+/// The options' cancellation token cancels it as it cancels a blocking call: at once, with
+/// CANCELLED, the server told once if the request reached the wire, nothing sent if the token
+/// was cancelled first. The options' timeouts apply as for a blocking call. The request's
+/// first message is written on this thread; the completion is pushed by a library thread.
+///
+/// Closing the client (or freeing it) completes every request still pending with
+/// MCP_STATUS_CLOSED before it returns.
+///
+/// # Safety
+/// `client`, `request`, `options` and `queue` are NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_start(
+    client: *mut mcp_client,
+    request: *const mcp_request,
+    options: *const mcp_request_options,
+    queue: *mut mcp_completion_queue,
+    tag: u64,
+) -> mcp_status {
+    let Some(queue) = borrow(queue).map(|q| q.queue.clone()) else {
+        return mcp_status::InvalidArgument;
+    };
+    start(client, request, options, move |result| {
+        queue.push(tag, result)
+    })
+}
+
+/// As `mcp_client_start`, with the completion given to `callback(userdata, tag, result)` on
+/// the client's completion thread (a library thread; one per client, started with its first
+/// started request). Completions run one at a time, in the order they were decided.
+///
+/// The callback may call the library: start other requests, make blocking calls (which hold
+/// up the other completions meanwhile), cancel, close the client, and free it (the completions
+/// still pending then run, with CLOSED, before that free returns). It must return: close waits
+/// for it (2 s at most, then it returns without it, and no completion callback starts after).
+///
+/// The contract for close and free: every request started on the client completes exactly
+/// once; the completions still pending complete with CLOSED during `mcp_client_close` (or
+/// free); once either has returned, no completion callback of that client runs (unless the
+/// 2 s bound was hit by a callback that does not return), so `userdata` may be freed then.
+///
+/// # Safety
+/// `client`, `request` and `options` are NULL or live; `callback` is safe to call from another
+/// thread with `userdata` until its completion (or until the client's close or free returns).
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_start_callback(
+    client: *mut mcp_client,
+    request: *const mcp_request,
+    options: *const mcp_request_options,
+    callback: mcp_completion_callback,
+    userdata: *mut c_void,
+    tag: u64,
+) -> mcp_status {
+    let Some(callback) = callback else {
+        return mcp_status::InvalidArgument;
+    };
+    let userdata = UserData(userdata);
+    start(client, request, options, move |result| {
+        let userdata = userdata;
+        // SAFETY: the host's contract for `callback`; the result is handed over.
+        unsafe { callback(userdata.0, tag, Box::into_raw(result)) }
+    })
+}
+
+/// Starts the request, turning its outcome into an `mcp_result` for `deliver`.
+///
+/// # Safety
+/// As for `mcp_client_start`.
+unsafe fn start(
+    client: *mut mcp_client,
+    request: *const mcp_request,
+    options: *const mcp_request_options,
+    deliver: impl FnOnce(Box<mcp_result>) + Send + 'static,
+) -> mcp_status {
+    guard(
+        || mcp_status::InternalError,
+        || {
+            let (Some(client), Some(request)) = (borrow(client), borrow(request)) else {
+                return mcp_status::InvalidArgument;
+            };
+            let Ok(client) = client.get() else {
+                return mcp_status::InvalidArgument;
+            };
+            let default = RequestOptions::default();
+            let (opts, request) = match borrow(options) {
+                None => (&default, request.request.clone()),
+                Some(o) => match &o.error {
+                    Some(error) => (&default, Err(error.clone())),
+                    None => (&o.request, request.request.clone()),
+                },
+            };
+            let done = move |outcome: Result<Value>| {
+                // SAFETY: `into_result` returns a pointer from `Box::into_raw`.
+                let result = unsafe { Box::from_raw(into_result(|| outcome)) };
+                deliver(result);
+            };
+            match client.start_checked(request, opts, done) {
+                Ok(()) => mcp_status::Ok,
+                Err(error) => error.status.into(),
+            }
+        },
+    )
+}

@@ -1,0 +1,708 @@
+//! The completion API: requests started without blocking, their results through a callback
+//! (Rust `Client::start`, C `mcp_client_start_callback`) or a pollable completion queue
+//! (`mcp_client_start`), with the blocking API's cancel, timeout and close guarantees.
+
+mod common;
+
+use common::*;
+use mcpc::ffi::*;
+use mcpc::{CancellationToken, Client, Request, RequestOptions, Status};
+use serde_json::{json, Value};
+use std::ffi::{c_void, CStr, CString};
+use std::ptr::null;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const WIDE: Duration = Duration::from_secs(20);
+
+fn echo(text: &str, delay_ms: u64) -> Request {
+    Request::CallTool {
+        name: "echo".into(),
+        arguments: Some(json!({ "text": text, "delay_ms": delay_ms })),
+    }
+}
+
+fn slow(ms: u64) -> Request {
+    Request::CallTool {
+        name: "slow".into(),
+        arguments: Some(json!({ "ms": ms })),
+    }
+}
+
+/// Starts `request`; its outcome goes to `tx` with `tag`.
+fn start_to(
+    client: &Client,
+    request: Request,
+    opts: &RequestOptions,
+    tx: &Sender<(u64, mcpc::Result<Value>)>,
+    tag: u64,
+) {
+    let tx = tx.clone();
+    client
+        .start(request, opts, move |outcome| {
+            let _ = tx.send((tag, outcome));
+        })
+        .expect("started");
+}
+
+/// Waits until the server has logged `n` requests of `method`.
+fn wait_for_requests(log: &std::path::Path, method: &str, n: usize) -> Vec<Value> {
+    let lines = wait_for_log(log, |l| {
+        l.iter().filter(|x| is_method(x, method)).count() >= n
+    });
+    assert!(
+        lines.iter().filter(|x| is_method(x, method)).count() >= n,
+        "the server never got {n} {method}: {lines:?}"
+    );
+    lines
+}
+
+#[test]
+fn many_in_flight_from_one_thread_are_matched_to_their_tags() {
+    let client = connect(&[]);
+    let (tx, rx) = channel();
+    let n = 64;
+    for tag in 0..n {
+        // Later tags answer sooner, so completions arrive out of order.
+        start_to(
+            &client,
+            echo(&format!("call {tag}"), (n - tag) % 7 * 3),
+            &RequestOptions::default(),
+            &tx,
+            tag,
+        );
+    }
+    let mut seen = vec![false; n as usize];
+    for _ in 0..n {
+        let (tag, outcome) = rx.recv_timeout(WIDE).expect("every call completes");
+        assert_eq!(text(&outcome.unwrap()), format!("call {tag}"));
+        assert!(!seen[tag as usize], "tag {tag} completed twice");
+        seen[tag as usize] = true;
+    }
+    // Every kind of request starts: a page walk, one page, a prompt, a ping, an error.
+    let requests = [
+        Request::Tools,
+        Request::ListTools { cursor: None },
+        Request::Ping,
+        Request::Other {
+            method: "no/such/method".into(),
+            params: None,
+        },
+    ];
+    for (tag, request) in requests.into_iter().enumerate() {
+        start_to(
+            &client,
+            request,
+            &RequestOptions::default(),
+            &tx,
+            tag as u64,
+        );
+    }
+    let mut outcomes: Vec<_> = (0..4).map(|_| rx.recv_timeout(WIDE).unwrap()).collect();
+    outcomes.sort_by_key(|(tag, _)| *tag);
+    let tools = outcomes[0].1.as_ref().unwrap();
+    assert!(tools["tools"].as_array().is_some_and(|t| !t.is_empty()));
+    assert!(outcomes[1].1.as_ref().unwrap()["tools"].is_array());
+    assert!(outcomes[2].1.is_ok());
+    assert_eq!(
+        outcomes[3].1.as_ref().unwrap_err().status,
+        Status::ServerError
+    );
+    assert!(rx.try_recv().is_err(), "one completion per start");
+}
+
+#[test]
+fn an_all_pages_walk_started_without_blocking_gets_every_page() {
+    let log = log_path("completion-pages");
+    let client = connect_logged(&log, &["--page-size", "1"]);
+    let blocking = client.tools(&RequestOptions::default()).unwrap();
+    let (tx, rx) = channel();
+    start_to(&client, Request::Tools, &RequestOptions::default(), &tx, 1);
+    let (_, outcome) = rx.recv_timeout(WIDE).unwrap();
+    assert_eq!(outcome.unwrap()["tools"].as_array().unwrap(), &blocking);
+    assert!(blocking.len() > 1, "one page per tool, so several requests");
+}
+
+#[test]
+fn cancel_of_a_started_call_completes_once_and_tells_the_server_once() {
+    let log = log_path("completion-cancel");
+    let client = connect_logged(&log, &[]);
+    let token = CancellationToken::new();
+    let (tx, rx) = channel();
+    start_to(
+        &client,
+        slow(30_000),
+        &RequestOptions::with_cancellation(&token),
+        &tx,
+        7,
+    );
+    wait_for_requests(&log, "tools/call", 1);
+    let start = Instant::now();
+    assert!(token.cancel(Some("no longer needed")));
+    let (tag, outcome) = rx.recv_timeout(WIDE).unwrap();
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(tag, 7);
+    let error = outcome.unwrap_err();
+    assert_eq!(error.status, Status::Cancelled);
+    assert_eq!(error.cancel_reason.as_deref(), Some("no longer needed"));
+    let id = error.request_id.expect("the request was sent");
+    assert!(
+        !token.cancel(Some("again")),
+        "the second cancel changes nothing"
+    );
+    let lines = log_after_ping(&client, &log);
+    let cancels = cancels(&lines);
+    assert_eq!(cancels.len(), 1, "one notice: {lines:?}");
+    assert_eq!(cancels[0]["params"]["requestId"], json!(id));
+    assert!(
+        request_index(&lines, id).unwrap()
+            < lines
+                .iter()
+                .position(|l| is_method(l, "notifications/cancelled"))
+                .unwrap()
+    );
+    assert!(rx.try_recv().is_err(), "exactly one completion");
+}
+
+#[test]
+fn a_started_call_with_a_cancelled_token_sends_nothing() {
+    let log = log_path("completion-precancel");
+    let client = connect_logged(&log, &[]);
+    let token = CancellationToken::new();
+    token.cancel(Some("early"));
+    let (tx, rx) = channel();
+    start_to(
+        &client,
+        slow(5000),
+        &RequestOptions::with_cancellation(&token),
+        &tx,
+        1,
+    );
+    let error = rx.recv_timeout(WIDE).unwrap().1.unwrap_err();
+    assert_eq!(error.status, Status::Cancelled);
+    assert_eq!(error.request_id, None);
+    let lines = log_after_ping(&client, &log);
+    assert!(
+        !lines.iter().any(|l| is_method(l, "tools/call")),
+        "{lines:?}"
+    );
+    assert!(cancels(&lines).is_empty());
+}
+
+#[test]
+fn a_started_call_times_out_like_a_blocking_one() {
+    let log = log_path("completion-timeout");
+    let client = connect_logged(&log, &[]);
+    let (tx, rx) = channel();
+    let start = Instant::now();
+    start_to(
+        &client,
+        slow(30_000),
+        &RequestOptions::with_timeout(Duration::from_millis(200)),
+        &tx,
+        1,
+    );
+    // A short call started later completes first: the timer serves every call.
+    start_to(
+        &client,
+        echo("quick", 0),
+        &RequestOptions::default(),
+        &tx,
+        2,
+    );
+    let (tag, quick) = rx.recv_timeout(WIDE).unwrap();
+    assert_eq!((tag, text(&quick.unwrap())), (2, "quick"));
+    let error = rx.recv_timeout(WIDE).unwrap().1.unwrap_err();
+    assert!(start.elapsed() >= Duration::from_millis(200));
+    assert_eq!(error.status, Status::Timeout);
+    let id = error.request_id.unwrap();
+    let lines = wait_for_log(&log, |l| !cancels(l).is_empty());
+    assert_eq!(cancels(&lines)[0]["params"]["requestId"], json!(id));
+}
+
+#[test]
+fn close_completes_every_pending_start_once_with_closed() {
+    let log = log_path("completion-close");
+    let client = connect_logged(&log, &[]);
+    let (tx, rx) = channel();
+    let n = 10;
+    for tag in 0..n {
+        start_to(&client, slow(30_000), &RequestOptions::default(), &tx, tag);
+    }
+    wait_for_requests(&log, "tools/call", n as usize);
+    let start = Instant::now();
+    client.close();
+    assert!(start.elapsed() < Duration::from_secs(10));
+    // Every completion was delivered before close returned.
+    let mut tags: Vec<u64> = rx
+        .try_iter()
+        .map(|(tag, outcome)| {
+            assert_eq!(outcome.unwrap_err().status, Status::Closed);
+            tag
+        })
+        .collect();
+    tags.sort();
+    assert_eq!(tags, (0..n).collect::<Vec<_>>());
+    let after = client.start(Request::Ping, &RequestOptions::default(), |_| {
+        panic!("a start refused has no completion")
+    });
+    assert_eq!(after.unwrap_err().status, Status::Closed);
+}
+
+#[test]
+fn a_completion_may_start_cancel_and_close() {
+    let log = log_path("completion-reentry");
+    let client = Arc::new(connect_logged(&log, &[]));
+    let (tx, rx) = channel::<(&'static str, mcpc::Result<Value>)>();
+    let token = CancellationToken::new();
+    // A pending call that the first completion cancels.
+    {
+        let tx = tx.clone();
+        client
+            .start(
+                slow(30_000),
+                &RequestOptions::with_cancellation(&token),
+                move |o| {
+                    let _ = tx.send(("cancelled", o));
+                },
+            )
+            .unwrap();
+    }
+    // A pending call that the close ends.
+    {
+        let tx = tx.clone();
+        client
+            .start(slow(30_000), &RequestOptions::default(), move |o| {
+                let _ = tx.send(("closed", o));
+            })
+            .unwrap();
+    }
+    wait_for_requests(&log, "tools/call", 2);
+    let weak = Arc::downgrade(&client);
+    client
+        .start(echo("first", 0), &RequestOptions::default(), move |first| {
+            let _ = tx.send(("first", first));
+            let client = weak.upgrade().expect("alive");
+            token.cancel(Some("from a completion"));
+            // A blocking call from a completion works (its own wait does not need this thread).
+            let _ = tx.send(("blocking", client.ping(&RequestOptions::default())));
+            let (tx2, client2) = (tx.clone(), Arc::downgrade(&client));
+            client
+                .start(
+                    echo("second", 0),
+                    &RequestOptions::default(),
+                    move |second| {
+                        let _ = tx2.send(("second", second));
+                        // Close from a completion: the other pending call completes first.
+                        client2.upgrade().expect("alive").close();
+                        let _ = tx2.send(("closed-from-completion", Ok(Value::Null)));
+                    },
+                )
+                .unwrap();
+        })
+        .unwrap();
+    let mut got = Vec::new();
+    while got.len() < 6 {
+        got.push(rx.recv_timeout(WIDE).expect("every completion arrives"));
+    }
+    let find = |name: &str| &got.iter().find(|(n, _)| *n == name).unwrap().1;
+    assert_eq!(text(find("first").as_ref().unwrap()), "first");
+    assert_eq!(text(find("second").as_ref().unwrap()), "second");
+    assert!(find("blocking").is_ok());
+    assert_eq!(
+        find("cancelled").as_ref().unwrap_err().status,
+        Status::Cancelled
+    );
+    assert_eq!(find("closed").as_ref().unwrap_err().status, Status::Closed);
+    let order: Vec<_> = got.iter().map(|(n, _)| *n).collect();
+    let pos = |name| order.iter().position(|n| *n == name).unwrap();
+    assert!(pos("closed") < pos("closed-from-completion"), "{order:?}");
+    drop(got);
+    assert_eq!(
+        Arc::strong_count(&client),
+        1,
+        "no completion holds the client"
+    );
+}
+
+#[test]
+fn dropping_the_last_handle_inside_a_completion_closes_the_client() {
+    let log = log_path("completion-drop-inside");
+    let client = connect_logged(&log, &[]);
+    let (tx, rx) = channel();
+    start_to(&client, slow(30_000), &RequestOptions::default(), &tx, 1);
+    wait_for_requests(&log, "tools/call", 1);
+    let holder = Arc::new(Mutex::new(Some(client)));
+    let inside = holder.clone();
+    let tx2 = tx.clone();
+    holder
+        .lock()
+        .unwrap()
+        .as_ref()
+        .unwrap()
+        .start(Request::Ping, &RequestOptions::default(), move |_| {
+            let client = inside.lock().unwrap().take().unwrap();
+            drop(client); // close and free on the completion thread
+            let _ = tx2.send((2, Ok(Value::Null)));
+        })
+        .unwrap();
+    let mut tags = [
+        rx.recv_timeout(WIDE).unwrap(),
+        rx.recv_timeout(WIDE).unwrap(),
+    ];
+    tags.sort_by_key(|(tag, _)| *tag);
+    assert_eq!(tags[0].1.as_ref().unwrap_err().status, Status::Closed);
+    assert_eq!(tags[0].0, 1);
+    assert_eq!(tags[1].0, 2);
+}
+
+// The C API.
+
+unsafe fn c_client(log: &std::path::Path) -> *mut mcp_client {
+    let server = CString::new(SERVER.as_str()).unwrap();
+    let flag = CString::new("--log").unwrap();
+    let path = CString::new(log.to_str().unwrap()).unwrap();
+    let argv = [server.as_ptr(), flag.as_ptr(), path.as_ptr(), null()];
+    let client = mcp_client_new_stdio(argv.as_ptr(), std::ptr::null_mut());
+    let connected = mcp_client_connect(client);
+    assert_eq!(mcp_result_status(connected), mcp_status::Ok);
+    mcp_result_free(connected);
+    client
+}
+
+unsafe fn json_of(result: *mut mcp_result) -> Value {
+    let text = mcp_result_json(result);
+    assert!(
+        !text.is_null(),
+        "{}",
+        CStr::from_ptr(mcp_result_message(result)).to_string_lossy()
+    );
+    serde_json::from_str(CStr::from_ptr(text).to_str().unwrap()).unwrap()
+}
+
+fn readable(fd: i32, timeout_ms: i32) -> bool {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut pfd, 1, timeout_ms) == 1 }
+}
+
+#[test]
+fn c_queue_in_a_poll_loop_matches_results_to_tags() {
+    unsafe {
+        let log = log_path("completion-c-queue");
+        let client = c_client(&log);
+        let queue = mcp_completion_queue_new();
+        let fd = mcp_completion_queue_fd(queue);
+        assert!(fd >= 0);
+        assert!(!readable(fd, 0), "an empty queue is not readable");
+        let n = 32u64;
+        for tag in 0..n {
+            let args = CString::new(json!({ "text": format!("c {tag}") }).to_string()).unwrap();
+            let request = mcp_request_call_tool(c"echo".as_ptr(), args.as_ptr());
+            assert_eq!(
+                mcp_client_start(client, request, null(), queue, tag),
+                mcp_status::Ok
+            );
+            mcp_request_free(request);
+        }
+        // A bad request completes with INVALID_ARGUMENT; a missing queue starts nothing.
+        let bad = mcp_request_call_tool(null(), null());
+        assert_eq!(
+            mcp_client_start(client, bad, null(), queue, 1000),
+            mcp_status::Ok
+        );
+        assert_eq!(
+            mcp_client_start(client, bad, null(), std::ptr::null_mut(), 1),
+            mcp_status::InvalidArgument
+        );
+        mcp_request_free(bad);
+        let mut seen = std::collections::HashSet::new();
+        let deadline = Instant::now() + WIDE;
+        while seen.len() < n as usize + 1 {
+            assert!(
+                Instant::now() < deadline,
+                "completions missing: {}",
+                seen.len()
+            );
+            if !readable(fd, 1000) {
+                continue;
+            }
+            let (mut tag, mut result) = (0u64, std::ptr::null_mut());
+            while mcp_completion_queue_pop(queue, &mut tag, &mut result) {
+                if tag == 1000 {
+                    assert_eq!(mcp_result_status(result), mcp_status::InvalidArgument);
+                } else {
+                    assert_eq!(text(&json_of(result)), format!("c {tag}"));
+                }
+                assert!(seen.insert(tag), "tag {tag} twice");
+                mcp_result_free(result);
+            }
+            assert!(!readable(fd, 0), "an emptied queue is not readable");
+        }
+        mcp_client_free(client);
+        assert!(!readable(fd, 0), "nothing more after free");
+        mcp_completion_queue_free(queue);
+    }
+}
+
+struct Seen {
+    count: AtomicUsize,
+    statuses: Mutex<Vec<(u64, mcp_status)>>,
+}
+
+unsafe extern "C" fn record(userdata: *mut c_void, tag: u64, result: *mut mcp_result) {
+    let seen = &*(userdata as *const Seen);
+    seen.statuses
+        .lock()
+        .unwrap()
+        .push((tag, mcp_result_status(result)));
+    mcp_result_free(result);
+    seen.count.fetch_add(1, Ordering::SeqCst);
+}
+
+#[test]
+fn c_free_with_calls_pending_delivers_each_once_with_closed_before_it_returns() {
+    unsafe {
+        let log = log_path("completion-c-free");
+        let client = c_client(&log);
+        let seen = Box::new(Seen {
+            count: AtomicUsize::new(0),
+            statuses: Mutex::default(),
+        });
+        let userdata = &*seen as *const Seen as *mut c_void;
+        let token = mcp_cancellation_new();
+        let options = mcp_request_options_new();
+        mcp_request_options_set_cancellation(options, token);
+        let request = mcp_request_call_tool(c"slow".as_ptr(), c"{\"ms\": 30000}".as_ptr());
+        let n = 8;
+        for tag in 0..n {
+            let opts = if tag == 0 { options } else { null() };
+            let status =
+                mcp_client_start_callback(client, request, opts, Some(record), userdata, tag);
+            assert_eq!(status, mcp_status::Ok);
+        }
+        mcp_request_free(request);
+        wait_for_requests(&log, "tools/call", n as usize);
+        // The one with the token is cancelled first.
+        assert!(mcp_cancellation_cancel(token, c"stop".as_ptr()));
+        let deadline = Instant::now() + WIDE;
+        while seen.count.load(Ordering::SeqCst) < 1 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        mcp_client_free(client);
+        // Everything was delivered before free returned; the Box may go now.
+        assert_eq!(seen.count.load(Ordering::SeqCst), n as usize);
+        let mut statuses = seen.statuses.lock().unwrap().clone();
+        statuses.sort_by_key(|(tag, _)| *tag);
+        assert_eq!(statuses[0], (0, mcp_status::Cancelled));
+        for (tag, status) in &statuses[1..] {
+            assert_eq!(*status, mcp_status::Closed, "tag {tag}");
+        }
+        let cancel_lines = cancels(&read_log(&log)).len();
+        assert_eq!(cancel_lines, 1, "the server heard of the cancel once");
+        drop(seen);
+        mcp_request_options_free(options);
+        mcp_cancellation_free(token);
+    }
+}
+
+unsafe extern "C" fn free_client(userdata: *mut c_void, _tag: u64, result: *mut mcp_result) {
+    mcp_result_free(result);
+    let slot = &*(userdata as *const Mutex<usize>);
+    mcp_client_free(*slot.lock().unwrap() as *mut mcp_client);
+}
+
+#[test]
+fn c_a_completion_callback_may_free_the_client() {
+    unsafe {
+        let log = log_path("completion-c-free-inside");
+        let client = c_client(&log);
+        let seen = Box::leak(Box::new(Seen {
+            count: AtomicUsize::new(0),
+            statuses: Mutex::default(),
+        }));
+        let pending = mcp_request_call_tool(c"slow".as_ptr(), c"{\"ms\": 30000}".as_ptr());
+        let userdata = seen as *const Seen as *mut c_void;
+        mcp_client_start_callback(client, pending, null(), Some(record), userdata, 1);
+        mcp_request_free(pending);
+        wait_for_requests(&log, "tools/call", 1);
+        let slot: &'static Mutex<usize> = Box::leak(Box::new(Mutex::new(client as usize)));
+        let ping = mcp_request_ping();
+        let status = mcp_client_start_callback(
+            client,
+            ping,
+            null(),
+            Some(free_client),
+            slot as *const _ as *mut c_void,
+            2,
+        );
+        assert_eq!(status, mcp_status::Ok);
+        mcp_request_free(ping);
+        let deadline = Instant::now() + WIDE;
+        while seen.count.load(Ordering::SeqCst) < 1 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert_eq!(
+            *seen.statuses.lock().unwrap(),
+            vec![(1, mcp_status::Closed)]
+        );
+    }
+}
+
+#[test]
+fn over_http_in_both_eras_many_in_flight_and_a_cancel_reach_the_server() {
+    use common::http_server::*;
+    use mcpc::ConnectMode;
+    for (mode, flags) in [
+        (ConnectMode::Legacy, vec![]),
+        (ConnectMode::Modern, vec!["--modern"]),
+    ] {
+        let server = HttpServer::start("completion_http", &flags);
+        let client = server.connect(mode);
+        let (tx, rx) = channel();
+        let token = CancellationToken::new();
+        start_to(
+            &client,
+            slow(30_000),
+            &RequestOptions::with_cancellation(&token),
+            &tx,
+            100,
+        );
+        for tag in 0..8 {
+            start_to(
+                &client,
+                echo(&format!("h {tag}"), 0),
+                &RequestOptions::default(),
+                &tx,
+                tag,
+            );
+        }
+        let mut done = 0;
+        while done < 8 {
+            let (tag, outcome) = rx.recv_timeout(WIDE).unwrap();
+            assert_eq!(text(&outcome.unwrap()), format!("h {tag}"), "{mode:?}");
+            done += 1;
+        }
+        server.wait_for(|lines| posts_of(&http_requests(lines), "tools/call").len() >= 9);
+        token.cancel(Some("done with it"));
+        let (tag, outcome) = rx.recv_timeout(WIDE).unwrap();
+        assert_eq!(tag, 100);
+        let error = outcome.unwrap_err();
+        assert_eq!(error.status, Status::Cancelled, "{mode:?}");
+        let id = error.request_id.unwrap();
+        // The server sees the cancel: a notice (legacy) or the closed stream (modern).
+        let lines = server.wait_for(|lines| {
+            lines
+                .iter()
+                .any(|l| l["handler_done"] == id && l["cancelled"] == true)
+        });
+        assert!(
+            lines
+                .iter()
+                .any(|l| l["handler_done"] == id && l["cancelled"] == true),
+            "{mode:?}: the slow tool did not stop"
+        );
+        let notices = posts_of(&http_requests(&lines), "notifications/cancelled").len();
+        assert_eq!(
+            notices,
+            usize::from(mode == ConnectMode::Legacy),
+            "{mode:?}"
+        );
+    }
+}
+
+#[test]
+fn input_required_rounds_run_on_the_completion_thread_and_a_cancel_ends_them() {
+    let log = log_path("completion-rounds");
+    let client = connect_logged(&log, &["--modern"]);
+    let (tx, rx) = channel();
+    let legs = |n: u64| Request::CallTool {
+        name: "state_only".into(),
+        arguments: Some(json!({ "legs": n })),
+    };
+    start_to(&client, legs(3), &RequestOptions::default(), &tx, 1);
+    let (_, outcome) = rx.recv_timeout(WIDE).unwrap();
+    assert_eq!(text(&outcome.unwrap()), "legs done");
+    // A long load-shedding exchange, cancelled between its legs.
+    let token = CancellationToken::new();
+    start_to(
+        &client,
+        legs(1000),
+        &RequestOptions::with_cancellation(&token),
+        &tx,
+        2,
+    );
+    wait_for_requests(&log, "tools/call", 3 + 3);
+    let start = Instant::now();
+    token.cancel(Some("enough"));
+    let (tag, outcome) = rx.recv_timeout(WIDE).unwrap();
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(tag, 2);
+    assert_eq!(outcome.unwrap_err().status, Status::Cancelled);
+}
+
+#[test]
+fn a_completion_that_panics_does_not_stop_the_others() {
+    let client = connect(&[]);
+    client
+        .start(Request::Ping, &RequestOptions::default(), |_| {
+            panic!("a host bug in a completion")
+        })
+        .unwrap();
+    let (tx, rx) = channel();
+    start_to(
+        &client,
+        echo("still here", 0),
+        &RequestOptions::default(),
+        &tx,
+        1,
+    );
+    let (_, outcome) = rx
+        .recv_timeout(WIDE)
+        .expect("the completion thread goes on");
+    assert_eq!(text(&outcome.unwrap()), "still here");
+    let start = Instant::now();
+    client.close();
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "close waited for nothing"
+    );
+}
+
+#[test]
+fn a_started_call_hears_its_own_progress_before_it_completes() {
+    let client = connect(&[]);
+    let heard = Arc::new(AtomicUsize::new(0));
+    let opts = RequestOptions {
+        on_progress: Some({
+            let heard = heard.clone();
+            Arc::new(move |_: &mcpc::handlers::Progress| {
+                heard.fetch_add(1, Ordering::SeqCst);
+            })
+        }),
+        ..RequestOptions::default()
+    };
+    let (tx, rx) = channel();
+    let seen_at_completion = heard.clone();
+    client
+        .start(
+            Request::CallTool {
+                name: "progress".into(),
+                arguments: Some(json!({ "steps": 5 })),
+            },
+            &opts,
+            move |outcome| {
+                let _ = tx.send((seen_at_completion.load(Ordering::SeqCst), outcome));
+            },
+        )
+        .unwrap();
+    let (heard_then, outcome) = rx.recv_timeout(WIDE).unwrap();
+    outcome.unwrap();
+    assert_eq!(heard_then, 5, "every progress ran before the completion");
+}
