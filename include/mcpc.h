@@ -118,6 +118,13 @@ typedef struct mcp_client_options mcp_client_options;
 // Where a request handler puts its answer.
 typedef struct mcp_handler_reply mcp_handler_reply;
 
+// A listener on 127.0.0.1 for the OAuth redirect of a native host. Register its redirect URI
+// (`mcp_loopback_redirect_uri`) as the client's redirect URI; in the authorization callback,
+// open the authorization URL in the browser, then `mcp_loopback_wait` for the browser to come
+// back, and return `mcp_loopback_url`. It stays open until freed, so every authorization of
+// a client (a step-up makes a second one) can use it.
+typedef struct mcp_loopback mcp_loopback;
+
 // Options for one request: cancellation token, timeout, progress token, `_meta`.
 typedef struct mcp_request_options mcp_request_options;
 
@@ -686,6 +693,57 @@ mcp_status mcp_client_options_set_request_handler(mcp_client_options *options,
 // # Safety
 // The strings are NULL or NUL-terminated.
 mcp_result *mcp_elicitation_defaults(const char *requested_schema_json, const char *content_json);
+
+// Opens the listener on 127.0.0.1 at a port the system picks. `path` is the redirect URI's
+// path, NULL for "/callback". Never returns NULL: when it could not open,
+// `mcp_loopback_redirect_uri` is NULL and `mcp_loopback_wait` returns the reason. Free with
+// `mcp_loopback_free`.
+//
+// # Safety
+// `path` is NULL or NUL-terminated.
+mcp_loopback *mcp_loopback_new(const char *path);
+
+// The redirect URI, e.g. "http://127.0.0.1:53124/callback"; NULL when the listener could
+// not open (or `loopback` is NULL). Owned by the loopback.
+//
+// # Safety
+// `loopback` is NULL or live.
+const char *mcp_loopback_redirect_uri(const mcp_loopback *loopback);
+
+// Waits for the browser's request to the redirect URI, answers it with a short page, and
+// makes its full URL (with `code`, `state`, ...) available through `mcp_loopback_url`.
+// Returns MCP_STATUS_OK; MCP_STATUS_CANCELLED when `cancellation` (may be NULL) is cancelled;
+// MCP_STATUS_TIMEOUT after `timeout_ms` (0: no limit); MCP_STATUS_TRANSPORT_ERROR when the
+// listener did not open; MCP_STATUS_INVALID_ARGUMENT for a NULL `loopback`. A redirect that
+// arrived before the call is returned at once. Requests to other paths get 404 and are
+// ignored. `mcp_loopback_message` says what went wrong. One wait at a time per loopback.
+//
+// # Safety
+// `loopback` is NULL or live and used by no other thread during the call; `cancellation` is
+// NULL or live.
+mcp_status mcp_loopback_wait(mcp_loopback *loopback,
+                             const mcp_cancellation *cancellation,
+                             uint64_t timeout_ms);
+
+// The URL the last successful `mcp_loopback_wait` received, else NULL. Owned by the
+// loopback, valid until the next wait or the free.
+//
+// # Safety
+// `loopback` is NULL or live.
+const char *mcp_loopback_url(const mcp_loopback *loopback);
+
+// What went wrong in the last wait (or the open), "" when nothing did. Owned by the
+// loopback.
+//
+// # Safety
+// `loopback` is NULL or live.
+const char *mcp_loopback_message(const mcp_loopback *loopback);
+
+// Closes the listener and frees it. NULL is accepted.
+//
+// # Safety
+// `loopback` is NULL or from `mcp_loopback_new`, not yet freed, and not in a wait.
+void mcp_loopback_free(mcp_loopback *loopback);
 
 // Default request options: no token, the client's timeout, no progress token, no `_meta`.
 // Free with `mcp_request_options_free`. One options object may serve many calls at once.

@@ -1158,3 +1158,42 @@ fn network_setters_pass_each_pointer_null_alone() {
         call!(mcp_client_options_free(o));
     }
 }
+
+#[test]
+fn loopback_exports_with_null_and_bad_arguments() {
+    unsafe {
+        assert!(call!(mcp_loopback_redirect_uri(null())).is_null());
+        assert!(call!(mcp_loopback_url(null())).is_null());
+        assert!(!call!(mcp_loopback_message(null())).is_null());
+        assert_eq!(
+            call!(mcp_loopback_wait(null_mut(), null(), 1)),
+            mcp_status::InvalidArgument
+        );
+        call!(mcp_loopback_free(null_mut()));
+
+        // A path that is not UTF-8, or not a path: no listener, and the wait says why.
+        for path in [bad_utf8(), c"no-slash".as_ptr()] {
+            let loopback = call!(mcp_loopback_new(path));
+            assert!(!loopback.is_null());
+            assert!(call!(mcp_loopback_redirect_uri(loopback)).is_null());
+            assert_eq!(
+                call!(mcp_loopback_wait(loopback, null(), 1)),
+                mcp_status::InvalidArgument
+            );
+            assert!(!CStr::from_ptr(call!(mcp_loopback_message(loopback)))
+                .to_bytes()
+                .is_empty());
+            call!(mcp_loopback_free(loopback));
+        }
+
+        // NULL path is the default; NULL token waits without one.
+        let loopback = call!(mcp_loopback_new(null()));
+        assert!(!call!(mcp_loopback_redirect_uri(loopback)).is_null());
+        assert_eq!(
+            call!(mcp_loopback_wait(loopback, null(), 10)),
+            mcp_status::Timeout
+        );
+        assert!(call!(mcp_loopback_url(loopback)).is_null());
+        call!(mcp_loopback_free(loopback));
+    }
+}
