@@ -13,6 +13,7 @@ mod boundary;
 mod setter;
 mod strings;
 
+mod auth;
 mod callbacks;
 mod cancellation;
 mod client;
@@ -24,6 +25,7 @@ mod result;
 mod status;
 mod transport;
 
+pub use auth::*;
 pub use callbacks::*;
 pub use cancellation::*;
 pub use client::*;
