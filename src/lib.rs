@@ -11,7 +11,7 @@
 //! server can make the client hold ([`limits`]). Everything else is
 //! private to the crate. [`ffi`] is the C ABI (`include/mcpc.h`), callable from Rust too.
 
-mod auth_loopback;
+pub mod auth;
 mod cancellation;
 mod client;
 mod engine;
@@ -23,7 +23,8 @@ mod protocol;
 mod sync;
 mod transport;
 
-pub use auth_loopback::LoopbackRedirect;
+pub use auth::LoopbackRedirect;
+pub use auth::{AuthorizationRequest, Challenge, OAuthConfig, TokenStore};
 pub use cancellation::{CancellationToken, HookId};
 pub use client::{Client, ClientOptions, ConnectMode, ConnectionState, RequestOptions};
 pub use engine::limits;

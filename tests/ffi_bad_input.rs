@@ -1197,3 +1197,134 @@ fn loopback_exports_with_null_and_bad_arguments() {
         call!(mcp_loopback_free(loopback));
     }
 }
+/// The OAuth and header-provider exports: a NULL handle is refused; NULL strings that mean
+/// "none" are accepted; bad values are refused; the reply handles refuse NULL quietly.
+#[test]
+fn oauth_exports_refuse_null_and_bad_values() {
+    unsafe {
+        let (n, co) = (null_mut::<mcp_client_options>(), mcp_client_options_new());
+        let (none, ud, bad, ok) = (
+            null::<c_char>(),
+            userdata(),
+            mcp_status::InvalidArgument,
+            mcp_status::Ok,
+        );
+        let s = c"x".as_ptr();
+        let https = c"https://client.example/metadata.json".as_ptr();
+        assert_eq!(call!(mcp_client_options_set_oauth_client(n, s, s)), bad);
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_client_metadata_url(n, https)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_registration(n, s, s)),
+            bad
+        );
+        assert_eq!(call!(mcp_client_options_set_oauth_redirect_uri(n, s)), bad);
+        assert_eq!(call!(mcp_client_options_set_oauth_scopes(n, s)), bad);
+        assert_eq!(call!(mcp_client_options_set_oauth_grant(n, 0)), bad);
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_max_authorizations(n, 1)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_authorize_callback(n, None, ud)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_token_store(n, None, None, ud)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_header_provider(n, None, ud)),
+            bad
+        );
+
+        // NULL that means "none": accepted.
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_client(co, none, none)),
+            ok
+        );
+        assert_eq!(call!(mcp_client_options_set_oauth_client(co, s, none)), ok);
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_client_metadata_url(co, none)),
+            ok
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_registration(co, none, none)),
+            ok
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_redirect_uri(co, none)),
+            ok
+        );
+        assert_eq!(call!(mcp_client_options_set_oauth_scopes(co, none)), ok);
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_authorize_callback(
+                co,
+                None,
+                null_mut()
+            )),
+            ok
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_token_store(
+                co,
+                None,
+                None,
+                null_mut()
+            )),
+            ok
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_header_provider(co, None, null_mut())),
+            ok
+        );
+        // Bad values: refused, and reported again by connect.
+        assert_eq!(call!(mcp_client_options_set_oauth_grant(co, 7)), bad);
+        assert_eq!(call!(mcp_client_options_set_oauth_grant(co, -1)), bad);
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_max_authorizations(co, 0)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_client_metadata_url(co, s)),
+            bad,
+            "not https"
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_token_store(
+                co,
+                load_nothing(),
+                None,
+                ud
+            )),
+            bad,
+            "load without save"
+        );
+        let client = mcp_client_new_http(c"http://127.0.0.1:1/mcp".as_ptr(), co);
+        expect(mcp_client_connect(client), bad, "unknown OAuth grant 7");
+        mcp_client_free(client);
+
+        // Reply handles: NULL is refused quietly.
+        assert!(!call!(mcp_auth_reply_is_cancelled(null())));
+        assert!(!call!(mcp_auth_reply_set_redirect_url(null_mut(), s)));
+        call!(mcp_auth_reply_set_error(null_mut(), none));
+        assert!(!call!(mcp_token_slot_set(null_mut(), c"{}".as_ptr())));
+        assert_eq!(call!(mcp_header_list_add(null_mut(), s, s)), bad);
+        mcp_client_options_free(co);
+    }
+}
+
+unsafe extern "C" fn no_tokens(
+    _userdata: *mut c_void,
+    _server_url: *const c_char,
+    _issuer: *const c_char,
+    _slot: *mut mcp_token_slot,
+) -> bool {
+    false
+}
+
+fn load_nothing() -> mcp_token_load_callback {
+    Some(no_tokens)
+}

@@ -5,7 +5,7 @@ use super::cancellation::mcp_cancellation;
 use super::status::mcp_status;
 use super::strings::{optional_str, to_cstring};
 use super::{free_handle, guard};
-use crate::auth_loopback::LoopbackRedirect;
+use crate::auth::LoopbackRedirect;
 use crate::error::{Error, Result, Status};
 use std::ffi::{c_char, CString};
 use std::time::{Duration, Instant};
@@ -33,10 +33,7 @@ pub struct mcp_loopback {
 pub unsafe extern "C" fn mcp_loopback_new(path: *const c_char) -> *mut mcp_loopback {
     guard(std::ptr::null_mut, || {
         let listener = optional_str(path, "path").and_then(LoopbackRedirect::bind);
-        let redirect_uri = listener
-            .as_ref()
-            .ok()
-            .map(|l| to_cstring(l.redirect_uri()));
+        let redirect_uri = listener.as_ref().ok().map(|l| to_cstring(l.redirect_uri()));
         let message = listener
             .as_ref()
             .err()

@@ -13,6 +13,7 @@ mod boundary;
 mod setter;
 mod strings;
 
+mod auth;
 mod callbacks;
 mod cancellation;
 mod client;
@@ -25,6 +26,7 @@ mod result;
 mod status;
 mod transport;
 
+pub use auth::*;
 pub use callbacks::*;
 pub use cancellation::*;
 pub use client::*;
