@@ -48,6 +48,7 @@ pub(super) fn refused(
     exchange: Option<&Arc<Exchange>>,
     response: Response<Body>,
     refusals: &mut u32,
+    generation: u64,
 ) -> Result<()> {
     let challenge = challenge(response);
     let Some(auth) = &shared.auth else {
@@ -59,11 +60,16 @@ pub(super) fn refused(
     *refusals += 1;
     let cancel = CancellationToken::new();
     let hook = exchange.map(|exchange| exchange.cancel_on_abort(&cancel));
-    let outcome = auth.on_challenge(&shared.agent, &challenge, *refusals, &cancel);
+    let outcome = auth.on_challenge(&shared.agent, &challenge, *refusals, generation, &cancel);
     if let (Some(exchange), Some(hook)) = (exchange, hook) {
         exchange.forget_on_abort(hook);
     }
     outcome
+}
+
+/// The token generation before a request (see `Authorizer::generation`).
+pub(super) fn generation(shared: &Shared) -> u64 {
+    shared.auth.as_ref().map_or(0, |auth| auth.generation())
 }
 
 /// A 401 or 403 where no flow runs (a resumed or standalone stream, the session DELETE).

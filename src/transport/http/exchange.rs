@@ -349,11 +349,12 @@ fn post_authorized(
 ) -> Result<Response<Body>> {
     let mut refusals = 0;
     loop {
+        let generation = auth::generation(shared);
         let response = post(shared, body, headers, timeout)?;
         if !auth::is_refusal(response.status().as_u16()) {
             return Ok(response);
         }
-        auth::refused(shared, exchange, response, &mut refusals)?;
+        auth::refused(shared, exchange, response, &mut refusals, generation)?;
     }
 }
 

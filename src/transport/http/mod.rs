@@ -26,7 +26,7 @@ mod exchange;
 mod headers;
 mod listener;
 mod proxy;
-mod redact;
+pub(crate) mod redact;
 pub mod sse;
 mod tls;
 mod trust;
