@@ -910,6 +910,19 @@ mcp_status mcp_loopback_wait(mcp_loopback *loopback,
                              const mcp_cancellation *cancellation,
                              uint64_t timeout_ms);
 
+// The whole person's step for an authorize callback, after it opened the authorization URL:
+// waits as `mcp_loopback_wait` does, ended by the call that needs the authorization (its
+// cancel, timeout or close) as well as by `timeout_ms` (0: no limit), and answers `reply`:
+// the redirect URL on MCP_STATUS_OK, else an error with the reason. The callback then returns
+// whether the status is MCP_STATUS_OK.
+//
+// # Safety
+// `loopback` is NULL or live and used by no other thread during the call; `reply` is NULL or
+// the pointer passed to the authorize callback, during that call.
+mcp_status mcp_loopback_wait_authorization(mcp_loopback *loopback,
+                                           mcp_auth_reply *reply,
+                                           uint64_t timeout_ms);
+
 // The URL the last successful `mcp_loopback_wait` received, else NULL. Owned by the
 // loopback, valid until the next wait or the free.
 //

@@ -1169,6 +1169,10 @@ fn loopback_exports_with_null_and_bad_arguments() {
             call!(mcp_loopback_wait(null_mut(), null(), 1)),
             mcp_status::InvalidArgument
         );
+        assert_eq!(
+            call!(mcp_loopback_wait_authorization(null_mut(), null_mut(), 1)),
+            mcp_status::InvalidArgument
+        );
         call!(mcp_loopback_free(null_mut()));
 
         // A path that is not UTF-8, or not a path: no listener, and the wait says why.

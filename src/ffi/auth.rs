@@ -35,7 +35,7 @@ pub enum mcp_oauth_grant {
 pub struct mcp_auth_reply {
     redirect_url: Option<String>,
     error: Option<String>,
-    cancellation: CancellationToken,
+    pub(super) cancellation: CancellationToken,
 }
 
 /// The person's step of the OAuth flow: open `authorization_url` (in a browser), wait for the

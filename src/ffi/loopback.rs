@@ -1,5 +1,6 @@
 //! `mcp_loopback`: the loopback redirect helper (RFC 8252), for C.
 
+use super::auth::{mcp_auth_reply, mcp_auth_reply_set_error, mcp_auth_reply_set_redirect_url};
 use super::boundary::{borrow, borrow_mut};
 use super::cancellation::mcp_cancellation;
 use super::status::mcp_status;
@@ -107,6 +108,38 @@ pub unsafe extern "C" fn mcp_loopback_wait(
         },
     );
     status.into()
+}
+
+/// The whole person's step for an authorize callback, after it opened the authorization URL:
+/// waits as `mcp_loopback_wait` does, ended by the call that needs the authorization (its
+/// cancel, timeout or close) as well as by `timeout_ms` (0: no limit), and answers `reply`:
+/// the redirect URL on MCP_STATUS_OK, else an error with the reason. The callback then returns
+/// whether the status is MCP_STATUS_OK.
+///
+/// # Safety
+/// `loopback` is NULL or live and used by no other thread during the call; `reply` is NULL or
+/// the pointer passed to the authorize callback, during that call.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_loopback_wait_authorization(
+    loopback: *mut mcp_loopback,
+    reply: *mut mcp_auth_reply,
+    timeout_ms: u64,
+) -> mcp_status {
+    let token = guard(|| None, || borrow(reply).map(|r| r.cancellation.clone()));
+    let Some(token) = token else {
+        return mcp_status::InvalidArgument;
+    };
+    let cancellation = mcp_cancellation::from_token(token);
+    let status = mcp_loopback_wait(loopback, &cancellation, timeout_ms);
+    match status {
+        mcp_status::Ok => {
+            if !mcp_auth_reply_set_redirect_url(reply, mcp_loopback_url(loopback)) {
+                return mcp_status::InternalError;
+            }
+        }
+        _ => mcp_auth_reply_set_error(reply, mcp_loopback_message(loopback)),
+    }
+    status
 }
 
 /// The URL the last successful `mcp_loopback_wait` received, else NULL. Owned by the
