@@ -14,6 +14,7 @@ mod http;
 mod http_wire;
 mod methods;
 mod modern;
+mod oauth;
 mod rounds;
 mod tools;
 
