@@ -380,10 +380,42 @@ fn no_secret_reaches_an_error_message() {
 }
 
 #[test]
+fn a_person_slower_than_the_probe_timeout_still_gets_one_authorization() {
+    let server = HttpServer::start("oauth_slow_person", &["--require-auth", "--modern"]);
+    let seen = Arc::new(Seen::default());
+    let mut config = oauth(&seen);
+    let browse_now = config.authorize.take().unwrap();
+    config.authorize = Some(Arc::new(move |request: &AuthorizationRequest| {
+        std::thread::sleep(Duration::from_millis(600));
+        browse_now(request)
+    }));
+    let mut http = server.config();
+    http.auth.oauth = Some(config);
+    let options = ClientOptions {
+        discover_timeout: Duration::from_millis(200),
+        ..ClientOptions::default()
+    };
+    let client = Client::http(http, options);
+    let discovered = client.connect().expect("auto mode through a slow person");
+    assert!(
+        discovered.get("supportedVersions").is_some(),
+        "{discovered}"
+    );
+    assert_eq!(seen.urls().len(), 1);
+    assert_eq!(count(&paths(&server), "/authorize"), 1);
+}
+
+#[test]
 fn without_oauth_a_401_is_unauthorized_with_the_challenge_not_a_transport_error() {
     let server = HttpServer::start("oauth_plain_401", &["--require-auth"]);
+    for mode in [ConnectMode::Auto, ConnectMode::Modern, ConnectMode::Legacy] {
+        let error = server.client(mode).connect().unwrap_err();
+        assert_eq!(error.status, Status::Unauthorized, "{mode:?}: {error}");
+    }
+    // The auto mode did not fall back to initialize after the probe's 401.
+    let posts = common::http_server::posts_of(&server.requests(), "initialize").len();
+    assert_eq!(posts, 1, "only the legacy connect sent initialize");
     let error = server.client(ConnectMode::Legacy).connect().unwrap_err();
-    assert_eq!(error.status, Status::Unauthorized, "{error}");
     let data = error.data.unwrap();
     assert_eq!(data["httpStatus"], 401);
     assert_eq!(data["scope"], "mcp:read");
