@@ -1174,6 +1174,13 @@ fn loopback_exports_with_null_and_bad_arguments() {
             mcp_status::InvalidArgument
         );
         call!(mcp_loopback_free(null_mut()));
+        // Each pointer NULL alone: the loopback, with a live token.
+        let token = mcp_cancellation_new();
+        assert_eq!(
+            call!(mcp_loopback_wait(null_mut(), token, 1)),
+            mcp_status::InvalidArgument
+        );
+        mcp_cancellation_free(token);
 
         // A path that is not UTF-8, or not a path: no listener, and the wait says why.
         for path in [bad_utf8(), c"no-slash".as_ptr()] {
@@ -1193,6 +1200,10 @@ fn loopback_exports_with_null_and_bad_arguments() {
         // NULL path is the default; NULL token waits without one.
         let loopback = call!(mcp_loopback_new(null()));
         assert!(!call!(mcp_loopback_redirect_uri(loopback)).is_null());
+        assert_eq!(
+            call!(mcp_loopback_wait_authorization(loopback, null_mut(), 1)),
+            mcp_status::InvalidArgument
+        );
         assert_eq!(
             call!(mcp_loopback_wait(loopback, null(), 10)),
             mcp_status::Timeout
@@ -1331,4 +1342,39 @@ unsafe extern "C" fn no_tokens(
 
 fn load_nothing() -> mcp_token_load_callback {
     Some(no_tokens)
+}
+
+/// The authorize callback of the test below: waits on a NULL loopback with a live reply.
+unsafe extern "C" fn authorize_with_null_loopback(
+    _userdata: *mut c_void,
+    _url: *const c_char,
+    _redirect_uri: *const c_char,
+    reply: *mut mcp_auth_reply,
+) -> bool {
+    let status = call!(in "a_null_loopback_in_the_authorize_callback",
+        mcp_loopback_wait_authorization(null_mut(), reply, 1));
+    status == mcp_status::Ok
+}
+
+#[test]
+fn a_null_loopback_in_the_authorize_callback() {
+    let server = common::http_server::HttpServer::start("bad_input_loopback", &["--require-auth"]);
+    unsafe {
+        let options = mcp_client_options_new();
+        mcp_client_options_set_mode(options, mcp_connect_mode::Legacy as i32);
+        mcp_client_options_set_oauth_redirect_uri(options, c"http://127.0.0.1:9/cb".as_ptr());
+        mcp_client_options_set_oauth_authorize_callback(
+            options,
+            Some(authorize_with_null_loopback),
+            null_mut(),
+        );
+        let url = std::ffi::CString::new(server.url.as_str()).unwrap();
+        let client = mcp_client_new_http(url.as_ptr(), options);
+        mcp_client_options_free(options);
+        // The reply was answered with the loopback's error, so the connect is refused.
+        let (status, message) = take(mcp_client_connect(client));
+        assert_eq!(status, mcp_status::Unauthorized, "{message}");
+        assert!(message.contains("loopback is NULL"), "{message}");
+        mcp_client_free(client);
+    }
 }
