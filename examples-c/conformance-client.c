@@ -15,10 +15,15 @@
  */
 #include "mcpc.h"
 
+#include <netdb.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 /* ---------------------------------------------------------------------------------------------
  * A tiny JSON reader over spans of text: enough to pick fields out of results. It never builds
@@ -514,6 +519,153 @@ static bool scenario_schema_preservation(mcp_client *client, struct span context
     return done;
 }
 
+
+/* ---------------------------------------------------------------------------------------------
+ * OAuth (the auth/ scenarios). The library runs the flow; the client supplies its identity and
+ * the person's step. The suite's mock authorization server redirects at once, so "the person"
+ * is one plain-HTTP GET of the authorization URL whose redirect is not followed: its Location
+ * is the redirect URL the flow waits for.
+ */
+
+/* The suite's fixed Client ID Metadata Document URL (auth/basic-cimd): used as client_id by
+ * authorization servers that advertise CIMD support. It need not resolve. */
+static const char CIMD_URL[] = "https://conformance-test.local/client-metadata.json";
+/* Where the mock sends the browser back; nothing listens there (the GET does not follow). */
+static const char REDIRECT_URI[] = "http://localhost:3000/callback";
+
+/* GETs an http:// URL (no TLS: the mock is on localhost) and returns the Location header of
+ * its redirect (free it), or NULL after logging why. */
+static char *redirect_location(const char *url) {
+    const char *rest = strncmp(url, "http://", 7) == 0 ? url + 7 : NULL;
+    if (rest == NULL) {
+        fprintf(stderr, "conformance-client [%s]: not an http URL: %s\n", scenario_name, url);
+        return NULL;
+    }
+    size_t authority_len = strcspn(rest, "/?#");
+    const char *target = rest[authority_len] == '/' ? rest + authority_len : "/";
+    char host[256], port[16] = "80";
+    if (authority_len == 0 || authority_len >= sizeof host)
+        return NULL;
+    memcpy(host, rest, authority_len);
+    host[authority_len] = '\0';
+    char *colon = strrchr(host, ':');
+    if (colon != NULL && strchr(colon, ']') == NULL) {
+        snprintf(port, sizeof port, "%s", colon + 1);
+        *colon = '\0';
+    }
+
+    struct addrinfo hints = {0}, *addresses = NULL;
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(host, port, &hints, &addresses) != 0) {
+        fprintf(stderr, "conformance-client [%s]: cannot resolve %s\n", scenario_name, host);
+        return NULL;
+    }
+    int fd = -1;
+    for (struct addrinfo *a = addresses; a != NULL && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(addresses);
+    if (fd < 0) {
+        fprintf(stderr, "conformance-client [%s]: cannot connect to %s:%s\n", scenario_name, host,
+                port);
+        return NULL;
+    }
+    struct timeval limit = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+
+    size_t request_size = strlen(target) + authority_len + 64;
+    char *request = malloc(request_size);
+    char response[16384];
+    size_t used = 0;
+    bool sent = false;
+    if (request != NULL) {
+        int n = snprintf(request, request_size,
+                         "GET %s HTTP/1.1\r\nHost: %.*s\r\nConnection: close\r\n\r\n", target,
+                         (int)authority_len, rest);
+        sent = n > 0 && send(fd, request, (size_t)n, 0) == n;
+    }
+    free(request);
+    /* The head is all we need: read until the blank line (or the end). */
+    while (sent && used + 1 < sizeof response) {
+        ssize_t n = recv(fd, response + used, sizeof response - 1 - used, 0);
+        if (n <= 0)
+            break;
+        used += (size_t)n;
+        response[used] = '\0';
+        if (strstr(response, "\r\n\r\n") != NULL)
+            break;
+    }
+    close(fd);
+    response[used] = '\0';
+
+    if (strncmp(response, "HTTP/1.1 3", 10) != 0 && strncmp(response, "HTTP/1.0 3", 10) != 0) {
+        fprintf(stderr, "conformance-client [%s]: the authorization URL did not redirect: %.80s\n",
+                scenario_name, response);
+        return NULL;
+    }
+    for (char *line = strstr(response, "\r\n"); line != NULL; line = strstr(line, "\r\n")) {
+        line += 2;
+        if (strncasecmp(line, "Location:", 9) == 0) {
+            const char *value = line + 9;
+            while (*value == ' ' || *value == '\t')
+                value++;
+            size_t length = strcspn(value, "\r\n");
+            char *location = malloc(length + 1);
+            if (location != NULL) {
+                memcpy(location, value, length);
+                location[length] = '\0';
+            }
+            return location;
+        }
+    }
+    fprintf(stderr, "conformance-client [%s]: the redirect had no Location\n", scenario_name);
+    return NULL;
+}
+
+/* The person's step: "open" the authorization URL and hand back where it redirected. */
+static bool authorize_by_get(void *userdata, const char *authorization_url,
+                             const char *redirect_uri, mcp_auth_reply *reply) {
+    (void)userdata;
+    (void)redirect_uri;
+    fprintf(stderr, "conformance-client [%s]: authorize: %s\n", scenario_name, authorization_url);
+    char *location = redirect_location(authorization_url);
+    if (location == NULL) {
+        mcp_auth_reply_set_error(reply, "the authorization URL gave no redirect");
+        return false;
+    }
+    fprintf(stderr, "conformance-client [%s]: redirected to %s\n", scenario_name, location);
+    bool set = mcp_auth_reply_set_redirect_url(reply, location);
+    free(location);
+    return set;
+}
+
+/* The OAuth settings for an auth scenario: pre-registered credentials when the context has
+ * them (auth/pre-registration), the CIMD URL, the redirect URI and the person's step. */
+static void set_oauth(mcp_client_options *options, struct span context) {
+    char *client_id = string_value(member(context, "client_id"));
+    char *client_secret = string_value(member(context, "client_secret"));
+    if (client_id != NULL)
+        mcp_client_options_set_oauth_client(options, client_id, client_secret);
+    free(client_id);
+    free(client_secret);
+    mcp_client_options_set_oauth_client_metadata_url(options, CIMD_URL);
+    mcp_client_options_set_oauth_registration(options, "mcpc-conformance-client", "native");
+    mcp_client_options_set_oauth_redirect_uri(options, REDIRECT_URI);
+    mcp_client_options_set_oauth_authorize_callback(options, authorize_by_get, NULL);
+}
+
+/* Every auth scenario: the flow is the library's; the MCP part is list, then call. Where the
+ * client must refuse (a mismatched resource or issuer, endless step-ups) the connect or a call
+ * fails with MCP_STATUS_UNAUTHORIZED and the program exits 1, which those scenarios allow. */
+static bool scenario_auth(mcp_client *client, struct span context) {
+    (void)context;
+    return list_then_call(client, "test-tool", "{}");
+}
+
 /* ---------------------------------------------------------------------------------------------
  * main: pick the scenario, set the client up for its era, connect, run the flow.
  */
@@ -523,21 +675,48 @@ static const struct {
     bool (*run)(mcp_client *, struct span);
     bool elicitation; /* handles elicitation/create (and so declares the capability) */
     bool no_listen;   /* opens no standalone GET stream (see sse-retry below) */
+    bool oauth;       /* an auth/ scenario: the library's OAuth flow (set_oauth) */
 } SCENARIOS[] = {
-    {"initialize", scenario_initialize, false, false},
-    {"tools_call", scenario_tools_call, false, false},
+    {"initialize", scenario_initialize, false, false, false},
+    {"tools_call", scenario_tools_call, false, false, false},
     /* The mock sends its elicitation/create on the standalone GET stream. */
-    {"elicitation-sep1034-client-defaults", scenario_elicitation_defaults, true, false},
+    {"elicitation-sep1034-client-defaults", scenario_elicitation_defaults, true, false, false},
     /* The mock takes any GET for the resumption of the call's stream, so a standalone GET
      * (without Last-Event-ID) racing the call would fail its check. */
-    {"sse-retry", scenario_sse_retry, false, true},
-    {"request-metadata", scenario_request_metadata, false, false},
-    {"sep-2322-client-request-state", scenario_request_state, false, false},
-    {"http-standard-headers", scenario_standard_headers, false, false},
-    {"http-custom-headers", scenario_custom_headers, false, false},
-    {"http-invalid-tool-headers", scenario_invalid_tool_headers, false, false},
-    {"json-schema-ref-no-deref", scenario_ref_no_deref, false, false},
-    {"json-schema-2020-12-preservation", scenario_schema_preservation, false, false},
+    {"sse-retry", scenario_sse_retry, false, true, false},
+    {"request-metadata", scenario_request_metadata, false, false, false},
+    {"sep-2322-client-request-state", scenario_request_state, false, false, false},
+    {"http-standard-headers", scenario_standard_headers, false, false, false},
+    {"http-custom-headers", scenario_custom_headers, false, false, false},
+    {"http-invalid-tool-headers", scenario_invalid_tool_headers, false, false, false},
+    {"json-schema-ref-no-deref", scenario_ref_no_deref, false, false, false},
+    {"json-schema-2020-12-preservation", scenario_schema_preservation, false, false, false},
+    /* The auth/ scenarios' mock servers serve no standalone stream. */
+    {"auth/metadata-default", scenario_auth, false, true, true},
+    {"auth/metadata-var1", scenario_auth, false, true, true},
+    {"auth/metadata-var2", scenario_auth, false, true, true},
+    {"auth/metadata-var3", scenario_auth, false, true, true},
+    {"auth/basic-cimd", scenario_auth, false, true, true},
+    {"auth/scope-from-www-authenticate", scenario_auth, false, true, true},
+    {"auth/scope-from-scopes-supported", scenario_auth, false, true, true},
+    {"auth/scope-omitted-when-undefined", scenario_auth, false, true, true},
+    {"auth/scope-step-up", scenario_auth, false, true, true},
+    {"auth/scope-retry-limit", scenario_auth, false, true, true},
+    {"auth/token-endpoint-auth-basic", scenario_auth, false, true, true},
+    {"auth/token-endpoint-auth-post", scenario_auth, false, true, true},
+    {"auth/token-endpoint-auth-none", scenario_auth, false, true, true},
+    {"auth/pre-registration", scenario_auth, false, true, true},
+    {"auth/resource-mismatch", scenario_auth, false, true, true},
+    {"auth/offline-access-scope", scenario_auth, false, true, true},
+    {"auth/offline-access-not-supported", scenario_auth, false, true, true},
+    {"auth/authorization-server-migration", scenario_auth, false, true, true},
+    {"auth/iss-supported", scenario_auth, false, true, true},
+    {"auth/iss-not-advertised", scenario_auth, false, true, true},
+    {"auth/iss-supported-missing", scenario_auth, false, true, true},
+    {"auth/iss-wrong-issuer", scenario_auth, false, true, true},
+    {"auth/iss-unexpected", scenario_auth, false, true, true},
+    {"auth/iss-normalized", scenario_auth, false, true, true},
+    {"auth/metadata-issuer-mismatch", scenario_auth, false, true, true},
 };
 
 static void log_library(void *userdata, mcp_log_level level, const char *message) {
@@ -575,6 +754,8 @@ int main(int argc, char **argv) {
     mcp_client_options_set_log_callback(options, log_library, NULL);
     if (SCENARIOS[which].no_listen)
         mcp_client_options_set_http_listen(options, false);
+    if (SCENARIOS[which].oauth)
+        set_oauth(options, span_of(context));
     if (SCENARIOS[which].elicitation)
         mcp_client_options_set_request_handler(options, "elicitation/create",
                                                elicit_with_defaults, NULL);

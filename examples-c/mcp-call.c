@@ -90,6 +90,18 @@ static const char USAGE[] =
     "  --capath DIR           the same with every PEM file of DIR\n"
     "  --cert FILE            client certificate (PEM) for servers that ask for one\n"
     "  --key FILE             its private key (PEM; default: the --cert file)\n"
+    "\n"
+    "OAuth (with --http; tokens are kept in memory for this run only):\n"
+    "  --oauth                run the OAuth flow when the server asks for it: the\n"
+    "                         authorization URL is printed on stderr; open it in a browser,\n"
+    "                         which comes back to a listener on 127.0.0.1\n"
+    "  --oauth-manual         the same, but paste the URL the browser was sent to on stdin\n"
+    "  --client-id ID         a pre-registered client (else the client metadata URL, else\n"
+    "                         dynamic registration)\n"
+    "  --client-secret S      its secret (confidential clients)\n"
+    "  --client-metadata-url URL  an https client ID metadata document, used as client_id\n"
+    "                         where the authorization server supports it\n"
+    "  --scope SCOPES         scopes to ask for (space-separated) instead of the server's\n"
     "  --help                show this help\n"
     "\n"
     "output: the result JSON on stdout; on a server error (exit 1 or 6), the JSON-RPC error\n"
@@ -99,7 +111,8 @@ static const char USAGE[] =
     "name and message.\n"
     "\n"
     "exit codes: 0 ok, 1 JSON-RPC error from the server, 2 usage or invalid argument,\n"
-    "3 cancelled, 4 timeout, 5 transport, connection, protocol or closed error,\n"
+    "3 cancelled, 4 timeout, 5 transport, connection, protocol, closed or authorization\n"
+    "error (UNAUTHORIZED),\n"
     "6 the server does not speak the protocol era or version asked for: it refused the\n"
     "connect (server/discover or initialize) as an unknown method or an unsupported\n"
     "protocol version; try another --mode or --protocol-version. A failed connect decides\n"
@@ -135,6 +148,13 @@ struct command_line {
     int cacert_count;
     const char *cert;
     const char *key;
+    /* OAuth */
+    bool oauth;        /* --oauth: the loopback listener */
+    bool oauth_manual; /* --oauth-manual: the redirect URL from stdin */
+    const char *client_id;
+    const char *client_secret;
+    const char *client_metadata_url;
+    const char *scope;
     char **server_argv; /* NULL-terminated: it is the tail of main's argv */
     /* issue 19: --listen's options and --trace */
     bool has_listen_ms;
@@ -185,7 +205,8 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
                        strcmp(opt, "--list-resources") == 0 ||
                        strcmp(opt, "--list-templates") == 0 ||
                        strcmp(opt, "--list-prompts") == 0 || strcmp(opt, "--listen") == 0 ||
-                       strcmp(opt, "--trace") == 0;
+                       strcmp(opt, "--trace") == 0 ||
+                       strcmp(opt, "--oauth") == 0 || strcmp(opt, "--oauth-manual") == 0;
         const char *value = NULL;
         if (!is_flag) {
             if (strncmp(opt, "--", 2) != 0)
@@ -286,6 +307,18 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
             cl->listen_level = value;
         } else if (strcmp(opt, "--trace") == 0) {
             cl->trace = true;
+        } else if (strcmp(opt, "--oauth") == 0) {
+            cl->oauth = true;
+        } else if (strcmp(opt, "--oauth-manual") == 0) {
+            cl->oauth_manual = true;
+        } else if (strcmp(opt, "--client-id") == 0) {
+            cl->client_id = value;
+        } else if (strcmp(opt, "--client-secret") == 0) {
+            cl->client_secret = value;
+        } else if (strcmp(opt, "--client-metadata-url") == 0) {
+            cl->client_metadata_url = value;
+        } else if (strcmp(opt, "--scope") == 0) {
+            cl->scope = value;
         } else {
             return usage_error("unknown option", opt);
         }
@@ -304,6 +337,18 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
                            NULL);
     if (cl->key != NULL && cl->cert == NULL)
         return usage_error("--key goes with --cert", NULL);
+    if (cl->oauth && cl->oauth_manual)
+        return usage_error("give one of --oauth and --oauth-manual", NULL);
+    bool oauth = cl->oauth || cl->oauth_manual;
+    if (oauth && cl->http_url == NULL)
+        return usage_error("--oauth and --oauth-manual go with --http", NULL);
+    bool oauth_options = cl->client_id != NULL || cl->client_secret != NULL ||
+                         cl->client_metadata_url != NULL || cl->scope != NULL;
+    if (oauth_options && !oauth)
+        return usage_error("--client-id, --client-secret, --client-metadata-url and --scope go "
+                           "with --oauth or --oauth-manual", NULL);
+    if (cl->client_secret != NULL && cl->client_id == NULL)
+        return usage_error("--client-secret goes with --client-id", NULL);
     if (cl->args_json != NULL && cl->action != ACTION_CALL && cl->action != ACTION_PROMPT)
         return usage_error("--args goes with --call or --prompt", NULL);
     bool call_options = cl->has_timeout || cl->has_cancel_after || cl->reason != NULL ||
@@ -610,6 +655,61 @@ static mcp_status set_request_options(mcp_request_options *ropts, const struct c
     return s;
 }
 
+/* ---- OAuth (--oauth, --oauth-manual) ---------------------------------------------------- */
+
+/* The person's step. The library calls it when the server asks for authorization, on the
+ * thread of the request that met the 401, and waits for the redirect URL it gives back. */
+struct oauth_step {
+    mcp_loopback *loopback; /* --oauth: where the browser comes back; NULL for --oauth-manual */
+};
+
+static bool on_authorize(void *userdata, const char *authorization_url, const char *redirect_uri,
+                         mcp_auth_reply *reply) {
+    struct oauth_step *step = userdata;
+    fprintf(stderr, "mcp-call: to authorize, open this URL in a browser:\n%s\n",
+            authorization_url);
+    if (step->loopback != NULL) {
+        fprintf(stderr, "mcp-call: waiting for the browser to come back to %s\n", redirect_uri);
+        /* Ends when the browser comes back, or with the call (--timeout-ms, a cancel). */
+        return mcp_loopback_wait_authorization(step->loopback, reply, 0) == MCP_STATUS_OK;
+    }
+    fprintf(stderr, "mcp-call: then paste here the URL the browser was sent to (%s...):\n",
+            redirect_uri);
+    char line[16384];
+    if (fgets(line, sizeof line, stdin) == NULL) {
+        mcp_auth_reply_set_error(reply, "no redirect URL on stdin");
+        return false;
+    }
+    line[strcspn(line, "\r\n")] = '\0';
+    return mcp_auth_reply_set_redirect_url(reply, line);
+}
+
+/* Sets the OAuth options; for --oauth, opens the loopback listener first (its URL is the
+ * redirect URI). False (after a message) when the listener cannot open. */
+static bool set_oauth(mcp_client_options *copts, const struct command_line *cl,
+                      struct oauth_step *step) {
+    const char *redirect_uri = "http://127.0.0.1/callback"; /* --oauth-manual: never reached */
+    if (cl->oauth) {
+        step->loopback = mcp_loopback_new(NULL);
+        redirect_uri = mcp_loopback_redirect_uri(step->loopback);
+        if (redirect_uri == NULL) {
+            fprintf(stderr, "mcp-call: cannot open the loopback listener: %s\n",
+                    mcp_loopback_message(step->loopback));
+            return false;
+        }
+    }
+    mcp_client_options_set_oauth_redirect_uri(copts, redirect_uri);
+    mcp_client_options_set_oauth_registration(copts, "mcp-call", "native");
+    if (cl->client_id != NULL)
+        mcp_client_options_set_oauth_client(copts, cl->client_id, cl->client_secret);
+    if (cl->client_metadata_url != NULL)
+        mcp_client_options_set_oauth_client_metadata_url(copts, cl->client_metadata_url);
+    if (cl->scope != NULL)
+        mcp_client_options_set_oauth_scopes(copts, cl->scope);
+    mcp_client_options_set_oauth_authorize_callback(copts, on_authorize, step);
+    return true;
+}
+
 int main(int argc, char **argv) {
     struct command_line cl;
     int code = parse_command_line(argc, argv, &cl);
@@ -677,6 +777,13 @@ int main(int argc, char **argv) {
         mcp_client_options_set_ca_replace(copts, true);
     if (cl.cert != NULL)
         mcp_client_options_set_client_cert(copts, cl.cert, cl.key != NULL ? cl.key : cl.cert);
+    struct oauth_step oauth_step = {NULL};
+    if ((cl.oauth || cl.oauth_manual) && !set_oauth(copts, &cl, &oauth_step)) {
+        mcp_client_options_free(copts);
+        mcp_loopback_free(oauth_step.loopback);
+        free(roots_uri);
+        return EXIT_FAILED;
+    }
     /* A bad option value is remembered by the options and reported by connect (exit 2). */
     mcp_client *client = cl.http_url != NULL
                              ? mcp_client_new_http(cl.http_url, copts)
@@ -690,6 +797,7 @@ int main(int argc, char **argv) {
         code = report_connect_failure(result);
         mcp_result_free(result);
         mcp_client_free(client);
+        mcp_loopback_free(oauth_step.loopback); /* after the client: its callback uses it */
         free(roots_uri);
         return code;
     }
@@ -697,6 +805,7 @@ int main(int argc, char **argv) {
         code = report(result); /* the initialize (or discover) result */
         mcp_result_free(result);
         mcp_client_free(client);
+        mcp_loopback_free(oauth_step.loopback);
         free(roots_uri);
         return code;
     }
@@ -755,6 +864,7 @@ int main(int argc, char **argv) {
     mcp_request_options_free(ropts);
     mcp_cancellation_free(token);
     mcp_client_free(client); /* closes the session: the server's stdin is closed */
+    mcp_loopback_free(oauth_step.loopback);
     free(roots_uri);           /* after free: the roots handler may run until then */
     return code;
 }

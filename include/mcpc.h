@@ -60,6 +60,11 @@ typedef enum {
   // The request does not exist in the connection's protocol era (for example
   // `logging/setLevel` on a 2026-07-28 connection). Nothing was sent.
   MCP_STATUS_NOT_SUPPORTED = 13,
+  // The server refused the request's credentials (HTTP 401, or 403 for missing scopes) and
+  // no OAuth flow could get new ones (none configured, the person declined, the retry limit
+  // was reached, a check failed). `mcp_result_error_data` holds the parsed challenge:
+  // `{"httpStatus":401,"wwwAuthenticate":...,"resourceMetadata":...,"scope":...,"error":...}`.
+  MCP_STATUS_UNAUTHORIZED = 14,
 } mcp_status;
 
 // How serious a library log message is. The numbers are part of the C ABI.
@@ -113,6 +118,17 @@ typedef enum {
   MCP_CONNECT_MODE_MODERN = 2,
 } mcp_connect_mode;
 
+// Which OAuth grant the library uses. The numbers are part of the C ABI.
+typedef enum {
+  // Authorization code with PKCE, through the authorize callback (the default).
+  MCP_OAUTH_GRANT_AUTHORIZATION_CODE = 0,
+  // `client_credentials`: a pre-registered client id and secret, no person involved.
+  MCP_OAUTH_GRANT_CLIENT_CREDENTIALS = 1,
+} mcp_oauth_grant;
+
+// Where the authorize callback puts its answer.
+typedef struct mcp_auth_reply mcp_auth_reply;
+
 // A cancellation token. One token may serve many calls on many threads at once. A call holds
 // its own reference, so freeing the token while a call uses it is safe.
 typedef struct mcp_cancellation mcp_cancellation;
@@ -132,9 +148,19 @@ typedef struct mcp_completion_queue mcp_completion_queue;
 // Where a request handler puts its answer.
 typedef struct mcp_handler_reply mcp_handler_reply;
 
+// The headers the provider adds to one request.
+typedef struct mcp_header_list mcp_header_list;
+
 // What a listen asks to hear: list changes, resource updates for given URIs, log messages
 // from a level up. Nothing by default.
 typedef struct mcp_listen mcp_listen;
+
+// A listener on 127.0.0.1 for the OAuth redirect of a native host. Register its redirect URI
+// (`mcp_loopback_redirect_uri`) as the client's redirect URI; in the authorization callback,
+// open the authorization URL in the browser, then `mcp_loopback_wait` for the browser to come
+// back, and return `mcp_loopback_url`. It stays open until freed, so every authorization of
+// a client (a step-up makes a second one) can use it.
+typedef struct mcp_loopback mcp_loopback;
 
 // A request to start with `mcp_client_start` (or `mcp_client_start_callback`). Made by an
 // `mcp_request_*` constructor, never NULL; a constructor given a bad argument makes a request
@@ -149,8 +175,49 @@ typedef struct mcp_request_options mcp_request_options;
 // non-NULL from a request function; free it with `mcp_result_free`.
 typedef struct mcp_result mcp_result;
 
+// Where the token load callback puts what it found.
+typedef struct mcp_token_slot mcp_token_slot;
+
 // Where `send_request` puts the response (or why there is none).
 typedef struct mcp_transport_reply mcp_transport_reply;
+
+// The person's step of the OAuth flow: open `authorization_url` (in a browser), wait for the
+// authorization server to send the person to `redirect_uri`, and give the full URL it was
+// sent to with `mcp_auth_reply_set_redirect_url` (returning true), or give up with
+// `mcp_auth_reply_set_error` (returning false). Called on a library thread (the one running
+// the HTTP exchange that met the 401) and may block as long as the person needs; other
+// requests that need a token wait for it. When the call that needed it is cancelled, times
+// out or its client closes, `mcp_auth_reply_is_cancelled` turns true: return then (the answer
+// is ignored). It must not wait for a call of the same client to return. The strings are
+// valid during the call.
+typedef bool (*mcp_authorize_callback)(void *userdata,
+                                       const char *authorization_url,
+                                       const char *redirect_uri,
+                                       mcp_auth_reply *reply);
+
+// Loads what was saved for an MCP server (`server_url`) and authorization server (`issuer`):
+// give the saved JSON text with `mcp_token_slot_set` and return true, or return false when
+// nothing is saved. Called on the thread running the flow; the strings are valid during the
+// call.
+typedef bool (*mcp_token_load_callback)(void *userdata,
+                                        const char *server_url,
+                                        const char *issuer,
+                                        mcp_token_slot *slot);
+
+// Saves the JSON text the library keeps for `server_url` and `issuer` (tokens and the client
+// registration: treat it as a secret), replacing what was there; NULL `tokens_json` means
+// forget it (the tokens were refused). The strings are valid during the call.
+typedef void (*mcp_token_save_callback)(void *userdata,
+                                        const char *server_url,
+                                        const char *issuer,
+                                        const char *tokens_json);
+
+// Called before every HTTP request to the MCP server (`url`), on the thread about to send it:
+// add headers with `mcp_header_list_add` (e.g. "Authorization", "Bearer ...") and return true;
+// return false to fail the request with MCP_STATUS_UNAUTHORIZED. A 401 or 403 then ends the
+// call with MCP_STATUS_UNAUTHORIZED and the challenge in `mcp_result_error_data`; refresh the
+// token and call again. `url` is valid during the call.
+typedef bool (*mcp_header_provider)(void *userdata, const char *url, mcp_header_list *headers);
 
 // Progress of a call: its progress token (JSON text), the progress so far, the total
 // (negative when the server gave none) and a message (NULL when none).
@@ -246,6 +313,131 @@ typedef void (*mcp_trace_callback)(void *userdata,
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// Whether the call that needs the authorization is over (cancelled, timed out, closed): the
+// callback should return.
+//
+// # Safety
+// `reply` is the pointer passed to the callback, during that call.
+bool mcp_auth_reply_is_cancelled(const mcp_auth_reply *reply);
+
+// Gives the URL the authorization server redirected the person to (copied), with its query
+// (`code`, `state`, maybe `iss`). Returns false for NULL or invalid UTF-8.
+//
+// # Safety
+// `reply` is the pointer passed to the callback, during that call; `url` is NULL or
+// NUL-terminated.
+bool mcp_auth_reply_set_redirect_url(mcp_auth_reply *reply, const char *url);
+
+// Gives up the authorization with a reason (copied; NULL: "authorization declined"). The call
+// that needed it ends with MCP_STATUS_UNAUTHORIZED and the reason in its message.
+//
+// # Safety
+// `reply` is the pointer passed to the callback, during that call; `message` is NULL or
+// NUL-terminated.
+void mcp_auth_reply_set_error(mcp_auth_reply *reply, const char *message);
+
+// Gives the saved JSON text (copied). Returns false for NULL or text that is not a JSON
+// object.
+//
+// # Safety
+// `slot` is the pointer passed to the load callback, during that call; `tokens_json` is NULL
+// or NUL-terminated.
+bool mcp_token_slot_set(mcp_token_slot *slot, const char *tokens_json);
+
+// Adds a header to the request (copied). The name must be an HTTP token and the value free
+// of control characters; the request fails with MCP_STATUS_INVALID_ARGUMENT otherwise.
+// Returns MCP_STATUS_INVALID_ARGUMENT for NULL arguments or invalid UTF-8.
+//
+// # Safety
+// `headers` is the pointer passed to the provider, during that call; the strings are NULL or
+// NUL-terminated.
+mcp_status mcp_header_list_add(mcp_header_list *headers, const char *name, const char *value);
+
+// A pre-registered OAuth client: its `client_id` and, for a confidential client, its
+// `client_secret` (NULL: a public client). NULL `client_id` clears both.
+//
+// # Safety
+// `options` is NULL or live; the strings are NULL or NUL-terminated.
+mcp_status mcp_client_options_set_oauth_client(mcp_client_options *options,
+                                               const char *client_id,
+                                               const char *client_secret);
+
+// The HTTPS URL of the host's Client ID Metadata Document, used verbatim as `client_id` by
+// authorization servers that support it (NULL: none).
+//
+// # Safety
+// `options` is NULL or live; `url` is NULL or NUL-terminated.
+mcp_status mcp_client_options_set_oauth_client_metadata_url(mcp_client_options *options,
+                                                            const char *url);
+
+// What Dynamic Client Registration (RFC 7591) registers: `client_name` (NULL: "mcpc") and
+// `application_type` ("native", the default when NULL, or "web").
+//
+// # Safety
+// `options` is NULL or live; the strings are NULL or NUL-terminated.
+mcp_status mcp_client_options_set_oauth_registration(mcp_client_options *options,
+                                                     const char *client_name,
+                                                     const char *application_type);
+
+// The redirect URI the authorization server sends the person back to, e.g.
+// "http://127.0.0.1:8765/callback" (required for the authorization code grant).
+//
+// # Safety
+// `options` is NULL or live; `uri` is NULL or NUL-terminated.
+mcp_status mcp_client_options_set_oauth_redirect_uri(mcp_client_options *options, const char *uri);
+
+// Scopes to ask for (space-separated) instead of those the server names (NULL: the server's).
+//
+// # Safety
+// `options` is NULL or live; `scopes` is NULL or NUL-terminated.
+mcp_status mcp_client_options_set_oauth_scopes(mcp_client_options *options, const char *scopes);
+
+// The grant: an `mcp_oauth_grant` value (default MCP_OAUTH_GRANT_AUTHORIZATION_CODE).
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_oauth_grant(mcp_client_options *options, int grant);
+
+// How many new authorizations one request may go through (a 401, or a 403
+// insufficient_scope, after a fresh token) before it fails with MCP_STATUS_UNAUTHORIZED
+// (default 3); must be positive.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_oauth_max_authorizations(mcp_client_options *options,
+                                                           uint32_t max);
+
+// The person's step (see `mcp_authorize_callback`); NULL removes it.
+//
+// # Safety
+// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
+// for as long as a client made from these options is alive.
+mcp_status mcp_client_options_set_oauth_authorize_callback(mcp_client_options *options,
+                                                           mcp_authorize_callback callback,
+                                                           void *userdata);
+
+// A token store of the host's (see `mcp_token_load_callback`, `mcp_token_save_callback`);
+// both NULL: back to the in-memory default. Without one, tokens live in memory, shared by the
+// clients made from these options.
+//
+// # Safety
+// `options` is NULL or live; the callbacks are safe to call from any thread with `userdata`
+// for as long as a client made from these options is alive.
+mcp_status mcp_client_options_set_oauth_token_store(mcp_client_options *options,
+                                                    mcp_token_load_callback load,
+                                                    mcp_token_save_callback save,
+                                                    void *userdata);
+
+// The host's per-request header provider (see `mcp_header_provider`); NULL removes it. It
+// works with or without the library's OAuth flow (its headers come first).
+//
+// # Safety
+// `options` is NULL or live; `callback` is safe to call from any thread with `userdata` for
+// as long as a client made from these options is alive.
+mcp_status mcp_client_options_set_header_provider(mcp_client_options *options,
+                                                  mcp_header_provider callback,
+                                                  void *userdata);
 
 // Hears the progress of every call that has a progress token. Setting it makes the library
 // give every request a progress token of its own.
@@ -960,6 +1152,70 @@ mcp_status mcp_listen_set_end_on_failure(mcp_listen *listen, bool on);
 mcp_result *mcp_client_listen(mcp_client *client,
                               const mcp_listen *listen,
                               const mcp_request_options *options);
+
+// Opens the listener on 127.0.0.1 at a port the system picks. `path` is the redirect URI's
+// path, NULL for "/callback". Never returns NULL: when it could not open,
+// `mcp_loopback_redirect_uri` is NULL and `mcp_loopback_wait` returns the reason. Free with
+// `mcp_loopback_free`.
+//
+// # Safety
+// `path` is NULL or NUL-terminated.
+mcp_loopback *mcp_loopback_new(const char *path);
+
+// The redirect URI, e.g. "http://127.0.0.1:53124/callback"; NULL when the listener could
+// not open (or `loopback` is NULL). Owned by the loopback.
+//
+// # Safety
+// `loopback` is NULL or live.
+const char *mcp_loopback_redirect_uri(const mcp_loopback *loopback);
+
+// Waits for the browser's request to the redirect URI, answers it with a short page, and
+// makes its full URL (with `code`, `state`, ...) available through `mcp_loopback_url`.
+// Returns MCP_STATUS_OK; MCP_STATUS_CANCELLED when `cancellation` (may be NULL) is cancelled;
+// MCP_STATUS_TIMEOUT after `timeout_ms` (0: no limit); MCP_STATUS_TRANSPORT_ERROR when the
+// listener did not open; MCP_STATUS_INVALID_ARGUMENT for a NULL `loopback`. A redirect that
+// arrived before the call is returned at once. Requests to other paths get 404 and are
+// ignored. `mcp_loopback_message` says what went wrong. One wait at a time per loopback.
+//
+// # Safety
+// `loopback` is NULL or live and used by no other thread during the call; `cancellation` is
+// NULL or live.
+mcp_status mcp_loopback_wait(mcp_loopback *loopback,
+                             const mcp_cancellation *cancellation,
+                             uint64_t timeout_ms);
+
+// The whole person's step for an authorize callback, after it opened the authorization URL:
+// waits as `mcp_loopback_wait` does, ended by the call that needs the authorization (its
+// cancel, timeout or close) as well as by `timeout_ms` (0: no limit), and answers `reply`:
+// the redirect URL on MCP_STATUS_OK, else an error with the reason. The callback then returns
+// whether the status is MCP_STATUS_OK.
+//
+// # Safety
+// `loopback` is NULL or live and used by no other thread during the call; `reply` is NULL or
+// the pointer passed to the authorize callback, during that call.
+mcp_status mcp_loopback_wait_authorization(mcp_loopback *loopback,
+                                           mcp_auth_reply *reply,
+                                           uint64_t timeout_ms);
+
+// The URL the last successful `mcp_loopback_wait` received, else NULL. Owned by the
+// loopback, valid until the next wait or the free.
+//
+// # Safety
+// `loopback` is NULL or live.
+const char *mcp_loopback_url(const mcp_loopback *loopback);
+
+// What went wrong in the last wait (or the open), "" when nothing did. Owned by the
+// loopback.
+//
+// # Safety
+// `loopback` is NULL or live.
+const char *mcp_loopback_message(const mcp_loopback *loopback);
+
+// Closes the listener and frees it. NULL is accepted.
+//
+// # Safety
+// `loopback` is NULL or from `mcp_loopback_new`, not yet freed, and not in a wait.
+void mcp_loopback_free(mcp_loopback *loopback);
 
 // Sends a notification: `method`, and `params_json` (a JSON object, or NULL for none). Any
 // era (the 2026-07-28 revision defines no client notification but `notifications/cancelled`,

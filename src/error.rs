@@ -39,11 +39,16 @@ pub enum Status {
     /// The request does not exist in the connection's protocol era (for example
     /// `logging/setLevel` on a 2026-07-28 connection). Nothing was sent.
     NotSupported = 13,
+    /// The server refused the request's credentials (HTTP 401, or 403 for missing scopes) and
+    /// no OAuth flow could get new ones (none configured, the person declined, the retry limit
+    /// was reached, a check failed). The error data holds the parsed challenge:
+    /// `{"httpStatus":401,"wwwAuthenticate":...,"resourceMetadata":...,"scope":...,"error":...}`.
+    Unauthorized = 14,
 }
 
 impl Status {
     /// Every status, in the order of its number.
-    pub const ALL: [Status; 14] = [
+    pub const ALL: [Status; 15] = [
         Status::Ok,
         Status::ServerError,
         Status::Cancelled,
@@ -58,6 +63,7 @@ impl Status {
         Status::InputRequired,
         Status::SessionExpired,
         Status::NotSupported,
+        Status::Unauthorized,
     ];
 
     /// The status with this number, if there is one.
@@ -84,6 +90,7 @@ impl Status {
             Status::InputRequired => "INPUT_REQUIRED",
             Status::SessionExpired => "SESSION_EXPIRED",
             Status::NotSupported => "NOT_SUPPORTED",
+            Status::Unauthorized => "UNAUTHORIZED",
         }
     }
 }

@@ -13,6 +13,7 @@
 //! server can make the client hold ([`limits`]). Everything else is
 //! private to the crate. [`ffi`] is the C ABI (`include/mcpc.h`), callable from Rust too.
 
+pub mod auth;
 mod cancellation;
 mod client;
 mod engine;
@@ -24,6 +25,8 @@ mod protocol;
 mod sync;
 mod transport;
 
+pub use auth::LoopbackRedirect;
+pub use auth::{AuthorizationRequest, Challenge, OAuthConfig, TokenStore};
 pub use cancellation::{CancellationToken, HookId};
 pub use client::{
     Client, ClientCore, ClientOptions, ConnectMode, ConnectionState, Listen, Request,

@@ -1504,3 +1504,223 @@ unsafe fn client_closed() -> *mut mcp_client {
         client as usize
     }) as *mut mcp_client
 }
+
+#[test]
+fn loopback_exports_with_null_and_bad_arguments() {
+    unsafe {
+        assert!(call!(mcp_loopback_redirect_uri(null())).is_null());
+        assert!(call!(mcp_loopback_url(null())).is_null());
+        assert!(!call!(mcp_loopback_message(null())).is_null());
+        assert_eq!(
+            call!(mcp_loopback_wait(null_mut(), null(), 1)),
+            mcp_status::InvalidArgument
+        );
+        assert_eq!(
+            call!(mcp_loopback_wait_authorization(null_mut(), null_mut(), 1)),
+            mcp_status::InvalidArgument
+        );
+        call!(mcp_loopback_free(null_mut()));
+        // Each pointer NULL alone: the loopback, with a live token.
+        let token = mcp_cancellation_new();
+        assert_eq!(
+            call!(mcp_loopback_wait(null_mut(), token, 1)),
+            mcp_status::InvalidArgument
+        );
+        mcp_cancellation_free(token);
+
+        // A path that is not UTF-8, or not a path: no listener, and the wait says why.
+        for path in [bad_utf8(), c"no-slash".as_ptr()] {
+            let loopback = call!(mcp_loopback_new(path));
+            assert!(!loopback.is_null());
+            assert!(call!(mcp_loopback_redirect_uri(loopback)).is_null());
+            assert_eq!(
+                call!(mcp_loopback_wait(loopback, null(), 1)),
+                mcp_status::InvalidArgument
+            );
+            assert!(!CStr::from_ptr(call!(mcp_loopback_message(loopback)))
+                .to_bytes()
+                .is_empty());
+            call!(mcp_loopback_free(loopback));
+        }
+
+        // NULL path is the default; NULL token waits without one.
+        let loopback = call!(mcp_loopback_new(null()));
+        assert!(!call!(mcp_loopback_redirect_uri(loopback)).is_null());
+        assert_eq!(
+            call!(mcp_loopback_wait_authorization(loopback, null_mut(), 1)),
+            mcp_status::InvalidArgument
+        );
+        assert_eq!(
+            call!(mcp_loopback_wait(loopback, null(), 10)),
+            mcp_status::Timeout
+        );
+        assert!(call!(mcp_loopback_url(loopback)).is_null());
+        call!(mcp_loopback_free(loopback));
+    }
+}
+/// The OAuth and header-provider exports: a NULL handle is refused; NULL strings that mean
+/// "none" are accepted; bad values are refused; the reply handles refuse NULL quietly.
+#[test]
+fn oauth_exports_refuse_null_and_bad_values() {
+    unsafe {
+        let (n, co) = (null_mut::<mcp_client_options>(), mcp_client_options_new());
+        let (none, ud, bad, ok) = (
+            null::<c_char>(),
+            userdata(),
+            mcp_status::InvalidArgument,
+            mcp_status::Ok,
+        );
+        let s = c"x".as_ptr();
+        let https = c"https://client.example/metadata.json".as_ptr();
+        assert_eq!(call!(mcp_client_options_set_oauth_client(n, s, s)), bad);
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_client_metadata_url(n, https)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_registration(n, s, s)),
+            bad
+        );
+        assert_eq!(call!(mcp_client_options_set_oauth_redirect_uri(n, s)), bad);
+        assert_eq!(call!(mcp_client_options_set_oauth_scopes(n, s)), bad);
+        assert_eq!(call!(mcp_client_options_set_oauth_grant(n, 0)), bad);
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_max_authorizations(n, 1)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_authorize_callback(n, None, ud)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_token_store(n, None, None, ud)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_header_provider(n, None, ud)),
+            bad
+        );
+
+        // NULL that means "none": accepted.
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_client(co, none, none)),
+            ok
+        );
+        assert_eq!(call!(mcp_client_options_set_oauth_client(co, s, none)), ok);
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_client_metadata_url(co, none)),
+            ok
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_registration(co, none, none)),
+            ok
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_redirect_uri(co, none)),
+            ok
+        );
+        assert_eq!(call!(mcp_client_options_set_oauth_scopes(co, none)), ok);
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_authorize_callback(
+                co,
+                None,
+                null_mut()
+            )),
+            ok
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_token_store(
+                co,
+                None,
+                None,
+                null_mut()
+            )),
+            ok
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_header_provider(co, None, null_mut())),
+            ok
+        );
+        // Bad values: refused, and reported again by connect.
+        assert_eq!(call!(mcp_client_options_set_oauth_grant(co, 7)), bad);
+        assert_eq!(call!(mcp_client_options_set_oauth_grant(co, -1)), bad);
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_max_authorizations(co, 0)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_client_metadata_url(co, s)),
+            bad,
+            "not https"
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_token_store(
+                co,
+                load_nothing(),
+                None,
+                ud
+            )),
+            bad,
+            "load without save"
+        );
+        let client = mcp_client_new_http(c"http://127.0.0.1:1/mcp".as_ptr(), co);
+        expect(mcp_client_connect(client), bad, "unknown OAuth grant 7");
+        mcp_client_free(client);
+
+        // Reply handles: NULL is refused quietly.
+        assert!(!call!(mcp_auth_reply_is_cancelled(null())));
+        assert!(!call!(mcp_auth_reply_set_redirect_url(null_mut(), s)));
+        call!(mcp_auth_reply_set_error(null_mut(), none));
+        assert!(!call!(mcp_token_slot_set(null_mut(), c"{}".as_ptr())));
+        assert_eq!(call!(mcp_header_list_add(null_mut(), s, s)), bad);
+        mcp_client_options_free(co);
+    }
+}
+
+unsafe extern "C" fn no_tokens(
+    _userdata: *mut c_void,
+    _server_url: *const c_char,
+    _issuer: *const c_char,
+    _slot: *mut mcp_token_slot,
+) -> bool {
+    false
+}
+
+fn load_nothing() -> mcp_token_load_callback {
+    Some(no_tokens)
+}
+
+/// The authorize callback of the test below: waits on a NULL loopback with a live reply.
+unsafe extern "C" fn authorize_with_null_loopback(
+    _userdata: *mut c_void,
+    _url: *const c_char,
+    _redirect_uri: *const c_char,
+    reply: *mut mcp_auth_reply,
+) -> bool {
+    let status = call!(in "a_null_loopback_in_the_authorize_callback",
+        mcp_loopback_wait_authorization(null_mut(), reply, 1));
+    status == mcp_status::Ok
+}
+
+#[test]
+fn a_null_loopback_in_the_authorize_callback() {
+    let server = common::http_server::HttpServer::start("bad_input_loopback", &["--require-auth"]);
+    unsafe {
+        let options = mcp_client_options_new();
+        mcp_client_options_set_mode(options, mcp_connect_mode::Legacy as i32);
+        mcp_client_options_set_oauth_redirect_uri(options, c"http://127.0.0.1:9/cb".as_ptr());
+        mcp_client_options_set_oauth_authorize_callback(
+            options,
+            Some(authorize_with_null_loopback),
+            null_mut(),
+        );
+        let url = std::ffi::CString::new(server.url.as_str()).unwrap();
+        let client = mcp_client_new_http(url.as_ptr(), options);
+        mcp_client_options_free(options);
+        // The reply was answered with the loopback's error, so the connect is refused.
+        let (status, message) = take(mcp_client_connect(client));
+        assert_eq!(status, mcp_status::Unauthorized, "{message}");
+        assert!(message.contains("loopback is NULL"), "{message}");
+        mcp_client_free(client);
+    }
+}

@@ -19,10 +19,15 @@ type callbacks struct {
 	progress     func(Progress)
 	notification func(method string, params json.RawMessage)
 	stderr       func(line string)
+	// OAuth and the header provider (oauth.go).
+	authorize AuthorizeFunc
+	tokenLoad func(serverURL, issuer string) (json.RawMessage, bool)
+	tokenSave func(serverURL, issuer string, tokens json.RawMessage)
+	headers   func(url string) (map[string]string, error)
 }
 
 func (cb *callbacks) any() bool {
-	return cb.progress != nil || cb.notification != nil || cb.stderr != nil
+	return cb.progress != nil || cb.notification != nil || cb.stderr != nil || cb.anyAuth()
 }
 
 // install registers the set callbacks on C client options under one new handle, which the
@@ -44,6 +49,7 @@ func (cb *callbacks) install(o *C.mcp_client_options) (cgo.Handle, Status) {
 	if cb.stderr != nil {
 		set(C.mcpc_go_stderr(o, C.uintptr_t(h)))
 	}
+	cb.installAuth(o, C.uintptr_t(h), set)
 	if status != StatusOK {
 		h.Delete()
 	}

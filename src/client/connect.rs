@@ -113,7 +113,14 @@ impl ClientCore {
             let params = envelope.stamp(None);
             match connection.call(methods::DISCOVER, Some(&params), &opts) {
                 Ok(result) => break result,
-                Err(e) if matches!(e.status, Status::TransportError | Status::Closed) => {
+                // A refusal of our credentials says nothing about the era (and the OAuth
+                // flow has run already): falling back would only ask again.
+                Err(e)
+                    if matches!(
+                        e.status,
+                        Status::TransportError | Status::Closed | Status::Unauthorized
+                    ) =>
+                {
                     return Err(Fatal(e))
                 }
                 Err(e) if e.code == Some(UNSUPPORTED_VERSION) => {

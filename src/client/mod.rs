@@ -240,8 +240,15 @@ impl Client {
     }
 
     /// A client for a server reached by Streamable HTTP. Nothing is sent until
-    /// [`Client::connect`], which also reports a bad URL or header.
-    pub fn http(config: HttpConfig, options: ClientOptions) -> Client {
+    /// [`Client::connect`], which also reports a bad URL or header. With OAuth configured
+    /// (`config.auth.oauth`), the auto mode's probe waits up to the connect timeout, since it
+    /// may include the person's authorization step.
+    pub fn http(config: HttpConfig, mut options: ClientOptions) -> Client {
+        // With OAuth the probe may meet the 401 and wait for the person's step: it gets as
+        // long as the handshake would.
+        if config.auth.oauth.is_some() {
+            options.discover_timeout = options.discover_timeout.max(options.connect_timeout);
+        }
         Self::with_factory(options, Arc::default(), "http", move |inbound| {
             Ok(Opened {
                 transport: Arc::new(HttpTransport::open(config.clone(), inbound)?),

@@ -15,6 +15,16 @@ pub struct mcp_cancellation {
     reason: OnceLock<Option<CString>>,
 }
 
+impl mcp_cancellation {
+    /// A handle on a token the library already has (the one of a call).
+    pub(crate) fn from_token(token: CancellationToken) -> Self {
+        mcp_cancellation {
+            token,
+            reason: OnceLock::new(),
+        }
+    }
+}
+
 /// Creates a token. Free it with `mcp_cancellation_free`.
 #[no_mangle]
 pub extern "C" fn mcp_cancellation_new() -> *mut mcp_cancellation {

@@ -41,6 +41,11 @@ pub enum mcp_status {
     /// The request does not exist in the connection's protocol era (for example
     /// `logging/setLevel` on a 2026-07-28 connection). Nothing was sent.
     NotSupported = 13,
+    /// The server refused the request's credentials (HTTP 401, or 403 for missing scopes) and
+    /// no OAuth flow could get new ones (none configured, the person declined, the retry limit
+    /// was reached, a check failed). `mcp_result_error_data` holds the parsed challenge:
+    /// `{"httpStatus":401,"wwwAuthenticate":...,"resourceMetadata":...,"scope":...,"error":...}`.
+    Unauthorized = 14,
 }
 
 impl From<Status> for mcp_status {
@@ -60,6 +65,7 @@ impl From<Status> for mcp_status {
             Status::InputRequired => mcp_status::InputRequired,
             Status::SessionExpired => mcp_status::SessionExpired,
             Status::NotSupported => mcp_status::NotSupported,
+            Status::Unauthorized => mcp_status::Unauthorized,
         }
     }
 }
@@ -109,6 +115,7 @@ mod tests {
             Status::InputRequired,
             Status::SessionExpired,
             Status::NotSupported,
+            Status::Unauthorized,
         ] {
             let name = unsafe { CStr::from_ptr(mcp_status_name(status as c_int)) };
             assert_eq!(name.to_str().unwrap(), status.name());

@@ -14,6 +14,7 @@
 
 use super::proxy::{self, Routes};
 use super::tls;
+use crate::cancellation::CancellationToken;
 use crate::sync::{lock, wait_until};
 use crate::transport::SendBoundary;
 use std::cell::RefCell;
@@ -40,6 +41,9 @@ struct ExchangeState {
     /// The connection the exchange last wrote to.
     socket: Option<Arc<Socket>>,
     sent: Option<SendBoundary>,
+    /// Tokens cancelled by `abort` (the host's authorization step waits on one).
+    on_abort: Vec<(u64, CancellationToken)>,
+    next_hook: u64,
 }
 
 thread_local! {
@@ -70,12 +74,38 @@ impl Exchange {
     /// Shuts the exchange's connection down, now and for any request it starts later. Never
     /// blocks on I/O.
     pub fn abort(&self) {
-        let mut state = self.lock();
-        state.aborted = true;
-        if let Some(socket) = state.socket.take() {
-            socket.shut_down_if_owned_by(self.key);
+        let tokens = {
+            let mut state = self.lock();
+            state.aborted = true;
+            if let Some(socket) = state.socket.take() {
+                socket.shut_down_if_owned_by(self.key);
+            }
+            self.woken.notify_all();
+            std::mem::take(&mut state.on_abort)
+        };
+        // Outside the lock: a token's hooks are the host's.
+        for (_, token) in tokens {
+            token.cancel(Some("the call ended"));
         }
-        self.woken.notify_all();
+    }
+
+    /// Cancels `token` when the exchange is aborted (at once if it was already). Returns the
+    /// key for `forget_on_abort`.
+    pub fn cancel_on_abort(&self, token: &CancellationToken) -> u64 {
+        let mut state = self.lock();
+        if state.aborted {
+            drop(state);
+            token.cancel(Some("the call ended"));
+            return 0;
+        }
+        state.next_hook += 1;
+        let key = state.next_hook;
+        state.on_abort.push((key, token.clone()));
+        key
+    }
+
+    pub fn forget_on_abort(&self, key: u64) {
+        self.lock().on_abort.retain(|(k, _)| *k != key);
     }
 
     pub fn is_aborted(&self) -> bool {

@@ -2,6 +2,7 @@
 //! or an SSE stream resumed by GET if it drops early), and hand every message to the engine.
 //! Also the exchanges that answer nothing: notification POSTs and the session DELETE.
 
+use super::auth;
 use super::connector::Exchange;
 use super::headers::{self, Headers, MessageInfo};
 use super::sse::{SseError, SseReader};
@@ -90,8 +91,7 @@ impl Reply<'_> {
             headers.push((headers::PROTOCOL_VERSION.into(), version.to_owned()));
         }
         headers.extend(routing);
-        let response =
-            post(self.shared, frame, &headers, None).map_err(|e| request_error(self.shared, e))?;
+        let response = post_authorized(self.shared, Some(self.exchange), frame, &headers, None)?;
         let status = response.status().as_u16();
         if self.info.is(methods::INITIALIZE) && (200..300).contains(&status) {
             if let Some(id) = header(&response, headers::SESSION_ID) {
@@ -176,8 +176,7 @@ impl Reply<'_> {
                 return Err(Error::new(Status::Cancelled, "the exchange was aborted"));
             }
             fruitless += 1;
-            let response = open_stream(self.shared, state.last_event_id.as_deref())
-                .map_err(|e| request_error(self.shared, e))?;
+            let response = open_stream(self.shared, state.last_event_id.as_deref())?;
             let session = self.shared.session();
             if !(200..300).contains(&response.status().as_u16()) {
                 return Err(status_error(self.shared, response, self.info, &session));
@@ -309,8 +308,7 @@ pub(super) fn notify(shared: &Shared, frame: &str, info: &MessageInfo) -> Result
     let routing = headers::routing(info, None);
     headers::check_size(&headers, &routing)?;
     headers.extend(routing);
-    let response = post(shared, frame, &headers, Some(NOTIFY_TIMEOUT))
-        .map_err(|e| request_error(shared, e))?;
+    let response = post_authorized(shared, None, frame, &headers, Some(NOTIFY_TIMEOUT))?;
     if !(200..300).contains(&response.status().as_u16()) {
         return Err(status_error(shared, response, info, &session));
     }
@@ -330,6 +328,7 @@ pub(super) fn delete_session(shared: &Shared, session: &Session) -> Result<()> {
     for (name, value) in shared.base_headers(session) {
         request = request.header(name, value);
     }
+    let request = auth::add_headers(shared, request)?;
     let response = request.call().map_err(|e| request_error(shared, e))?;
     match response.status().as_u16() {
         200..=299 | 404 | 405 => Ok(()),
@@ -339,12 +338,32 @@ pub(super) fn delete_session(shared: &Shared, session: &Session) -> Result<()> {
     }
 }
 
+/// POSTs a message; a 401 or 403 goes to the auth hook, which either gets a new token (the
+/// POST is made again) or ends it with UNAUTHORIZED.
+fn post_authorized(
+    shared: &Shared,
+    exchange: Option<&Arc<Exchange>>,
+    body: &str,
+    headers: &Headers,
+    timeout: Option<Duration>,
+) -> Result<Response<Body>> {
+    let mut refusals = 0;
+    loop {
+        let generation = auth::generation(shared);
+        let response = post(shared, body, headers, timeout)?;
+        if !auth::is_refusal(response.status().as_u16()) {
+            return Ok(response);
+        }
+        auth::refused(shared, exchange, response, &mut refusals, generation)?;
+    }
+}
+
 fn post(
     shared: &Shared,
     body: &str,
     headers: &Headers,
     timeout: Option<Duration>,
-) -> std::result::Result<Response<Body>, ureq::Error> {
+) -> Result<Response<Body>> {
     let mut request = shared
         .agent
         .post(&shared.config.url)
@@ -356,14 +375,13 @@ fn post(
     for (name, value) in headers {
         request = request.header(name, value);
     }
-    request.send(body)
+    auth::add_headers(shared, request)?
+        .send(body)
+        .map_err(|e| request_error(shared, e))
 }
 
 /// GETs an SSE stream: the rest of a dropped one (after `last_event_id`), or the standalone one.
-pub(super) fn open_stream(
-    shared: &Shared,
-    last_event_id: Option<&str>,
-) -> std::result::Result<Response<Body>, ureq::Error> {
+pub(super) fn open_stream(shared: &Shared, last_event_id: Option<&str>) -> Result<Response<Body>> {
     let mut request = shared
         .agent
         .get(&shared.config.url)
@@ -374,7 +392,9 @@ pub(super) fn open_stream(
     for (name, value) in shared.base_headers(&shared.session()) {
         request = request.header(name, value);
     }
-    request.call()
+    auth::add_headers(shared, request)?
+        .call()
+        .map_err(|e| request_error(shared, e))
 }
 
 /// Reads a body up to `limit` bytes; `None` if it is longer.
@@ -439,6 +459,9 @@ fn status_error(
 ) -> Error {
     let status = response.status();
     let code = status.as_u16();
+    if auth::is_refusal(code) {
+        return auth::refusal_error(response);
+    }
     let method = info.method.as_deref().unwrap_or("(answer)");
     if (300..400).contains(&code) {
         // Where it points, without credentials or query (it may be a login URL with a token).

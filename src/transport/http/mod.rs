@@ -19,19 +19,22 @@
 //! `listener` (the standalone stream), `deadline` (ends streams left open after their answer);
 //! the threads that run exchanges are `super::workers`.
 
+mod auth;
 mod connector;
 mod deadline;
 mod exchange;
 mod headers;
 mod listener;
 mod proxy;
-mod redact;
+pub(crate) mod redact;
 pub mod sse;
 mod tls;
 mod trust;
 
 use super::workers::Workers;
 use super::{Inbound, OutgoingRequest, Transport, WireCancel};
+use crate::auth::flow::Authorizer;
+use crate::auth::AuthHooks;
 use crate::error::{Error, Result, Status};
 use crate::sync::lock;
 use connector::{Exchange, TrackingConnector};
@@ -94,6 +97,9 @@ pub struct HttpConfig {
     pub system_roots: bool,
     /// A client certificate for servers that ask for one (mutual TLS).
     client_identity: Option<ClientIdentity>,
+    /// OAuth 2.1 run by the library, or the host's own header provider (see [`crate::auth`]).
+    /// Without either, a 401 or 403 ends the call with UNAUTHORIZED.
+    pub auth: AuthHooks,
 }
 
 impl HttpConfig {
@@ -120,6 +126,7 @@ impl HttpConfig {
             replace_roots: false,
             system_roots: false,
             client_identity: None,
+            auth: AuthHooks::default(),
         }
     }
 
@@ -224,6 +231,8 @@ struct Shared {
     /// The engine, reached through `Scrubbing`: no error carries a credential.
     inbound: Arc<dyn Inbound>,
     secrets: Arc<Secrets>,
+    /// The auth hooks, when the host set any.
+    auth: Option<Authorizer>,
     session: Mutex<Session>,
     tools: Mutex<ToolHeaders>,
     exchanges: Mutex<Exchanges>,
@@ -280,6 +289,11 @@ impl HttpTransport {
                 inner: Default::default(),
             },
         );
+        let learn = {
+            let secrets = secrets.clone();
+            Arc::new(move |secret: &str| secrets.add(secret))
+        };
+        let auth = Authorizer::new(&config.auth, &config.url, learn);
         Ok(HttpTransport {
             shared: Arc::new(Shared {
                 config,
@@ -289,6 +303,7 @@ impl HttpTransport {
                     secrets: secrets.clone(),
                 }),
                 secrets,
+                auth,
                 session: Mutex::default(),
                 tools: Mutex::default(),
                 exchanges: Mutex::default(),

@@ -46,7 +46,16 @@ usage: mcpc-test-server [FLAGS]
   --flood-count N         stop the flood after N messages (default: never)
   --flood-secs S          stop the flood after S seconds, and read nothing from the
                           client while it lasts (stdio: stdin waits; HTTP: POSTs wait)
-  --pause-reading-every N:MS  after every N requests read, stop reading stdin for MS ms";
+  --pause-reading-every N:MS  after every N requests read, stop reading stdin for MS ms
+  --require-auth          with --http, be an OAuth-protected MCP server and its own
+                          authorization server (issuer http://127.0.0.1:PORT; see oauth.rs)
+  --auth-tools-scope S    tools/call also needs scope S (else 403 insufficient_scope)
+  --auth-token-uses N     an access token serves N MCP requests, then gets 401
+  --auth-fault F          misbehave: issuer (metadata names another issuer), resource
+                          (resource metadata names another server), iss (the redirect
+                          names another issuer), never-enough (tools/call always 403),
+                          echo-token-error (the token endpoint refuses, echoing what
+                          it received)";
 
 #[derive(Debug, Default)]
 pub struct Args {
@@ -86,6 +95,10 @@ pub struct Args {
     pub ttl_ms: u64,
     /// Events (as `test/emit` takes them) every listen gets right after its acknowledgement.
     pub emit_on_listen: Option<serde_json::Value>,
+    pub require_auth: bool,
+    pub auth_tools_scope: Option<String>,
+    pub auth_token_uses: Option<usize>,
+    pub auth_fault: Option<String>,
 }
 
 impl Args {
@@ -155,6 +168,10 @@ impl Args {
                     args.standalone_delay_ms = parse_number(&flag, value()?)? as u64
                 }
                 "--flood" => args.flood = Some(value()?),
+                "--require-auth" => args.require_auth = true,
+                "--auth-tools-scope" => args.auth_tools_scope = Some(value()?),
+                "--auth-token-uses" => args.auth_token_uses = Some(parse_number(&flag, value()?)?),
+                "--auth-fault" => args.auth_fault = Some(value()?),
                 "--flood-count" => args.flood_count = Some(parse_number(&flag, value()?)? as u64),
                 "--flood-secs" => args.flood_secs = Some(parse_number(&flag, value()?)? as u64),
                 "--pause-reading-every" => {

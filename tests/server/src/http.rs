@@ -30,6 +30,7 @@ use serde_json::{json, Map, Value};
 
 use crate::args::DropStreams;
 use crate::http_wire::{self, HttpRequest};
+use crate::oauth::AuthServer;
 use crate::{flood, methods, modern, Request, Server};
 
 const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
@@ -48,7 +49,7 @@ pub fn serve(server: Arc<Server>, port: u16) -> ! {
     println!("listening on http://127.0.0.1:{port}/mcp");
     let _ = io::stdout().flush();
 
-    let http = Arc::new(Http::new(server));
+    let http = Arc::new(Http::new(server, port));
     thread::spawn(move || {
         for (number, stream) in listener.incoming().enumerate() {
             let Ok(stream) = stream else { continue };
@@ -79,16 +80,19 @@ struct Http {
     /// The standalone GET streams open now.
     standalone: Mutex<Vec<TcpStream>>,
     next_stream: AtomicU64,
+    /// `--require-auth`: the OAuth side.
+    auth: Option<AuthServer>,
 }
 
 impl Http {
-    fn new(server: Arc<Server>) -> Self {
+    fn new(server: Arc<Server>, port: u16) -> Self {
         let log = server
             .args
             .log
             .as_deref()
             .map(|path| Mutex::new(crate::open_log(path)));
         Http {
+            auth: AuthServer::new(&server.args, port),
             server,
             log,
             started: Instant::now(),
@@ -108,6 +112,12 @@ impl Http {
         let mut reader = BufReader::new(read_half);
         while let Ok(Some(request)) = http_wire::read_request(&mut reader) {
             self.log_request(number, &request);
+            if let Some((status, headers, body)) = self.auth_answer(&request) {
+                if reply(&stream, status, &headers, body) {
+                    continue;
+                }
+                return;
+            }
             let keep_open = match (request.method.as_str(), request.path.as_str()) {
                 ("POST", "/mcp") => self.post(number, &request, &stream),
                 ("GET", "/mcp") => self.get(number, &request, &stream),
@@ -120,6 +130,18 @@ impl Http {
                 let _ = stream.shutdown(Shutdown::Both);
                 return;
             }
+        }
+    }
+
+    /// `--require-auth`: the authorization server's answer, or the refusal of an MCP request.
+    fn auth_answer(&self, request: &HttpRequest) -> Option<crate::oauth::Answer> {
+        let auth = self.auth.as_ref()?;
+        if let Some(answer) = auth.handle(request) {
+            return Some(answer);
+        }
+        match request.path.as_str() {
+            "/mcp" => auth.check_mcp(request).err(),
+            _ => None,
         }
     }
 
@@ -835,7 +857,7 @@ fn decode_header_value(value: &str) -> Option<String> {
     }
 }
 
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
+pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let value = |c: u8| -> Option<u32> {
         Some(match c {
             b'A'..=b'Z' => c - b'A',

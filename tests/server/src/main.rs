@@ -15,6 +15,7 @@ mod http_wire;
 mod listen;
 mod methods;
 mod modern;
+mod oauth;
 mod rounds;
 mod tools;
 

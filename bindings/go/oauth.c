@@ -1,0 +1,37 @@
+/* Trampolines from the library's OAuth callback types to the Go functions exported by
+ * oauth.go (the casts live here, as in callbacks.c). */
+#include "oauth.h"
+#include "_cgo_export.h"
+
+static bool on_authorize(void *userdata, const char *authorization_url, const char *redirect_uri,
+                         mcp_auth_reply *reply) {
+    return mcpcGoAuthorize((uintptr_t)userdata, (char *)authorization_url, (char *)redirect_uri,
+                           reply);
+}
+
+static bool on_token_load(void *userdata, const char *server_url, const char *issuer,
+                          mcp_token_slot *slot) {
+    return mcpcGoTokenLoad((uintptr_t)userdata, (char *)server_url, (char *)issuer, slot);
+}
+
+static void on_token_save(void *userdata, const char *server_url, const char *issuer,
+                          const char *tokens_json) {
+    mcpcGoTokenSave((uintptr_t)userdata, (char *)server_url, (char *)issuer, (char *)tokens_json);
+}
+
+static bool on_headers(void *userdata, const char *url, mcp_header_list *headers) {
+    return mcpcGoHeaders((uintptr_t)userdata, (char *)url, headers);
+}
+
+mcp_status mcpc_go_authorize(mcp_client_options *options, uintptr_t handle) {
+    return mcp_client_options_set_oauth_authorize_callback(options, on_authorize, (void *)handle);
+}
+
+mcp_status mcpc_go_token_store(mcp_client_options *options, uintptr_t handle) {
+    return mcp_client_options_set_oauth_token_store(options, on_token_load, on_token_save,
+                                                    (void *)handle);
+}
+
+mcp_status mcpc_go_header_provider(mcp_client_options *options, uintptr_t handle) {
+    return mcp_client_options_set_header_provider(options, on_headers, (void *)handle);
+}

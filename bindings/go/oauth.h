@@ -1,0 +1,13 @@
+/* Installs the Go OAuth callbacks of oauth.go (see oauth.c). `handle` is the runtime/cgo.Handle
+ * of a client's *callbacks, the userdata of each. */
+#ifndef MCPC_GO_OAUTH_H
+#define MCPC_GO_OAUTH_H
+
+#include <stdint.h>
+#include "mcpc.h"
+
+mcp_status mcpc_go_authorize(mcp_client_options *options, uintptr_t handle);
+mcp_status mcpc_go_token_store(mcp_client_options *options, uintptr_t handle);
+mcp_status mcpc_go_header_provider(mcp_client_options *options, uintptr_t handle);
+
+#endif

@@ -1,0 +1,128 @@
+#!/bin/sh
+# mcp_call_oauth.sh MCP_CALL SERVER
+#
+# mcp-call's OAuth options against the test server's --require-auth mode (an MCP server that
+# is its own authorization server; its /authorize redirects at once). The "browser" is a
+# python3 urllib GET, which follows the redirect:
+# - --oauth: mcp-call prints the authorization URL on stderr and waits on its loopback
+#   listener; the browser's GET lands there, the call completes;
+# - --oauth-manual: the browser stops at the redirect, and its Location is pasted on stdin;
+# - --client-id/--client-secret: a pre-registered client, so no /register; a declined
+#   authorization exits 5 with UNAUTHORIZED;
+# - --scope: the scope asked for is the one given;
+# - the OAuth options go with --http and --oauth (usage errors, exit 2).
+set -u
+. "$(dirname "$0")/lib.sh"
+mcp_call=$1 server=$2
+
+log=$scratch/server.log out=$scratch/stdout err=$scratch/stderr url_file=$scratch/url
+rm -f "$log" "$url_file"
+sleep 120 | "$server" --http 0 --require-auth --log "$log" >"$url_file" 2>&1 &
+for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+    [ -s "$url_file" ] && break
+    sleep 0.1
+done
+url=$(sed -n 's/^listening on //p' "$url_file" | head -n 1)
+cleanup() { pkill -P $$ sleep 2>/dev/null; }
+trap cleanup EXIT
+[ -n "$url" ] || { fail "the server printed no URL"; cat "$url_file"; exit 1; }
+
+# The authorization URL mcp-call printed (the line after its "open this URL" line), waiting
+# up to 20 s for it to appear in FILE.
+authorization_url() {
+    for _ in $(seq 1 200); do
+        found=$(sed -n '/open this URL in a browser/{n;p;}' "$1" | head -n 1)
+        [ -n "$found" ] && { echo "$found"; return 0; }
+        sleep 0.1
+    done
+    return 1
+}
+
+# browse URL follow|location: GET URL; "follow" follows the redirect and prints the page,
+# "location" prints where it redirects without following.
+browse() {
+    python3 - "$1" "$2" <<'PY'
+import sys, urllib.request, urllib.error
+url, how = sys.argv[1], sys.argv[2]
+class Stop(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args):
+        return None
+handlers = [urllib.request.ProxyHandler({})] + ([Stop()] if how == "location" else [])
+opener = urllib.request.build_opener(*handlers)
+try:
+    with opener.open(url, timeout=20) as r:
+        print(r.read().decode())
+except urllib.error.HTTPError as e:
+    if how == "location" and 300 <= e.code < 400:
+        print(e.headers["Location"])
+    else:
+        raise
+PY
+}
+
+# 1. --oauth: the loopback listener.
+"$mcp_call" --oauth --scope "mcp:read custom:extra" --call echo --args '{"text":"with oauth"}' --http "$url" \
+    >"$out" 2>"$err" &
+pid=$!
+if auth=$(authorization_url "$err"); then
+    page=$(browse "$auth" follow) || fail "--oauth: the browser's GET failed"
+    echo "$page" | grep -q "You can close this window" || fail "--oauth: no page from the listener: $page"
+else
+    fail "--oauth: no authorization URL on stderr"
+fi
+wait $pid
+code=$?
+show stdout "$out"; show stderr "$err"
+[ "$code" -eq 0 ] || fail "--oauth exited $code"
+grep -qF '"text":"with oauth"' "$out" || fail "--oauth printed no result"
+grep -q 'waiting for the browser to come back to http://127.0.0.1:' "$err" ||
+    fail "--oauth did not name its loopback listener"
+case $auth in *"scope=mcp%3Aread"*"custom%3Aextra"*) ;; *) fail "--scope not in $auth" ;; esac
+grep -q '"path":"/register"' "$log" || fail "--oauth: no dynamic registration"
+check_no_sanitizer_report "$err"
+
+# 2. --oauth-manual: the redirect URL comes from stdin.
+: >"$log"
+fifo=$scratch/stdin
+rm -f "$fifo" && mkfifo "$fifo"
+"$mcp_call" --oauth-manual --list-tools --http "$url" <"$fifo" >"$out" 2>"$err" &
+pid=$!
+exec 3>"$fifo"
+if auth=$(authorization_url "$err"); then
+    location=$(browse "$auth" location) || fail "--oauth-manual: the browser's GET failed"
+    echo "$location" >&3
+else
+    fail "--oauth-manual: no authorization URL on stderr"
+fi
+exec 3>&-
+wait $pid
+code=$?
+show stdout "$out"; show stderr "$err"
+[ "$code" -eq 0 ] || fail "--oauth-manual exited $code"
+grep -qF '"name":"echo"' "$out" || fail "--oauth-manual listed no tools"
+check_no_sanitizer_report "$err"
+
+# 3. --client-id: a pre-registered client asks with its id and does not register. This
+# authorization server does not know it, and the person gives up (stdin closes): exit 5,
+# UNAUTHORIZED.
+: >"$log"
+"$mcp_call" --mode legacy --oauth-manual --client-id pre-client --client-secret pre-secret \
+    --ping --http "$url" </dev/null >"$out" 2>"$err"
+code=$?
+show stderr "$err"
+[ "$code" -eq 5 ] || fail "a declined authorization exited $code, want 5"
+grep -q '^UNAUTHORIZED: ' "$err" || fail "a declined authorization is not UNAUTHORIZED"
+grep -q 'client_id=pre-client' "$err" || fail "--client-id is not in the authorization URL"
+! grep -q '"path":"/register"' "$log" || fail "a pre-registered client registered"
+! grep -q 'pre-secret' "$err" || fail "the client secret reached stderr"
+check_no_sanitizer_report "$err"
+
+# 4. Usage errors.
+for args in "--oauth --stdio $server" "--client-id x --http $url" "--oauth --oauth-manual --http $url" \
+            "--oauth --client-secret s --http $url"; do
+    # shellcheck disable=SC2086 # the words are the arguments
+    "$mcp_call" $args >"$out" 2>"$err"
+    code=$?
+    [ "$code" -eq 2 ] || { show stderr "$err"; fail "'$args' exited $code, want 2"; }
+done
+[ "$failures" -eq 0 ]

@@ -1,0 +1,93 @@
+//! The transport's two auth hooks, kept here so the exchange code calls one function each:
+//! `add_headers` before every request to the MCP server (the header provider's headers, or
+//! the OAuth bearer token), and `refused` on a 401/403 (run the OAuth flow, or end the call
+//! with UNAUTHORIZED and the parsed challenge). The flow itself is `crate::auth`.
+
+use super::connector::Exchange;
+use super::headers;
+use super::Shared;
+use crate::auth::flow::unauthorized;
+use crate::auth::Challenge;
+use crate::cancellation::CancellationToken;
+use crate::error::Result;
+use std::io::Read;
+use std::sync::Arc;
+use ureq::http::Response;
+use ureq::Body;
+
+/// How much of a refused request's body is read (so its connection can be reused).
+const REFUSED_BODY_LIMIT: u64 = 64 * 1024;
+
+/// Whether an HTTP status is one the auth hooks handle.
+pub(super) fn is_refusal(status: u16) -> bool {
+    matches!(status, 401 | 403)
+}
+
+/// Adds the auth headers to a request to the MCP server.
+pub(super) fn add_headers<B>(
+    shared: &Shared,
+    mut request: ureq::RequestBuilder<B>,
+) -> Result<ureq::RequestBuilder<B>> {
+    if let Some(auth) = &shared.auth {
+        let added = auth.headers()?;
+        // The provider's headers obey the rules of the configured ones.
+        headers::check_extra(&added)?;
+        for (name, value) in added {
+            request = request.header(name, value);
+        }
+    }
+    Ok(request)
+}
+
+/// A 401 or 403: `Ok` when the request should be sent again (a new token is in place), else
+/// the UNAUTHORIZED error with the challenge. `exchange` is the request's: aborting it (a
+/// cancel, a timeout, close) cancels the host's authorization step too. `refusals` counts the
+/// refusals of this request, for the retry limit.
+pub(super) fn refused(
+    shared: &Shared,
+    exchange: Option<&Arc<Exchange>>,
+    response: Response<Body>,
+    refusals: &mut u32,
+    generation: u64,
+) -> Result<()> {
+    let challenge = challenge(response);
+    let Some(auth) = &shared.auth else {
+        return Err(unauthorized(
+            &challenge,
+            "the server requires authorization",
+        ));
+    };
+    *refusals += 1;
+    let cancel = CancellationToken::new();
+    let hook = exchange.map(|exchange| exchange.cancel_on_abort(&cancel));
+    let outcome = auth.on_challenge(&shared.agent, &challenge, *refusals, generation, &cancel);
+    if let (Some(exchange), Some(hook)) = (exchange, hook) {
+        exchange.forget_on_abort(hook);
+    }
+    outcome
+}
+
+/// The token generation before a request (see `Authorizer::generation`).
+pub(super) fn generation(shared: &Shared) -> u64 {
+    shared.auth.as_ref().map_or(0, |auth| auth.generation())
+}
+
+/// A 401 or 403 where no flow runs (a resumed or standalone stream, the session DELETE).
+pub(super) fn refusal_error(response: Response<Body>) -> crate::error::Error {
+    unauthorized(&challenge(response), "the server refused the credentials")
+}
+
+/// The challenge of a refusal; its body is read (so the connection can be reused) and dropped.
+fn challenge(response: Response<Body>) -> Challenge {
+    let status = response.status().as_u16();
+    let header = response
+        .headers()
+        .get("www-authenticate")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let _ = std::io::copy(
+        &mut response.into_body().into_reader().take(REFUSED_BODY_LIMIT),
+        &mut std::io::sink(),
+    );
+    Challenge::parse(status, header.as_deref())
+}
