@@ -694,3 +694,74 @@ mod c_api {
         );
     }
 }
+
+#[test]
+fn concurrent_calls_share_one_step_up() {
+    let server = HttpServer::start(
+        "oauth_concurrent",
+        &["--require-auth", "--auth-tools-scope", "mcp:write"],
+    );
+    let seen = Arc::new(Seen::default());
+    let client = Arc::new(client(&server, oauth(&seen), ConnectMode::Legacy));
+    client.connect().unwrap();
+    let callers: Vec<_> = (0..6)
+        .map(|i| {
+            let client = client.clone();
+            std::thread::spawn(move || {
+                client.call_tool(
+                    "echo",
+                    Some(json!({"text": format!("{i}")})),
+                    &RequestOptions::default(),
+                )
+            })
+        })
+        .collect();
+    for caller in callers {
+        caller
+            .join()
+            .unwrap()
+            .expect("every call after the shared step-up");
+    }
+    assert_eq!(
+        seen.urls().len(),
+        2,
+        "the first authorization and one step-up"
+    );
+}
+
+#[test]
+fn the_calls_timeout_ends_the_persons_step() {
+    let server = HttpServer::start("oauth_timeout", &["--require-auth"]);
+    let (ended_tx, ended) = mpsc::channel::<bool>();
+    let ended_tx = Mutex::new(ended_tx);
+    let config = OAuthConfig {
+        redirect_uri: Some(REDIRECT_URI.into()),
+        authorize: Some(Arc::new(move |request: &AuthorizationRequest| {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while !request.cancellation.is_cancelled() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            let _ = ended_tx
+                .lock()
+                .unwrap()
+                .send(request.cancellation.is_cancelled());
+            Err("gave up".into())
+        })),
+        ..OAuthConfig::default()
+    };
+    let mut http = server.config();
+    http.auth.oauth = Some(config);
+    let options = ClientOptions {
+        mode: ConnectMode::Legacy,
+        connect_timeout: Duration::from_millis(300),
+        ..ClientOptions::default()
+    };
+    let started = Instant::now();
+    let error = Client::http(http, options).connect().unwrap_err();
+    assert_eq!(error.status, Status::Timeout, "{error}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(
+        ended.recv_timeout(Duration::from_secs(20)).unwrap(),
+        "the step saw the end"
+    );
+}
