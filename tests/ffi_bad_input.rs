@@ -1183,6 +1183,11 @@ fn oauth_exports_refuse_null_and_bad_values() {
             bad
         );
         assert_eq!(call!(mcp_client_options_set_oauth_redirect_uri(n, s)), bad);
+        assert_eq!(call!(mcp_client_options_set_oauth_client_issuer(n, s)), bad);
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_client_issuer(co, none)),
+            ok
+        );
         assert_eq!(call!(mcp_client_options_set_oauth_scopes(n, s)), bad);
         assert_eq!(call!(mcp_client_options_set_oauth_grant(n, 0)), bad);
         assert_eq!(
