@@ -363,6 +363,15 @@ mcp_status mcp_client_options_set_oauth_client(mcp_client_options *options,
                                                const char *client_id,
                                                const char *client_secret);
 
+// Binds the pre-registered client to one authorization server: with another issuer (the
+// server moved to a new one) the client id and secret are not presented, and the flow
+// registers or uses a client metadata document instead. NULL: any issuer (the default).
+//
+// # Safety
+// `options` is NULL or live; `issuer` is NULL or NUL-terminated.
+mcp_status mcp_client_options_set_oauth_client_issuer(mcp_client_options *options,
+                                                      const char *issuer);
+
 // The HTTPS URL of the host's Client ID Metadata Document, used verbatim as `client_id` by
 // authorization servers that support it (NULL: none).
 //

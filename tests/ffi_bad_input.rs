@@ -1582,6 +1582,11 @@ fn oauth_exports_refuse_null_and_bad_values() {
             bad
         );
         assert_eq!(call!(mcp_client_options_set_oauth_redirect_uri(n, s)), bad);
+        assert_eq!(call!(mcp_client_options_set_oauth_client_issuer(n, s)), bad);
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_client_issuer(co, none)),
+            ok
+        );
         assert_eq!(call!(mcp_client_options_set_oauth_scopes(n, s)), bad);
         assert_eq!(call!(mcp_client_options_set_oauth_grant(n, 0)), bad);
         assert_eq!(
@@ -1602,6 +1607,15 @@ fn oauth_exports_refuse_null_and_bad_values() {
         );
 
         // NULL that means "none": accepted.
+        assert_eq!(call!(mcp_client_options_set_oauth_client(co, none, s)), ok);
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_registration(co, none, s)),
+            ok
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_registration(co, s, none)),
+            ok
+        );
         assert_eq!(
             call!(mcp_client_options_set_oauth_client(co, none, none)),
             ok
@@ -1670,7 +1684,7 @@ fn oauth_exports_refuse_null_and_bad_values() {
         // Reply handles: NULL is refused quietly.
         assert!(!call!(mcp_auth_reply_is_cancelled(null())));
         assert!(!call!(mcp_auth_reply_set_redirect_url(null_mut(), s)));
-        call!(mcp_auth_reply_set_error(null_mut(), none));
+        call!(mcp_auth_reply_set_error(null_mut(), s));
         assert!(!call!(mcp_token_slot_set(null_mut(), c"{}".as_ptr())));
         assert_eq!(call!(mcp_header_list_add(null_mut(), s, s)), bad);
         mcp_client_options_free(co);
@@ -1723,4 +1737,102 @@ fn a_null_loopback_in_the_authorize_callback() {
         assert!(message.contains("loopback is NULL"), "{message}");
         mcp_client_free(client);
     }
+}
+
+/// The handles the OAuth callbacks receive, live, with a NULL for their other pointers: the
+/// flow runs against the test server's authorization server, and goes on.
+#[test]
+fn oauth_callback_handles_refuse_null_arguments() {
+    let server = common::http_server::HttpServer::start("ffi_oauth_null", &["--require-auth"]);
+    unsafe {
+        let options = mcp_client_options_new();
+        mcp_client_options_set_oauth_redirect_uri(options, c"http://127.0.0.1:9/cb".as_ptr());
+        mcp_client_options_set_oauth_authorize_callback(
+            options,
+            Some(authorize_with_nulls),
+            null_mut(),
+        );
+        mcp_client_options_set_oauth_token_store(
+            options,
+            load_with_null(),
+            Some(save_nothing),
+            null_mut(),
+        );
+        mcp_client_options_set_header_provider(options, Some(headers_with_nulls), null_mut());
+        mcp_client_options_set_mode(options, mcp_connect_mode::Legacy as i32);
+        let url = CString::new(server.url.as_str()).unwrap();
+        let client = mcp_client_new_http(url.as_ptr(), options);
+        let (status, message) = take(mcp_client_connect(client));
+        assert_eq!(status, mcp_status::Ok, "{message}");
+        mcp_client_free(client);
+        mcp_client_options_free(options);
+    }
+}
+
+const OAUTH_TEST: &str = "oauth_callback_handles_refuse_null_arguments";
+
+unsafe extern "C" fn authorize_with_nulls(
+    _userdata: *mut c_void,
+    url: *const c_char,
+    _redirect_uri: *const c_char,
+    reply: *mut mcp_auth_reply,
+) -> bool {
+    assert!(!call!(in OAUTH_TEST, mcp_auth_reply_set_redirect_url(reply, null())));
+    // A NULL reason is the default one; the redirect URL given after it wins.
+    call!(in OAUTH_TEST, mcp_auth_reply_set_error(reply, null()));
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .proxy(None)
+        .build()
+        .into();
+    let url = CStr::from_ptr(url).to_str().unwrap();
+    let response = agent.get(url).call().unwrap();
+    let location = response
+        .headers()
+        .get("location")
+        .unwrap()
+        .to_str()
+        .unwrap();
+    let location = CString::new(location).unwrap();
+    mcp_auth_reply_set_redirect_url(reply, location.as_ptr())
+}
+
+unsafe extern "C" fn load_nothing_but_null(
+    _userdata: *mut c_void,
+    _server_url: *const c_char,
+    _issuer: *const c_char,
+    slot: *mut mcp_token_slot,
+) -> bool {
+    assert!(!call!(in OAUTH_TEST, mcp_token_slot_set(slot, null())));
+    false
+}
+
+fn load_with_null() -> mcp_token_load_callback {
+    Some(load_nothing_but_null)
+}
+
+unsafe extern "C" fn save_nothing(
+    _userdata: *mut c_void,
+    _server_url: *const c_char,
+    _issuer: *const c_char,
+    _tokens_json: *const c_char,
+) {
+}
+
+unsafe extern "C" fn headers_with_nulls(
+    _userdata: *mut c_void,
+    _url: *const c_char,
+    headers: *mut mcp_header_list,
+) -> bool {
+    let bad = mcp_status::InvalidArgument;
+    assert_eq!(
+        call!(in OAUTH_TEST, mcp_header_list_add(headers, null(), c"v".as_ptr())),
+        bad
+    );
+    assert_eq!(
+        call!(in OAUTH_TEST, mcp_header_list_add(headers, c"X-A".as_ptr(), null())),
+        bad
+    );
+    true
 }

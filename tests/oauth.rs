@@ -694,3 +694,146 @@ mod c_api {
         );
     }
 }
+
+#[test]
+fn concurrent_calls_share_one_step_up() {
+    let server = HttpServer::start(
+        "oauth_concurrent",
+        &["--require-auth", "--auth-tools-scope", "mcp:write"],
+    );
+    let seen = Arc::new(Seen::default());
+    let client = Arc::new(client(&server, oauth(&seen), ConnectMode::Legacy));
+    client.connect().unwrap();
+    let callers: Vec<_> = (0..6)
+        .map(|i| {
+            let client = client.clone();
+            std::thread::spawn(move || {
+                client.call_tool(
+                    "echo",
+                    Some(json!({"text": format!("{i}")})),
+                    &RequestOptions::default(),
+                )
+            })
+        })
+        .collect();
+    for caller in callers {
+        caller
+            .join()
+            .unwrap()
+            .expect("every call after the shared step-up");
+    }
+    assert_eq!(
+        seen.urls().len(),
+        2,
+        "the first authorization and one step-up"
+    );
+}
+
+#[test]
+fn the_calls_timeout_ends_the_persons_step() {
+    let server = HttpServer::start("oauth_timeout", &["--require-auth"]);
+    let (ended_tx, ended) = mpsc::channel::<bool>();
+    let ended_tx = Mutex::new(ended_tx);
+    let config = OAuthConfig {
+        redirect_uri: Some(REDIRECT_URI.into()),
+        authorize: Some(Arc::new(move |request: &AuthorizationRequest| {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while !request.cancellation.is_cancelled() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            let _ = ended_tx
+                .lock()
+                .unwrap()
+                .send(request.cancellation.is_cancelled());
+            Err("gave up".into())
+        })),
+        ..OAuthConfig::default()
+    };
+    let mut http = server.config();
+    http.auth.oauth = Some(config);
+    let options = ClientOptions {
+        mode: ConnectMode::Legacy,
+        connect_timeout: Duration::from_millis(300),
+        ..ClientOptions::default()
+    };
+    let started = Instant::now();
+    let error = Client::http(http, options).connect().unwrap_err();
+    assert_eq!(error.status, Status::Timeout, "{error}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(
+        ended.recv_timeout(Duration::from_secs(20)).unwrap(),
+        "the step saw the end"
+    );
+}
+
+#[test]
+fn a_client_bound_to_another_issuer_is_not_presented() {
+    let server = HttpServer::start("oauth_client_issuer", &["--require-auth"]);
+    let seen = Arc::new(Seen::default());
+    let config = OAuthConfig {
+        client_id: Some("pre-registered-elsewhere".into()),
+        client_secret: Some("elsewhere-secret".into()),
+        client_issuer: Some("https://old-as.example".into()),
+        ..oauth(&seen)
+    };
+    let client = client(&server, config, ConnectMode::Legacy);
+    client
+        .connect()
+        .expect("registered with this issuer instead");
+    let requests = server.requests();
+    assert_eq!(
+        requests.iter().filter(|r| r["path"] == "/register").count(),
+        1
+    );
+    let shown = serde_json::to_string(&requests).unwrap();
+    assert!(!shown.contains("pre-registered-elsewhere"));
+    assert!(!shown.contains("elsewhere-secret"));
+}
+
+#[test]
+fn an_expired_stored_token_is_refreshed_before_it_is_sent() {
+    let server = HttpServer::start("oauth_expired_store", &["--require-auth"]);
+    let store: Arc<dyn TokenStore> = Arc::new(MemoryTokenStore::default());
+    let seen = Arc::new(Seen::default());
+    let first = client(
+        &server,
+        OAuthConfig {
+            token_store: store.clone(),
+            ..oauth(&seen)
+        },
+        ConnectMode::Legacy,
+    );
+    first.connect().unwrap();
+    drop(first);
+    // The stored token expired since (as a host's store would find it the next day).
+    let key = mcpc::auth::TokenKey {
+        server_url: server.url.clone(),
+        issuer: server.url.trim_end_matches("/mcp").to_owned(),
+    };
+    let mut stored = store.load(&key).unwrap();
+    stored["expires_at"] = json!(1);
+    store.save(&key, Some(&stored));
+    let old_token = stored["access_token"].as_str().unwrap().to_owned();
+
+    let second = client(
+        &server,
+        OAuthConfig {
+            token_store: store.clone(),
+            ..oauth(&seen)
+        },
+        ConnectMode::Legacy,
+    );
+    second.connect().unwrap();
+    assert_eq!(seen.urls().len(), 1, "refreshed, not authorized again");
+    assert_eq!(grants(&server), ["authorization_code", "refresh_token"]);
+    // Nothing after the refresh carried the expired token.
+    let requests = server.requests();
+    let refreshed_at = requests
+        .iter()
+        .rposition(|r| r["path"] == "/token")
+        .unwrap();
+    let old = json!(format!("Bearer {old_token}"));
+    assert!(requests[refreshed_at..]
+        .iter()
+        .all(|r| r["headers"]["authorization"] != old));
+}

@@ -162,7 +162,11 @@ impl Authorizer {
         if !challenge.is_insufficient_scope() {
             if let Some(tokens) = &stored.tokens {
                 let current = lock(&self.state).current.clone();
-                if current.as_ref().map(|t| &t.access_token) != Some(&tokens.access_token) {
+                let untried =
+                    current.as_ref().map(|t| &t.access_token) != Some(&tokens.access_token);
+                // An expired one is not worth a request: straight to the refresh.
+                let expired = tokens.expires_at.is_some_and(|at| at <= tokens::now());
+                if untried && !expired {
                     self.install(tokens.clone(), None);
                     return Ok(());
                 }

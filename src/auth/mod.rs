@@ -113,6 +113,9 @@ pub enum GrantType {
 pub struct OAuthConfig {
     pub client_id: Option<String>,
     pub client_secret: Option<String>,
+    /// The issuer the pre-registered client belongs to: with another authorization server the
+    /// client is not presented (the flow registers instead). `None`: any issuer.
+    pub client_issuer: Option<String>,
     /// An HTTPS URL of the host's client metadata document, used verbatim as `client_id`.
     pub client_metadata_url: Option<String>,
     /// The `client_name` registered dynamically (default "mcpc").
@@ -139,6 +142,7 @@ impl Default for OAuthConfig {
         OAuthConfig {
             client_id: None,
             client_secret: None,
+            client_issuer: None,
             client_metadata_url: None,
             client_name: None,
             redirect_uri: None,
@@ -158,6 +162,7 @@ impl fmt::Debug for OAuthConfig {
         f.debug_struct("OAuthConfig")
             .field("client_id", &self.client_id)
             .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("client_issuer", &self.client_issuer)
             .field("client_metadata_url", &self.client_metadata_url)
             .field("redirect_uri", &self.redirect_uri)
             .field("scopes", &self.scopes)

@@ -83,7 +83,11 @@ pub fn identify(
     stored: Option<ClientCredentials>,
     learn: &LearnSecret,
 ) -> Result<ClientCredentials> {
-    if let Some(client_id) = &config.client_id {
+    let issuer_matches = config
+        .client_issuer
+        .as_ref()
+        .is_none_or(|issuer| *issuer == server.issuer);
+    if let (Some(client_id), true) = (&config.client_id, issuer_matches) {
         let secret = config.client_secret.clone();
         return Ok(ClientCredentials {
             client_id: client_id.clone(),

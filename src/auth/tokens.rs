@@ -102,6 +102,15 @@ pub fn request(
             error_code(&answer.json)
         )));
     };
+    // Only bearer tokens are sent as such (a DPoP-bound token would need a proof).
+    let token_type = answer.json.get("token_type").and_then(Value::as_str);
+    if token_type.is_some_and(|t| !t.eq_ignore_ascii_case("bearer")) {
+        learn(access_token);
+        return Err(failed(format!(
+            "the token endpoint {} issued a token of an unsupported type",
+            display_url(&server.token_endpoint)
+        )));
+    }
     let text = |name: &str| {
         answer
             .json
@@ -126,8 +135,64 @@ pub fn request(
     Ok(tokens)
 }
 
-fn now() -> u64 {
+pub fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_tokens_round_trip_and_keep_only_registered_clients() {
+        let registered = ClientCredentials {
+            client_id: "c1".into(),
+            client_secret: Some("s1".into()),
+            method: AuthMethod::Post,
+            registered: true,
+        };
+        let stored = Stored {
+            tokens: Some(Tokens {
+                access_token: "a".into(),
+                refresh_token: Some("r".into()),
+                expires_at: Some(42),
+                scope: Some("x y".into()),
+            }),
+            client: Some(registered),
+        };
+        let back = Stored::from_json(&stored.to_json());
+        let tokens = back.tokens.unwrap();
+        assert_eq!(
+            (
+                tokens.access_token.as_str(),
+                tokens.refresh_token.as_deref()
+            ),
+            ("a", Some("r"))
+        );
+        assert_eq!(
+            (tokens.expires_at, tokens.scope.as_deref()),
+            (Some(42), Some("x y"))
+        );
+        let client = back.client.unwrap();
+        assert_eq!(
+            (client.client_id.as_str(), client.method),
+            ("c1", AuthMethod::Post)
+        );
+        assert_eq!(client.client_secret.as_deref(), Some("s1"));
+
+        // A pre-registered client is the host's configuration, not stored.
+        let pre = Stored {
+            tokens: None,
+            client: Some(ClientCredentials {
+                registered: false,
+                ..client
+            }),
+        };
+        assert_eq!(pre.to_json(), json!({}));
+        assert!(Stored::from_json(&json!({"access_token": 5}))
+            .tokens
+            .is_none());
+    }
 }

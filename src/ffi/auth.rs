@@ -253,6 +253,23 @@ pub unsafe extern "C" fn mcp_client_options_set_oauth_client(
     })
 }
 
+/// Binds the pre-registered client to one authorization server: with another issuer (the
+/// server moved to a new one) the client id and secret are not presented, and the flow
+/// registers or uses a client metadata document instead. NULL: any issuer (the default).
+///
+/// # Safety
+/// `options` is NULL or live; `issuer` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_oauth_client_issuer(
+    options: *mut mcp_client_options,
+    issuer: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        oauth(o).client_issuer = optional_str(issuer, "client issuer")?.map(str::to_owned);
+        Ok(())
+    })
+}
+
 /// The HTTPS URL of the host's Client ID Metadata Document, used verbatim as `client_id` by
 /// authorization servers that support it (NULL: none).
 ///
