@@ -135,8 +135,11 @@ fn a_cancel_through_the_proxy_frees_the_caller_and_closes_the_tunnel() {
     let (result, returned_at) = caller.join().unwrap();
     let took = returned_at.saturating_duration_since(cancelled_at);
     assert_eq!(result.unwrap_err().status, Status::Cancelled);
+    // A wide margin against waiting for the server's 10 s (the figure is recorded below; cancel
+    // latency itself is measured by tests/cancel_latency.rs): 250 ms failed now and then on a
+    // loaded 2-core machine.
     assert!(
-        took < Duration::from_millis(250),
+        took < Duration::from_secs(2),
         "returned {took:?} after the cancel"
     );
     let tunnels = proxy.wait_for(|t| t[tunnel].closed);
@@ -145,7 +148,7 @@ fn a_cancel_through_the_proxy_frees_the_caller_and_closes_the_tunnel() {
         tunnels[tunnel].closed,
         "the tunnel stayed open after the cancel"
     );
-    assert!(closed_after < Duration::from_secs(1), "{closed_after:?}");
+    assert!(closed_after < Duration::from_secs(3), "{closed_after:?}");
     common::report_figure(&format!(
         "network: a cancel through a CONNECT proxy freed the caller in {took:?} and closed the \
          tunnel in {closed_after:?}"
@@ -189,7 +192,7 @@ fn a_cancel_through_the_proxy_frees_the_caller_and_closes_the_tunnel() {
         tunnels[before].closed,
         "the pending CONNECT stayed open after the cancel"
     );
-    assert!(closed_after < Duration::from_secs(1), "{closed_after:?}");
+    assert!(closed_after < Duration::from_secs(3), "{closed_after:?}");
     common::report_figure(&format!(
         "network: a cancel during a CONNECT the proxy never answered closed it in {closed_after:?}"
     ));
