@@ -411,15 +411,15 @@ int main(int argc, char **argv) {
     int modes[] = {MCP_CONNECT_MODE_LEGACY, MCP_CONNECT_MODE_MODERN};
     const char *eras[] = {"legacy", "modern"};
 
-    /* MCPC_BENCH_PROFILE=stdio (or 1) or =http: only sequential echo calls, a steady loop to
-     * run under perf or callgrind. */
+    /* MCPC_BENCH_PROFILE=stdio (or 1), =modern (stdio, modern era), =http or =http-modern:
+     * only sequential echo calls, a steady loop to run under perf or callgrind. */
     const char *profile = getenv("MCPC_BENCH_PROFILE");
     if (profile) {
-        bool http = strcmp(profile, "http") == 0;
+        bool http = strncmp(profile, "http", 4) == 0;
+        int mode = strstr(profile, "modern") ? MCP_CONNECT_MODE_MODERN : MCP_CONNECT_MODE_LEGACY;
         http_server s = {0};
-        if (http) s = start_http(0, NULL);
-        mcp_client *client =
-            http ? http_client(&s, MCP_CONNECT_MODE_LEGACY) : stdio_client(MCP_CONNECT_MODE_LEGACY, NULL);
+        if (http) s = start_http(mode == MCP_CONNECT_MODE_MODERN, NULL);
+        mcp_client *client = http ? http_client(&s, mode) : stdio_client(mode, NULL);
         sequential(client, profile, false, iterations);
         mcp_client_free(client);
         if (http) stop_http(&s);

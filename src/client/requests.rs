@@ -66,17 +66,17 @@ impl Client {
         let result = match &session.envelope {
             None => session.connection.call(method, params.as_ref(), call),
             Some(envelope) => {
-                match session
-                    .connection
-                    .call(method, Some(&envelope.stamp(params.clone())), call)
-                {
+                // Stamped once, not cloned per call for the rare retry: stamping again
+                // replaces the reserved keys and keeps the rest.
+                let stamped = envelope.stamp(params);
+                match session.connection.call(method, Some(&stamped), call) {
                     // The server wants another version: retry once with one we share.
                     Err(e) if e.code == Some(UNSUPPORTED_VERSION) => {
                         let supported =
                             supported_versions(e.data.as_ref().and_then(|d| d.get("supported")));
                         match versions::mutual_modern(supported.iter().map(String::as_str)) {
                             Some(version) => {
-                                let retry = self.envelope(version).stamp(params);
+                                let retry = self.envelope(version).stamp(Some(stamped));
                                 session.connection.call(method, Some(&retry), call)
                             }
                             None => Err(e),

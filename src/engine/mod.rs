@@ -122,7 +122,7 @@ impl Connection {
         };
         let call = Arc::new(
             Call::new(id, wire, self.router.outbound())
-                .with_reader_waker(self.transport.reader_waker()),
+                .with_reader_waker(self.transport.reader_waker(id)),
         );
         let own = opts
             .progress
@@ -158,6 +158,10 @@ impl Connection {
                 id,
                 frame,
                 sent: boundary,
+                // This thread waits in `wait_for` right after (which reads if it can), unless
+                // its deadline may move on progress: then it must stay free to move it (a
+                // transport aborts what it runs for the caller at the deadline it was given).
+                caller_reads: !opts.reset_timeout_on_progress,
             };
             if let Err(error) = self.transport.send_request(request) {
                 call.finish(Outcome::Failed(error));
