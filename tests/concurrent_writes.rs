@@ -86,7 +86,11 @@ fn frames_queued_behind_a_full_pipe_reach_the_server_whole_and_once() {
         .expect("the barrier: the server read everything before it");
     let lines = read_log(&log);
     let torn: Vec<_> = lines.iter().filter(|line| !line.is_object()).collect();
-    assert!(torn.is_empty(), "lines that are not whole JSON: {}", torn.len());
+    assert!(
+        torn.is_empty(),
+        "lines that are not whole JSON: {}",
+        torn.len()
+    );
     let calls: Vec<_> = lines
         .iter()
         .filter(|line| is_method(line, "tools/call"))

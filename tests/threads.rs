@@ -145,7 +145,11 @@ fn blocking_http_calls_in_flight_run_on_their_callers_threads() {
     for mode in [ConnectMode::Legacy, ConnectMode::Modern] {
         let server = HttpServer::start(
             "threads_http_caller",
-            if mode == ConnectMode::Modern { &["--modern"] } else { &[] },
+            if mode == ConnectMode::Modern {
+                &["--modern"]
+            } else {
+                &[]
+            },
         );
         let mut config = server.config();
         config.listen = false;
@@ -168,9 +172,8 @@ fn blocking_http_calls_in_flight_run_on_their_callers_threads() {
                 })
             })
             .collect();
-        let lines = server.wait_for(|lines| {
-            posts_of(&http_requests(lines), "tools/call").len() == 8
-        });
+        let lines =
+            server.wait_for(|lines| posts_of(&http_requests(lines), "tools/call").len() == 8);
         assert_eq!(posts_of(&http_requests(&lines), "tools/call").len(), 8);
         let during = threads_named("mcpc-http").len();
         assert!(

@@ -145,7 +145,8 @@ pub trait Transport: Send + Sync {
     /// making sure someone else reads) and the caller waits to be handed its outcome. While it
     /// reads, a cancel or close reaches it through [`Transport::reader_waker`].
     /// The default: never. HTTP runs the caller's own exchange here (see `http`), whatever
-    /// `alone` says: each exchange has its own connection.
+    /// `alone` says: each exchange has its own connection; it aborts the exchange at
+    /// `deadline`, so it is given only a deadline that will not move (see `caller_reads`).
     fn read_here(
         &self,
         _done: &dyn Fn() -> bool,

@@ -59,6 +59,8 @@ struct State {
     writing: bool,
     /// The pipe was full when a sender last wrote: the rest is the writer thread's.
     pipe_full: bool,
+    /// The writing sender's batch, kept between batches so that sending allocates nothing.
+    spare: Vec<Pending>,
 }
 
 struct Pending {
@@ -98,6 +100,7 @@ impl StdinWriter {
                 thread_started: false,
                 writing: false,
                 pipe_full: false,
+                spare: Vec::new(),
             }),
             progress: Condvar::new(),
             wake: WakePipe::new()?,
@@ -206,7 +209,7 @@ impl StdinWriter {
             return Ok((number, report));
         }
         state.writing = true;
-        let mut batch = Vec::new();
+        let mut batch = std::mem::take(&mut state.spare);
         loop {
             while batch.len() < BATCH {
                 let Some(pending) = state.queue.pop_front() else {
@@ -228,7 +231,10 @@ impl StdinWriter {
             let result = write_batch(self.fd, &mut batch);
             state = self.lock();
             // Written whole: done. The rest goes back to the front of the queue, in order.
-            let whole = batch.iter().take_while(|p| p.written == p.line.len()).count();
+            let whole = batch
+                .iter()
+                .take_while(|p| p.written == p.line.len())
+                .count();
             for pending in batch.drain(..whole) {
                 state.done += 1;
                 if let Some((_, sent)) = pending.request {
@@ -262,6 +268,7 @@ impl StdinWriter {
             }
         }
         state.writing = false;
+        state.spare = batch;
         let need_thread = state.pipe_full && !state.closing && state.failed.is_none();
         if need_thread {
             self.start_thread(&mut state, &mut report)?;
@@ -437,11 +444,12 @@ fn write_batch(fd: RawFd, batch: &mut [Pending]) -> io::Result<bool> {
     let mut full = false;
     no_sigpipe(|| {
         while first < batch.len() {
-            let slices: Vec<io::IoSlice<'_>> = batch[first..]
-                .iter()
-                .map(|p| io::IoSlice::new(&p.line[p.written..]))
-                .collect();
-            let mut n = match writev(fd, &slices) {
+            let mut slices = [io::IoSlice::new(&[]); BATCH];
+            let count = (batch.len() - first).min(BATCH);
+            for (slice, p) in slices.iter_mut().zip(&batch[first..first + count]) {
+                *slice = io::IoSlice::new(&p.line[p.written..]);
+            }
+            let mut n = match writev(fd, &slices[..count]) {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     full = true;

@@ -215,7 +215,9 @@ impl StdioTransport {
 
 impl Transport for StdioTransport {
     fn send_request(&self, request: OutgoingRequest) -> Result<()> {
-        let OutgoingRequest { id, frame, sent, .. } = request;
+        let OutgoingRequest {
+            id, frame, sent, ..
+        } = request;
         let mut line = frame.into_bytes();
         line.push(b'\n');
         self.stdin.send_request(id, line, sent)

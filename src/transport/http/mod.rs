@@ -484,12 +484,7 @@ impl Transport for HttpTransport {
         }
     }
 
-    fn read_here(
-        &self,
-        _done: &dyn Fn() -> bool,
-        deadline: Option<Instant>,
-        _alone: bool,
-    ) -> bool {
+    fn read_here(&self, _done: &dyn Fn() -> bool, deadline: Option<Instant>, _alone: bool) -> bool {
         self.run_parked(deadline)
     }
 
