@@ -26,6 +26,9 @@ const DEFAULT_RETRY: Duration = Duration::from_millis(1000);
 const MIN_RETRY: Duration = Duration::from_millis(100);
 /// Resumptions in a row that bring nothing new before we give up.
 const MAX_RESUME_ATTEMPTS: u32 = 2;
+/// How long a caller that has its answer waits for more of the stream (its end, usually sent
+/// right after the answer) before it leaves the rest to a worker.
+const END_WITHIN: Duration = Duration::from_millis(1);
 /// How much of an error body we read, looking for a JSON-RPC error.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
@@ -236,8 +239,15 @@ impl Reply<'_> {
                     shared.watchdog.abort_at(deadline, exchange);
                 }
             },
-            // The caller has its answer: it returns now, and a worker reads the rest.
-            || on_caller && draining.get(),
+            // The caller has its answer: it reads on only what is there already (often the
+            // stream's end, which returns the connection to the pool at once); for the rest it
+            // returns now, and a worker reads it.
+            |events| {
+                on_caller
+                    && draining.get()
+                    && !events.has_buffered()
+                    && !exchange.input_within(END_WITHIN)
+            },
         );
         if matches!(ended, Ok(StreamEnd::Stopped)) {
             self.handed_off = drain_rest(shared, exchange, self.id, events);
@@ -315,7 +325,7 @@ fn drain_rest(shared: &Arc<Shared>, exchange: &Arc<Exchange>, id: i64, mut event
                 &mut events,
                 &mut StreamState::default(),
                 |message| deliver_loose(&shared, message),
-                || false,
+                |_| false,
             );
             drop(_keep);
             shared.lock_exchanges().running.remove(&id);
@@ -346,7 +356,7 @@ pub(super) fn read_events(
     events: &mut Events,
     state: &mut StreamState,
     mut message: impl FnMut(Value),
-    stop: impl Fn() -> bool,
+    stop: impl Fn(&Events) -> bool,
 ) -> Result<StreamEnd> {
     loop {
         let event = match events.next_event() {
@@ -376,7 +386,7 @@ pub(super) fn read_events(
                 false,
             ),
         }
-        if stop() {
+        if stop(events) {
             return Ok(StreamEnd::Stopped);
         }
     }

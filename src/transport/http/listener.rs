@@ -107,7 +107,7 @@ fn round(shared: &Shared, state: &mut StreamState, opened: &mut Option<mpsc::Sen
         message => shared.inbound.message(jsonrpc::classify(message)),
     };
     let mut events = exchange::events_of(shared, response.into_body());
-    match exchange::read_events(shared, &mut events, state, deliver, || false) {
+    match exchange::read_events(shared, &mut events, state, deliver, |_| false) {
         Ok(StreamEnd::Closed | StreamEnd::Stopped) => Round::Ended,
         Ok(StreamEnd::Broke(_)) | Err(_) => Round::Failed,
     }
