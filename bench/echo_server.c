@@ -1,6 +1,7 @@
 /*
  * The minimal MCP stdio server: the second floor of the benchmark. It answers `initialize`,
- * `ping` and `tools/call` (any tool: it echoes `arguments.text` back as text content) inline,
+ * `ping`, `tools/list` (one tool, echo) and `tools/call` (any tool: it echoes `arguments.text`
+ * back as text content) inline,
  * from one thread, with no JSON parser: what it costs is a read, a few memmem calls and one
  * write per batch of replies (every complete line of one read() is answered in one write()).
  * The project's test server starts a thread per request and parses everything, so against it
@@ -88,6 +89,9 @@ static void answer(const char *line, size_t len) {
         puts_(",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"");
         if (text) put(text, value_len);
         puts_("\"}]}}\n");
+    } else if (IS("tools/list")) { /* the Python SDK lists tools to check results against */
+        puts_(",\"result\":{\"tools\":[{\"name\":\"echo\",\"inputSchema\":{\"type\":"
+              "\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}}]}}\n");
     } else if (IS("ping")) {
         puts_(",\"result\":{}}\n");
     } else if (IS("initialize")) {
