@@ -328,14 +328,23 @@ fn drain_rest(shared: &Arc<Shared>, exchange: &Arc<Exchange>, id: i64, mut event
                 |_| false,
             );
             drop(_keep);
-            shared.lock_exchanges().running.remove(&id);
+            let mut exchanges = shared.lock_exchanges();
+            exchanges.running.remove(&id);
+            exchanges.draining -= 1;
+            drop(exchanges);
+            shared.drained.notify_all();
         }
     };
     let parked = Parked {
         id,
         job: Box::new(job),
     };
-    super::run_on_worker(shared, parked).is_ok()
+    shared.lock_exchanges().draining += 1;
+    let handed = super::run_on_worker(shared, parked).is_ok();
+    if !handed {
+        shared.lock_exchanges().draining -= 1;
+    }
+    handed
 }
 
 /// Hands a message that is no call's response to the engine (a batch is taken apart).

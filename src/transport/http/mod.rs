@@ -42,7 +42,7 @@ use redact::{display_url, Scrubbing, Secrets};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 use trust::ClientIdentity;
@@ -228,6 +228,8 @@ struct Shared {
     session: Mutex<Session>,
     tools: Mutex<ToolHeaders>,
     exchanges: Mutex<Exchanges>,
+    /// Signalled when a worker has read the rest of a caller's stream (`Exchanges::draining`).
+    drained: Condvar,
     /// The standalone stream's exchange, once started.
     listener: Mutex<Option<Arc<Exchange>>>,
     workers: Arc<Workers>,
@@ -249,7 +251,16 @@ struct Exchanges {
     /// Exchanges left for their caller to run in `read_here`, by the caller's thread (see
     /// `send_request_unscrubbed`).
     parked: HashMap<ThreadId, Parked>,
+    /// Exchanges whose stream a worker is still reading to its end after their caller left:
+    /// the next request waits a moment for them, so that it reuses their connection instead of
+    /// opening another (`DRAIN_WAIT`).
+    draining: usize,
 }
+
+/// How long a request waits for the workers reading the rest of earlier streams: usually the
+/// stream's end is already buffered and this takes microseconds; a server that keeps streams
+/// open after their answers costs a request at most this.
+const DRAIN_WAIT: Duration = Duration::from_millis(20);
 
 /// A request's exchange, ready to run on whichever thread takes it.
 struct Parked {
@@ -302,6 +313,7 @@ impl HttpTransport {
                 session: Mutex::default(),
                 tools: Mutex::default(),
                 exchanges: Mutex::default(),
+                drained: Condvar::new(),
                 listener: Mutex::default(),
                 workers: Arc::new(Workers::new("mcpc-http")),
                 watchdog: Watchdog::default(),
@@ -348,6 +360,17 @@ impl HttpTransport {
         };
         let stale = {
             let mut exchanges = shared.lock_exchanges();
+            let give_up = Instant::now() + DRAIN_WAIT;
+            while caller_reads && exchanges.draining > 0 {
+                exchanges = match crate::sync::wait_until(&shared.drained, exchanges, Some(give_up))
+                {
+                    Some(exchanges) => exchanges,
+                    None => shared.lock_exchanges(),
+                };
+                if Instant::now() >= give_up {
+                    break;
+                }
+            }
             exchanges.running.insert(id, exchange);
             // The caller runs its exchange itself in `read_here`, right after this returns: no
             // hand-off to a worker thread and back (see docs/benchmarks.md). A job parked
