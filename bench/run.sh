@@ -8,7 +8,7 @@
 #   bash bench/run.sh            the full run (about 15 minutes on 2 cores), peers included
 #   bash bench/run.sh --smoke    a few iterations, one round, no peers: proves it still builds
 #                                and runs (scripts/test.sh calls this); its figures mean nothing
-#   bash bench/run.sh > docs/benchmarks-tables.md   what docs/benchmarks.md's tables come from
+#   bash bench/run.sh > tables.md   the tables of docs/benchmarks.md, to paste over its run section
 #
 # Exits non-zero when a case fails to run, never because a figure is slow. A peer that cannot be
 # installed is reported in the table as not run (MCPC_BENCH_REQUIRE_PEERS=1 makes that fatal).
