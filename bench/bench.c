@@ -5,6 +5,8 @@
  *
  * ITERATIONS sequential calls per latency case, SECONDS per throughput case, CANCELS cancels per
  * cancellation case. Output: `key=value` lines (see common.h), read by bench/table.py.
+ * MCPC_BENCH_SECTIONS (a comma-separated list of stdio, modern, http, cancel, cost, connect;
+ * all by default) picks what runs: against bench/echo_server.c only `stdio` makes sense.
  *
  * Where the server must be watched (cancellation, calls in flight), its --log file is a FIFO
  * that a thread of ours reads: the server writes each line it reads there before handling it,
@@ -172,7 +174,9 @@ static void sequential(mcp_client *client, const char *prefix, bool ping, int it
     double *samples = malloc(sizeof(double) * (size_t)iterations);
     for (int kind = ping ? 0 : 1; kind < 2; kind++) {
         double first = 0;
+        usage_mark since = {0, 0};
         for (int i = -warmup(iterations); i < iterations; i++) {
+            if (i == 0) since = usage_now();
             double t0 = now_us();
             mcp_result *r = kind == 0 ? mcp_client_ping(client, NULL)
                                       : mcp_client_call_tool(client, "echo", echo_args, NULL);
@@ -183,23 +187,12 @@ static void sequential(mcp_client *client, const char *prefix, bool ping, int it
         }
         char name[64];
         snprintf(name, sizeof name, "%s.%s", prefix, kind == 0 ? "ping" : "echo");
-        report("mcpc", name, samples, iterations, -1);
+        report("mcpc", name, samples, iterations, &since);
         /* The first call of its kind on the connection, against the median of the later ones:
          * a client that fails to reuse its HTTP connection shows here. */
         printf("impl=mcpc case=%s first=%.1f\n", name, first);
     }
     free(samples);
-}
-
-/* CPU per call, measured apart from the latency samples to keep the loop above simple. */
-static void cpu_per_call(mcp_client *client, const char *prefix, int iterations) {
-    double cpu = cpu_seconds(), t0 = now_us();
-    long switches = context_switches();
-    for (int i = 0; i < iterations; i++)
-        check(mcp_client_call_tool(client, "echo", echo_args, NULL), "echo");
-    printf("impl=mcpc case=%s.echo cpu=%.1f wall=%.1f csw=%.2f\n", prefix,
-           (cpu_seconds() - cpu) * 1e6 / iterations, (now_us() - t0) / iterations,
-           (double)(context_switches() - switches) / iterations);
 }
 
 /* ---- throughput: N caller threads on one client ---- */
@@ -220,23 +213,24 @@ static void *throughput_caller(void *arg) {
 }
 
 static void throughput(mcp_client *client, const char *prefix, double seconds) {
-    int counts[] = {1, 4, 16};
-    for (int k = 0; k < 3; k++) {
-        caller callers[16];
-        pthread_t ids[16];
+    for (int k = 0; k < IN_FLIGHT_CASES; k++) {
+        int count = in_flight_counts[k];
+        caller callers[MAX_IN_FLIGHT];
+        pthread_t ids[MAX_IN_FLIGHT];
+        usage_mark since = usage_now();
         double start = now_us();
-        for (int i = 0; i < counts[k]; i++) {
+        for (int i = 0; i < count; i++) {
             callers[i] = (caller){client, start + seconds * 1e6, 0};
             pthread_create(&ids[i], NULL, throughput_caller, &callers[i]);
         }
         long calls = 0;
-        for (int i = 0; i < counts[k]; i++) {
+        for (int i = 0; i < count; i++) {
             pthread_join(ids[i], NULL);
             calls += callers[i].calls;
         }
         char name[64];
-        snprintf(name, sizeof name, "%s.tput%d", prefix, counts[k]);
-        report_rate("mcpc", name, calls / ((now_us() - start) / 1e6));
+        snprintf(name, sizeof name, "%s.tput%d", prefix, count);
+        report_rate("mcpc", name, calls, (now_us() - start) / 1e6, since);
     }
 }
 
@@ -310,11 +304,11 @@ static void cancellation(mcp_client *client, server_log *log, const char *prefix
     pthread_join(thread, NULL);
     char name[64];
     snprintf(name, sizeof name, "%s.cancel_return", prefix);
-    report("mcpc", name, ret, cancels, -1);
+    report("mcpc", name, ret, cancels, NULL);
     snprintf(name, sizeof name, "%s.cancel_to_caller", prefix);
-    report("mcpc", name, woke, cancels, -1);
+    report("mcpc", name, woke, cancels, NULL);
     snprintf(name, sizeof name, "%s.cancel_to_server", prefix);
-    if (heard_n > 0) report("mcpc", name, heard, heard_n, -1);
+    if (heard_n > 0) report("mcpc", name, heard, heard_n, NULL);
     printf("impl=mcpc case=%s.cancel_unseen count=%d of=%d\n", prefix, missed, cancels);
     free(ret);
     free(woke);
@@ -393,8 +387,18 @@ static void connect_time(const char *name, http_server *s, int mode, int rounds)
         samples[i] = now_us() - t0;
         mcp_client_free(client);
     }
-    report("mcpc", name, samples, rounds, -1);
+    report("mcpc", name, samples, rounds, NULL);
     free(samples);
+}
+
+/* Whether MCPC_BENCH_SECTIONS (comma-separated; unset: all) names `name`. */
+static bool section(const char *name) {
+    const char *list = getenv("MCPC_BENCH_SECTIONS");
+    if (!list || !*list) return true;
+    size_t len = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)); p += len)
+        if ((p == list || p[-1] == ',') && (p[len] == ',' || p[len] == 0)) return true;
+    return false;
 }
 
 int main(int argc, char **argv) {
@@ -407,17 +411,16 @@ int main(int argc, char **argv) {
     int modes[] = {MCP_CONNECT_MODE_LEGACY, MCP_CONNECT_MODE_MODERN};
     const char *eras[] = {"legacy", "modern"};
 
-    /* MCPC_BENCH_PROFILE=stdio (or 1) or =http: only sequential echo calls, a steady loop to
-     * run under perf or callgrind. */
+    /* MCPC_BENCH_PROFILE=stdio (or 1), =modern (stdio, modern era), =http or =http-modern:
+     * only sequential echo calls, a steady loop to run under perf or callgrind. */
     const char *profile = getenv("MCPC_BENCH_PROFILE");
     if (profile) {
-        bool http = strcmp(profile, "http") == 0;
+        bool http = strncmp(profile, "http", 4) == 0;
+        int mode = strstr(profile, "modern") ? MCP_CONNECT_MODE_MODERN : MCP_CONNECT_MODE_LEGACY;
         http_server s = {0};
-        if (http) s = start_http(0, NULL);
-        mcp_client *client =
-            http ? http_client(&s, MCP_CONNECT_MODE_LEGACY) : stdio_client(MCP_CONNECT_MODE_LEGACY, NULL);
+        if (http) s = start_http(mode == MCP_CONNECT_MODE_MODERN, NULL);
+        mcp_client *client = http ? http_client(&s, mode) : stdio_client(mode, NULL);
         sequential(client, profile, false, iterations);
-        cpu_per_call(client, profile, iterations);
         mcp_client_free(client);
         if (http) stop_http(&s);
         return 0;
@@ -427,35 +430,36 @@ int main(int argc, char **argv) {
     server_log cost_log;
     log_open(&cost_log);
     cost_log_path = cost_log.path;
-    cost(make_stdio, &modes[0], &cost_log, "stdio");
-    http_server hs = start_http(0, cost_log.path);
-    cost(make_http, &hs, &cost_log, "http");
-    stop_http(&hs);
+    if (section("cost")) {
+        cost(make_stdio, &modes[0], &cost_log, "stdio");
+        http_server hs = start_http(0, cost_log.path);
+        cost(make_http, &hs, &cost_log, "http");
+        stop_http(&hs);
+    }
 
     /* Sequential round trips and throughput, stdio then HTTP, each era. */
     for (int e = 0; e < 2; e++) {
+        if (!section(e ? "modern" : "stdio")) continue;
         char prefix[32];
         snprintf(prefix, sizeof prefix, "stdio%s", e ? ".modern" : "");
         mcp_client *client = stdio_client(modes[e], NULL);
         sequential(client, prefix, e == 0, iterations);
-        cpu_per_call(client, prefix, iterations);
         if (e == 0) throughput(client, "stdio", seconds);
         mcp_client_free(client);
     }
-    for (int e = 0; e < 2; e++) {
+    for (int e = 0; e < 2 && section("http"); e++) {
         char prefix[32];
         snprintf(prefix, sizeof prefix, "http.%s", eras[e]);
         http_server s = start_http(e, NULL);
         mcp_client *client = http_client(&s, modes[e]);
         sequential(client, prefix, e == 0, iterations);
-        cpu_per_call(client, prefix, iterations);
         throughput(client, prefix, seconds);
         mcp_client_free(client);
         stop_http(&s);
     }
 
     /* Cancellation: stdio (the notice) in each era, modern HTTP (the stream closes). */
-    for (int e = 0; e < 2; e++) {
+    for (int e = 0; e < 2 && section("cancel"); e++) {
         server_log log;
         log_open(&log);
         mcp_client *client = stdio_client(modes[e], log.path);
@@ -463,7 +467,7 @@ int main(int argc, char **argv) {
         mcp_client_free(client);
         unlink(log.path);
     }
-    {
+    if (section("cancel")) {
         server_log log;
         log_open(&log);
         http_server s = start_http(1, log.path);
@@ -476,9 +480,11 @@ int main(int argc, char **argv) {
 
     /* Connect time: stdio includes starting the server process. */
     int rounds = iterations < 50 ? iterations : 50;
-    connect_time("stdio.legacy.connect", NULL, MCP_CONNECT_MODE_LEGACY, rounds);
-    connect_time("stdio.modern.connect", NULL, MCP_CONNECT_MODE_MODERN, rounds);
-    for (int e = 0; e < 2; e++) {
+    if (section("connect")) {
+        connect_time("stdio.legacy.connect", NULL, MCP_CONNECT_MODE_LEGACY, rounds);
+        connect_time("stdio.modern.connect", NULL, MCP_CONNECT_MODE_MODERN, rounds);
+    }
+    for (int e = 0; e < 2 && section("connect"); e++) {
         http_server s = start_http(e, NULL);
         char name[64];
         snprintf(name, sizeof name, "http.%s.connect", eras[e]);

@@ -57,21 +57,52 @@ static double percentile(double *sorted, int n, double p) {
     return sorted[(int)((n - 1) * p + 0.5)];
 }
 
-/* One latency case: microseconds per sample, and the CPU time the samples took in total. A
- * negative cpu means "not measured". */
-static void report(const char *impl, const char *name, double *samples, int n, double cpu) {
+/* What the client process spent over a stretch of calls: CPU and context switches. */
+typedef struct {
+    double cpu;
+    long switches;
+} usage_mark;
+
+static usage_mark usage_now(void) { return (usage_mark){cpu_seconds(), context_switches()}; }
+
+/* Appends " cpu=US csw=N" per call since `since` (both for the whole process). */
+static void print_usage_per_call(usage_mark since, long calls) {
+    usage_mark now = usage_now();
+    printf(" cpu=%.2f csw=%.2f", (now.cpu - since.cpu) * 1e6 / calls,
+           (double)(now.switches - since.switches) / calls);
+}
+
+/* One latency case: microseconds per sample, then CPU and context switches per sample since
+ * `since` (a NULL since: not measured). */
+static void report(const char *impl, const char *name, double *samples, int n,
+                   const usage_mark *since) {
+    usage_mark mark = since ? *since : (usage_mark){0, 0};
+    if (since) {
+        /* Taken before sorting, so the sort is not charged to the calls. */
+        usage_mark now = usage_now();
+        mark.cpu = now.cpu - mark.cpu;
+        mark.switches = now.switches - mark.switches;
+    }
     qsort(samples, (size_t)n, sizeof *samples, compare_doubles);
     printf("impl=%s case=%s p50=%.1f p99=%.1f max=%.1f", impl, name,
            percentile(samples, n, 0.5), percentile(samples, n, 0.99), samples[n - 1]);
-    if (cpu >= 0) printf(" cpu=%.1f", cpu * 1e6 / n);
+    if (since) printf(" cpu=%.2f csw=%.2f", mark.cpu * 1e6 / n, (double)mark.switches / n);
     printf("\n");
     fflush(stdout);
 }
 
-static void report_rate(const char *impl, const char *name, double per_second) {
-    printf("impl=%s case=%s rate=%.0f\n", impl, name, per_second);
+/* One throughput case: calls per second, and CPU and context switches per call since `since`. */
+static void report_rate(const char *impl, const char *name, long calls, double seconds,
+                        usage_mark since) {
+    printf("impl=%s case=%s rate=%.0f", impl, name, calls / seconds);
+    print_usage_per_call(since, calls);
+    printf("\n");
     fflush(stdout);
 }
+
+/* The numbers of calls in flight every throughput case is run with. */
+static const int in_flight_counts[] = {1, 8, 16};
+enum { IN_FLIGHT_CASES = 3, MAX_IN_FLIGHT = 16 };
 
 /* Runs argv with pipes to its stdin and from its stdout; stderr is inherited. */
 static pid_t spawn(char *const argv[], int *to_child, int *from_child) {

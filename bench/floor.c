@@ -4,8 +4,11 @@
  * routing and no threads of its own, so what it measures is the pipe (or the socket) and the
  * server.
  *
- *   floor stdio SERVER ITERATIONS SECONDS   sequential ping and echo, then 1/4/16 in flight
+ *   floor stdio SERVER ITERATIONS SECONDS   sequential ping and echo, then 1/8/16 in flight
  *   floor http  SERVER ITERATIONS SECONDS   the same over kept-alive HTTP/1.1 connections
+ *
+ * SERVER is the project's test server or bench/echo_server.c (stdio only); run.sh tags the
+ * output with which.
  *
  * Output: `key=value` lines, as bench.c prints them, read by bench/table.py.
  */
@@ -91,35 +94,44 @@ static void floor_stdio(const char *server, int iterations, double seconds) {
             write_all(to_server, lines[c], len);
             read_line(r);
         }
-        double cpu = cpu_seconds();
+        usage_mark since = usage_now();
         for (int i = 0; i < iterations; i++) {
             double t0 = now_us();
             write_all(to_server, lines[c], len);
             read_line(r);
             samples[i] = now_us() - t0;
         }
-        report("floor", cases[c], samples, iterations, cpu_seconds() - cpu);
+        report("floor", cases[c], samples, iterations, &since);
         free(samples);
     }
 
-    /* In flight: keep `window` requests written ahead, writing one more per reply. */
-    int windows[] = {1, 4, 16};
+    /* In flight: keep `window` requests written ahead (pipelined on the one pipe): each
+     * read() takes every reply that has arrived, and one write() sends as many new requests. */
     size_t len = strlen(echo_line);
-    for (int w = 0; w < 3; w++) {
+    char *batch = malloc(len * MAX_IN_FLIGHT);
+    for (int i = 0; i < MAX_IN_FLIGHT; i++) memcpy(batch + i * len, echo_line, len);
+    for (int w = 0; w < IN_FLIGHT_CASES; w++) {
+        int window = in_flight_counts[w];
         long calls = 0;
+        usage_mark since = usage_now();
         double start = now_us(), end = start + seconds * 1e6;
-        for (int i = 0; i < windows[w]; i++) write_all(to_server, echo_line, len);
-        while (now_us() < end) {
+        write_all(to_server, batch, len * (size_t)window);
+        int outstanding = window;
+        while (outstanding > 0) {
             read_line(r);
             calls++;
-            write_all(to_server, echo_line, len);
+            outstanding--;
+            /* Refill once every reply already read is taken (the buffer holds no full line). */
+            if (!memchr(r->buf + r->start, '\n', r->end - r->start) && now_us() < end) {
+                write_all(to_server, batch, len * (size_t)(window - outstanding));
+                outstanding = window;
+            }
         }
-        for (int i = 0; i < windows[w]; i++) read_line(r);
-        calls += windows[w];
         char name[32];
-        snprintf(name, sizeof name, "stdio.tput%d", windows[w]);
-        report_rate("floor", name, calls / ((now_us() - start) / 1e6));
+        snprintf(name, sizeof name, "stdio.tput%d", window);
+        report_rate("floor", name, calls, (now_us() - start) / 1e6, since);
     }
+    free(batch);
     close(to_server);
     waitpid(pid, NULL, 0);
 }
@@ -223,34 +235,35 @@ static void floor_http(const char *server, int iterations, double seconds) {
         double *samples = malloc(sizeof(double) * (size_t)iterations);
         for (int i = 0; i < warmup(iterations); i++)
             http_exchange(r, port, session, lines[c], NULL);
-        double cpu = cpu_seconds();
+        usage_mark since = usage_now();
         for (int i = 0; i < iterations; i++) {
             double t0 = now_us();
             http_exchange(r, port, session, lines[c], NULL);
             samples[i] = now_us() - t0;
         }
-        report("floor", cases[c], samples, iterations, cpu_seconds() - cpu);
+        report("floor", cases[c], samples, iterations, &since);
         free(samples);
     }
     close(r->fd);
 
-    int threads[] = {1, 4, 16};
-    for (int t = 0; t < 3; t++) {
-        http_job jobs[16];
-        pthread_t ids[16];
+    for (int t = 0; t < IN_FLIGHT_CASES; t++) {
+        int threads = in_flight_counts[t];
+        http_job jobs[MAX_IN_FLIGHT];
+        pthread_t ids[MAX_IN_FLIGHT];
+        usage_mark since = usage_now();
         double start = now_us();
-        for (int i = 0; i < threads[t]; i++) {
+        for (int i = 0; i < threads; i++) {
             jobs[i] = (http_job){port, session, start + seconds * 1e6, 0};
             pthread_create(&ids[i], NULL, http_worker, &jobs[i]);
         }
         long calls = 0;
-        for (int i = 0; i < threads[t]; i++) {
+        for (int i = 0; i < threads; i++) {
             pthread_join(ids[i], NULL);
             calls += jobs[i].calls;
         }
         char name[32];
-        snprintf(name, sizeof name, "http.legacy.tput%d", threads[t]);
-        report_rate("floor", name, calls / ((now_us() - start) / 1e6));
+        snprintf(name, sizeof name, "http.legacy.tput%d", threads);
+        report_rate("floor", name, calls, (now_us() - start) / 1e6, since);
     }
     close(to_server);
     waitpid(pid, NULL, 0);

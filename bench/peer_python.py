@@ -1,11 +1,15 @@
 """The Python SDK (`mcp` 2.3.0) client doing what bench.c does with mcpc: the same server, the
-same 1 KiB `tools/call echo`, sequential (latency percentiles, CPU per call), then 1, 4 and 16
-calls in flight on one session; over stdio, then over Streamable HTTP (legacy era) to the same
-server started with `--http 0`. Prints `key=value` lines for bench/table.py.
+same 1 KiB `tools/call echo`, sequential (latency percentiles, CPU per call), then 1, 8 and 16
+calls in flight on one session; over stdio, then (unless MCPC_BENCH_STDIO_ONLY=1, for
+bench/echo_server.c) over Streamable HTTP (legacy era) to the same server started with
+`--http 0`. CPU and context switches per call for every case. Prints `key=value` lines for
+bench/table.py.
 
 usage: python peer_python.py SERVER ITERATIONS SECONDS
 """
 
+import os
+import resource
 import subprocess
 import sys
 import time
@@ -16,13 +20,25 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 
-def report(case, samples, cpu):
+def usage():
+    """CPU seconds and context switches (voluntary and not) of this process so far."""
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime + u.ru_stime, u.ru_nvcsw + u.ru_nivcsw
+
+
+def per_call(since, calls):
+    cpu, switches = usage()
+    return f"cpu={(cpu - since[0]) * 1e6 / calls:.2f} csw={(switches - since[1]) / calls:.2f}"
+
+
+def report(case, samples, since):
+    used = per_call(since, len(samples))
     samples.sort()
     n = len(samples)
     pick = lambda p: samples[int((n - 1) * p + 0.5)]
     print(
         f"impl=python case={case} p50={pick(0.5):.1f} p99={pick(0.99):.1f} "
-        f"max={samples[-1]:.1f} cpu={cpu * 1e6 / n:.1f}",
+        f"max={samples[-1]:.1f} {used}",
         flush=True,
     )
 
@@ -39,14 +55,15 @@ async def measure(streams, prefix, iterations, seconds):
                 ("ping", session.send_ping),
             ):
                 samples = []
-                cpu = time.process_time()
+                since = usage()
                 for _ in range(iterations):
                     start = time.perf_counter()
                     await call()
                     samples.append((time.perf_counter() - start) * 1e6)
-                report(f"{prefix}.{case}", samples, time.process_time() - cpu)
+                report(f"{prefix}.{case}", samples, since)
 
-            for inflight in (1, 4, 16):
+            for inflight in (1, 8, 16):
+                since = usage()
                 calls = 0
                 deadline = time.perf_counter() + seconds
                 start = time.perf_counter()
@@ -61,11 +78,17 @@ async def measure(streams, prefix, iterations, seconds):
                     for _ in range(inflight):
                         group.start_soon(caller)
                 rate = calls / (time.perf_counter() - start)
-                print(f"impl=python case={prefix}.tput{inflight} rate={rate:.0f}", flush=True)
+                print(
+                    f"impl=python case={prefix}.tput{inflight} rate={rate:.0f} "
+                    f"{per_call(since, max(calls, 1))}",
+                    flush=True,
+                )
 
 
 async def main(server, iterations, seconds):
     await measure(stdio_client(StdioServerParameters(command=server)), "stdio", iterations, seconds)
+    if os.environ.get("MCPC_BENCH_STDIO_ONLY") == "1":
+        return
     # The HTTP server prints "listening on URL" first and exits when its stdin closes. At most
     # 300 sequential calls here: this client can take tens of milliseconds per call over HTTP.
     http = subprocess.Popen([server, "--http", "0"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)

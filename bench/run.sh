@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Builds mcpc, the test server, the C harness (bench.c), the floor (floor.c) and the peer drivers,
-# runs every case against the project's test server, and prints one table with ratios.
+# Builds mcpc, the test server, the minimal C echo server (echo_server.c), the C harness
+# (bench.c), the floor (floor.c) and the peer drivers; runs every case against both servers,
+# unpinned and pinned to one core (taskset -c 0: client and server share it, so every context
+# switch is paid), in MCPC_BENCH_ROUNDS (3) interleaved rounds; prints the tables with the median
+# of the rounds (bench/table.py), the targets of issue 16 and their status.
 #
-#   bash bench/run.sh            the full run (a few minutes on 2 cores), peers included
-#   bash bench/run.sh --smoke    a few iterations per case and no peers: proves it still builds
+#   bash bench/run.sh            the full run (about 15 minutes on 2 cores), peers included
+#   bash bench/run.sh --smoke    a few iterations, one round, no peers: proves it still builds
 #                                and runs (scripts/test.sh calls this); its figures mean nothing
+#   bash bench/run.sh > tables.md   the tables of docs/benchmarks.md, to paste over its run section
 #
 # Exits non-zero when a case fails to run, never because a figure is slow. A peer that cannot be
 # installed is reported in the table as not run (MCPC_BENCH_REQUIRE_PEERS=1 makes that fatal).
@@ -13,16 +17,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-out="$root/.cache/bench"
+out="${MCPC_BENCH_OUT:-$root/.cache/bench}" # MCPC_BENCH_OUT: another place for it all
 mkdir -p "$out"
 
 smoke=0
 [ "${1:-}" = "--smoke" ] && smoke=1
 if [ $smoke = 1 ]; then
-  iterations=20 seconds=0.05 cancels=5
+  iterations=20 seconds=0.05 cancels=5 rounds=1
 else
   iterations=${MCPC_BENCH_ITERATIONS:-3000} seconds=${MCPC_BENCH_SECONDS:-1.5}
-  cancels=${MCPC_BENCH_CANCELS:-1000}
+  cancels=${MCPC_BENCH_CANCELS:-1000} rounds=${MCPC_BENCH_ROUNDS:-3}
 fi
 
 echo "== building mcpc and the test server (release)" >&2
@@ -36,17 +40,16 @@ cflags=(-O2 -g -Wall -Wextra -Werror -std=c11)
 cc "${cflags[@]}" -I include -o "$out/bench" bench/bench.c "$target/release/libmcpc.a" \
   -lpthread -ldl -lm
 cc "${cflags[@]}" -o "$out/floor" bench/floor.c -lpthread
+cc "${cflags[@]}" -o "$out/echo_server" bench/echo_server.c
+echo_server="$out/echo_server"
 
 results="$out/results.txt"
 : >"$results"
+tag="" # appended to every result line: which server, mode and round it came from
 run() { # run a case; its output goes to the results
-  echo "== $*" >&2
-  "$@" | tee -a "$results" >&2
+  echo "== $tag: $*" >&2
+  "${pin[@]}" "$@" | sed "s/\$/ $tag/" | tee -a "$results" >&2
 }
-
-run "$out/floor" stdio "$server" "$iterations" "$seconds"
-run "$out/floor" http "$server" "$iterations" "$seconds"
-run "$out/bench" "$server" "$iterations" "$seconds" "$cancels"
 
 peer_missing() { # impl, why
   echo "impl=$1 error=$2" >>"$results"
@@ -55,34 +58,74 @@ peer_missing() { # impl, why
   return 0
 }
 
-if [ $smoke = 0 ]; then
+modes=(unpinned pinned)
+if ! command -v taskset >/dev/null; then
+  echo "mode=pinned error=taskset is not installed" >>"$results"
+  echo "warning: no taskset: the pinned mode is not run" >&2
+  modes=(unpinned)
+fi
+
+rmcp="" ts="" python=""
+peers=" ${MCPC_BENCH_PEERS-rmcp ts python} " # which peers run (a quick run may name fewer)
+[ $smoke = 1 ] && peers=""
+if [[ $peers == *" rmcp "* ]]; then
   # rmcp: a driver crate of its own, never part of the mcpc workspace or package.
   echo "== building the rmcp driver" >&2
   if CARGO_TARGET_DIR="$out/rmcp-target" cargo build --release --quiet \
     --manifest-path bench/rmcp-driver/Cargo.toml; then
-    run "$out/rmcp-target/release/mcpc-bench-rmcp" "$server" "$iterations" "$seconds"
+    rmcp="$out/rmcp-target/release/mcpc-bench-rmcp"
   else
     peer_missing rmcp "the driver crate did not build"
   fi
-
+fi
+if [[ $peers == *" ts "* ]]; then
   echo "== installing the TypeScript SDK" >&2
   sdk="$out/node/node_modules/@modelcontextprotocol/sdk/package.json"
   if [ -f "$sdk" ] || { command -v npm >/dev/null && mkdir -p "$out/node" \
     && (cd "$out/node" && { [ -f package.json ] || npm init -y >/dev/null; } \
       && npm install --silent --no-audit --no-fund "@modelcontextprotocol/sdk@1.32.2" >/dev/null); }; then
     cp bench/peer_ts.mjs "$out/node/"
-    run node "$out/node/peer_ts.mjs" "$server" "$iterations" "$seconds"
+    ts="$out/node/peer_ts.mjs"
   else
     peer_missing ts "npm could not install @modelcontextprotocol/sdk"
   fi
-
+fi
+if [[ $peers == *" python "* ]]; then
   echo "== installing Python mcp 2.3.0" >&2
   if bash scripts/install-peers.sh >&2; then
-    run "$root/.cache/peers/venv/bin/python" bench/peer_python.py "$server" "$iterations" "$seconds"
+    python="$root/.cache/peers/venv/bin/python"
   else
     peer_missing python "scripts/install-peers.sh failed"
   fi
 fi
+
+# Rounds interleave every client and both modes, so that a slow stretch of the machine hits
+# them alike; the table takes each figure's median over the rounds. Cancellation, cost and
+# connect (each already a distribution of many samples) run in the first round only.
+for round in $(seq 1 "$rounds"); do
+  for mode in "${modes[@]}"; do
+    pin=()
+    [ "$mode" = pinned ] && pin=(taskset -c 0)
+    sections=stdio,modern,http
+    [ "$round" = 1 ] && sections=stdio,modern,http,cancel,cost,connect
+
+    tag="server=test mode=$mode round=$round"
+    run "$out/floor" stdio "$server" "$iterations" "$seconds"
+    run "$out/floor" http "$server" "$iterations" "$seconds"
+    MCPC_BENCH_SECTIONS=$sections run "$out/bench" "$server" "$iterations" "$seconds" "$cancels"
+    [ -z "$rmcp" ] || run "$rmcp" "$server" "$iterations" "$seconds"
+    [ -z "$ts" ] || run node "$ts" "$server" "$iterations" "$seconds"
+    [ -z "$python" ] || run "$python" bench/peer_python.py "$server" "$iterations" "$seconds"
+
+    tag="server=echo mode=$mode round=$round"
+    run "$out/floor" stdio "$echo_server" "$iterations" "$seconds"
+    MCPC_BENCH_SECTIONS=stdio run "$out/bench" "$echo_server" "$iterations" "$seconds" "$cancels"
+    [ -z "$rmcp" ] || run "$rmcp" "$echo_server" "$iterations" "$seconds"
+    [ -z "$ts" ] || MCPC_BENCH_STDIO_ONLY=1 run node "$ts" "$echo_server" "$iterations" "$seconds"
+    [ -z "$python" ] || MCPC_BENCH_STDIO_ONLY=1 \
+      run "$python" bench/peer_python.py "$echo_server" "$iterations" "$seconds"
+  done
+done
 
 echo >&2
 python3 bench/table.py "$results"

@@ -1,29 +1,45 @@
-"""Turns the `key=value` lines of bench, floor and the peer drivers into one Markdown table.
+"""Turns the `key=value` lines of bench, floor and the peer drivers into the Markdown tables of
+docs/benchmarks.md, with the targets of issue 16 and their status.
 
 usage: python3 table.py RESULTS_FILE
 
-A line `impl=NAME error=TEXT` says a peer could not be installed or run; its column then shows
-why. Ratios are mcpc over the floor (or over a peer) from the same run.
+Every line carries `server=` (test: the project's test server; echo: bench/echo_server.c),
+`mode=` (unpinned, or pinned to one core) and `round=`; each figure shown is the median over
+the rounds. A line `impl=NAME error=TEXT` says a peer could not be installed or run; its column
+then shows why. Ratios are mcpc over the floor (or over a peer) against the same server, in the
+same mode.
 """
 
+import statistics
 import sys
 
 PEERS = ["rmcp", "ts", "python"]
-PEER_NAMES = {"rmcp": "rmcp (Rust)", "ts": "TypeScript SDK", "python": "Python mcp 2.3.0"}
+NAMES = {"mcpc": "mcpc", "floor": "floor", "rmcp": "rmcp (Rust)", "ts": "TypeScript SDK",
+         "python": "Python mcp 2.3.0"}
+SERVERS = {"echo": "minimal", "test": "test server"}
+MODES = {"pinned": "Pinned: client and server on one core (taskset -c 0)",
+         "unpinned": "Unpinned: both cores"}
 
 
 def load(path):
-    results, errors = {}, {}
+    rounds, errors = {}, {}
     for line in open(path):
         fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
+        if "error" in fields:
+            errors[fields.get("impl") or fields.get("mode")] = line.split("error=", 1)[1].strip()
+            continue
         if "impl" not in fields:
             continue
-        if "error" in fields:
-            errors[fields["impl"]] = line.split("error=", 1)[1].strip()
-            continue
-        results.setdefault((fields["impl"], fields["case"]), {}).update(
-            {k: float(v) for k, v in fields.items() if k not in ("impl", "case")}
-        )
+        key = (fields["impl"], fields["case"], fields.get("server", "test"),
+               fields.get("mode", "unpinned"))
+        values = {k: float(v) for k, v in fields.items()
+                  if k not in ("impl", "case", "server", "mode", "round")}
+        rounds.setdefault(key, {}).setdefault(fields.get("round", "1"), {}).update(values)
+    results = {}
+    for key, by_round in rounds.items():
+        names = {name for values in by_round.values() for name in values}
+        results[key] = {name: statistics.median([v[name] for v in by_round.values() if name in v])
+                        for name in names}
     return results, errors
 
 
@@ -39,100 +55,203 @@ def ratio(a, b):
     return f"{a / b:.2f}x" if a is not None and b else "-"
 
 
+class Tables:
+    def __init__(self, results, errors):
+        self.results, self.errors, self.out = results, errors, []
+
+    def get(self, impl, case, server, mode, key):
+        return self.results.get((impl, case, server, mode), {}).get(key)
+
+    def triple(self, impl, case, server, mode, first="p50"):
+        """`first / CPU / csw` per call, or why the peer did not run."""
+        if impl in self.errors:
+            return f"not run: {self.errors[impl]}"
+        value = self.get(impl, case, server, mode, first)
+        if value is None:
+            return "-"
+        return (f"{fmt(value)} / {fmt(self.get(impl, case, server, mode, 'cpu'), 1)} / "
+                f"{fmt(self.get(impl, case, server, mode, 'csw'), 2)}")
+
+    def emit(self, line=""):
+        self.out.append(line)
+
+    def sequential(self, mode):
+        self.emit("#### Sequential round trip (p50 us / client CPU us per call / client context "
+                  "switches per call; mcpc p99 apart)\n")
+        self.emit("| case | server | mcpc | p99 | floor | mcpc/floor p50 | CPU | "
+                  + " | ".join(NAMES[p] for p in PEERS) + " |")
+        self.emit("|---" * (7 + len(PEERS)) + "|")
+        rows = [("stdio ping", "stdio.ping", "stdio.ping", "echo"),
+                ("stdio ping", "stdio.ping", "stdio.ping", "test"),
+                ("stdio echo 1 KiB", "stdio.echo", "stdio.echo", "echo"),
+                ("stdio echo 1 KiB", "stdio.echo", "stdio.echo", "test"),
+                ("stdio echo 1 KiB, modern era", "stdio.modern.echo", "stdio.echo", "test"),
+                ("HTTP ping (legacy)", "http.legacy.ping", "http.legacy.ping", "test"),
+                ("HTTP echo 1 KiB (legacy)", "http.legacy.echo", "http.legacy.echo", "test"),
+                ("HTTP echo 1 KiB (modern)", "http.modern.echo", "http.legacy.echo", "test")]
+        for label, case, floor_case, server in rows:
+            g = lambda impl, c, key: self.get(impl, c, server, mode, key)
+            peers = [self.triple(p, case, server, mode) for p in PEERS]
+            self.emit(f"| {label} | {SERVERS[server]} | {self.triple('mcpc', case, server, mode)} | "
+                      f"{fmt(g('mcpc', case, 'p99'))} | "
+                      f"{self.triple('floor', floor_case, server, mode)} | "
+                      f"{ratio(g('mcpc', case, 'p50'), g('floor', floor_case, 'p50'))} | "
+                      f"{ratio(g('mcpc', case, 'cpu'), g('floor', floor_case, 'cpu'))} | "
+                      + " | ".join(peers) + " |")
+        self.emit()
+
+    def throughput(self, mode):
+        self.emit("#### Throughput, one client, 1 KiB echo (calls/s / client CPU us per call / "
+                  "client context switches per call)\n")
+        self.emit("| case | server | in flight | mcpc | floor | mcpc/floor | "
+                  + " | ".join(NAMES[p] for p in PEERS) + " | mcpc/rmcp |")
+        self.emit("|---" * (7 + len(PEERS)) + "|")
+        for label, prefix, server in [("stdio", "stdio", "echo"), ("stdio", "stdio", "test"),
+                                      ("HTTP (legacy)", "http.legacy", "test"),
+                                      ("HTTP (modern)", "http.modern", "test")]:
+            for n in (1, 8, 16):
+                case = f"{prefix}.tput{n}"
+                floor_case = case.replace("modern", "legacy")
+                rate = self.get("mcpc", case, server, mode, "rate")
+                floor = self.get("floor", floor_case, server, mode, "rate")
+                rmcp = self.get("rmcp", case, server, mode, "rate")
+                peers = [self.triple(p, case, server, mode, "rate") for p in PEERS]
+                self.emit(f"| {label} | {SERVERS[server]} | {n} | "
+                          f"{self.triple('mcpc', case, server, mode, 'rate')} | "
+                          f"{self.triple('floor', floor_case, server, mode, 'rate')} | "
+                          f"{ratio(rate, floor)} | " + " | ".join(peers)
+                          + f" | {ratio(rate, rmcp)} |")
+        self.emit()
+
+    def first_round_tables(self, modes):
+        self.emit("### Cancellation (us, from the moment mcp_cancellation_cancel is called; "
+                  "test server)\n")
+        self.emit("| mode | transport | cancel returns p50 / p99 | caller returns p50 / p99 "
+                  "| server hears of it p50 / p99 | rounds the server never saw |")
+        self.emit("|---|---|---|---|---|---|")
+        for mode in modes:
+            for label, prefix in [("stdio (notice)", "stdio"),
+                                  ("stdio, modern era (notice)", "stdio.modern"),
+                                  ("HTTP modern (stream closed)", "http.modern")]:
+                cells = []
+                for what in ("cancel_return", "cancel_to_caller", "cancel_to_server"):
+                    case = f"{prefix}.{what}"
+                    digits = 1 if what == "cancel_return" else 0
+                    cells.append(f"{fmt(self.get('mcpc', case, 'test', mode, 'p50'), digits)} / "
+                                 f"{fmt(self.get('mcpc', case, 'test', mode, 'p99'), digits)}")
+                case = f"{prefix}.cancel_unseen"
+                cells.append(f"{fmt(self.get('mcpc', case, 'test', mode, 'count'))} of "
+                             f"{fmt(self.get('mcpc', case, 'test', mode, 'of'))}")
+                self.emit(f"| {mode} | {label} | " + " | ".join(cells) + " |")
+
+        self.emit("\n### Cost (test server)\n")
+        self.emit("| mode | transport | idle client: added RSS (KiB) | threads "
+                  "| per call in flight: RSS (KiB) | threads |")
+        self.emit("|---|---|---|---|---|---|")
+        for mode in modes:
+            for label, prefix in [("stdio", "stdio"), ("HTTP (legacy)", "http")]:
+                g = lambda case, key: self.get("mcpc", case, "test", mode, key)
+                idle, busy = f"{prefix}.idle", f"{prefix}.inflight"
+                self.emit(f"| {mode} | {label} | {fmt(g(idle, 'rss_kib'))} | "
+                          f"{fmt(g(idle, 'threads'))} | {fmt(g(busy, 'rss_kib'), 1)} | "
+                          f"{fmt(g(busy, 'threads'), 2)} |")
+
+        self.emit("\n### Connect (us; new client to connected, stdio includes starting the "
+                  "server)\n")
+        self.emit("| mode | transport | p50 | p99 |")
+        self.emit("|---|---|---|---|")
+        for mode in modes:
+            for label, case in [("stdio, legacy (initialize)", "stdio.legacy.connect"),
+                                ("stdio, modern (server/discover)", "stdio.modern.connect"),
+                                ("HTTP, legacy", "http.legacy.connect"),
+                                ("HTTP, modern", "http.modern.connect")]:
+                g = lambda key: self.get("mcpc", case, "test", mode, key)
+                self.emit(f"| {mode} | {label} | {fmt(g('p50'))} | {fmt(g('p99'))} |")
+        self.emit()
+
+    def targets(self, modes):
+        """The targets of issue 16, each with its figure and whether it is met."""
+        self.emit("### Against the targets of issue 16\n")
+        self.emit("| target | mode | figure | status |")
+        self.emit("|---|---|---|---|")
+
+        def row(target, mode, figure, met):
+            status = "-" if met is None else ("met" if met else "not met")
+            self.emit(f"| {target} | {mode} | {figure} | {status} |")
+
+        def vs(a, b, limit, at_least=False, what=""):
+            if a is None or not b:
+                return "not measured", None
+            r = a / b
+            return f"{r:.2f}x{what}", (r >= limit if at_least else r <= limit)
+
+        for mode in [m for m in ("pinned", "unpinned") if m in modes]:
+            g = lambda impl, case, key, server="echo": self.get(impl, case, server, mode, key)
+            figure, met = vs(g("mcpc", "stdio.echo", "p50"), g("floor", "stdio.echo", "p50"), 1.3,
+                             what=f" ({fmt(g('mcpc', 'stdio.echo', 'p50'))} us against "
+                                  f"{fmt(g('floor', 'stdio.echo', 'p50'))})")
+            row("minimal server: sequential echo p50 <= 1.3x the floor", mode, figure, met)
+            figure, met = vs(g("mcpc", "stdio.echo", "cpu"), g("floor", "stdio.echo", "cpu"), 1.6,
+                             what=f" ({fmt(g('mcpc', 'stdio.echo', 'cpu'), 1)} us against "
+                                  f"{fmt(g('floor', 'stdio.echo', 'cpu'), 1)})")
+            row("minimal server: sequential client CPU <= 1.6x the floor", mode, figure, met)
+            for n in (8, 16):
+                case = f"stdio.tput{n}"
+                figure, met = vs(g("mcpc", case, "rate"), g("rmcp", case, "rate"), 1.5, True,
+                                 what=f" ({fmt(g('mcpc', case, 'rate'))} against "
+                                      f"{fmt(g('rmcp', case, 'rate'))} calls/s)")
+                row(f"minimal server: {n} in flight, {n} host threads, >= 1.5x rmcp", mode,
+                    figure, met)
+            for n in (8, 16):
+                case = f"stdio.completion.tput{n}"
+                figure, met = vs(g("mcpc", case, "rate"), g("floor", f"stdio.tput{n}", "rate"),
+                                 0.5, True)
+                row(f"minimal server: completion API, one thread, {n} in flight, >= 0.5x the "
+                    "floor's pipelined throughput", mode, figure, met)
+            for era in ("legacy", "modern"):
+                case = f"http.{era}.echo"
+                h = lambda impl, c, key: self.get(impl, c, "test", mode, key)
+                figure, met = vs(h("mcpc", case, "p50"), h("floor", "http.legacy.echo", "p50"),
+                                 1.5, what=f" ({fmt(h('mcpc', case, 'p50'))} us against "
+                                           f"{fmt(h('floor', 'http.legacy.echo', 'p50'))})")
+                row(f"HTTP ({era}): sequential p50 <= 1.5x the kept-alive floor", mode, figure,
+                    met)
+                figure, met = vs(h("mcpc", case, "cpu"), h("floor", "http.legacy.echo", "cpu"), 3,
+                                 what=f" ({fmt(h('mcpc', case, 'cpu'), 1)} us against "
+                                      f"{fmt(h('floor', 'http.legacy.echo', 'cpu'), 1)})")
+                row(f"HTTP ({era}): client CPU <= 3x the floor", mode, figure, met)
+            t = lambda case, key: self.get("mcpc", case, "test", mode, key)
+            p50s = [t(f"{p}.cancel_return", "p50") for p in ("stdio", "stdio.modern", "http.modern")]
+            p50s = [v for v in p50s if v is not None]
+            row("cancel returns < 5 us p50", mode,
+                " / ".join(fmt(v, 1) for v in p50s) + " us" if p50s else "not measured",
+                all(v < 5 for v in p50s) if p50s else None)
+            p99s = [t(f"{p}.cancel_to_caller", "p99") for p in ("stdio", "stdio.modern",
+                                                                 "http.modern")]
+            p99s = [v for v in p99s if v is not None]
+            row("the caller returns < 100 us p99 after cancel", mode,
+                " / ".join(fmt(v) for v in p99s) + " us" if p99s else "not measured",
+                all(v < 100 for v in p99s) if p99s else None)
+            rss, threads = t("stdio.idle", "rss_kib"), t("stdio.idle", "threads")
+            row("idle stdio client <= 3 threads and < 3 MiB", mode,
+                f"{fmt(threads)} threads, {fmt(rss)} KiB" if rss is not None else "not measured",
+                (threads <= 3 and rss < 3072) if rss is not None else None)
+        self.emit()
+
+
 def main():
     results, errors = load(sys.argv[1])
-    get = lambda impl, case, key: results.get((impl, case), {}).get(key)
-    peer_cell = lambda impl, value: f"not run: {errors[impl]}" if impl in errors else value
-    out = []
-
-    out.append("### Sequential round trip (us; mcpc p50 / p99 / max, others p50)\n")
-    out.append("| case | mcpc p50 | p99 | max | first call | floor p50 | mcpc/floor | "
-               + " | ".join(f"{PEER_NAMES[p]} p50" for p in PEERS) + " |")
-    out.append("|---" * (7 + len(PEERS)) + "|")
-    rows = [
-        ("stdio ping", "stdio.ping", "stdio.ping"),
-        ("stdio echo 1 KiB", "stdio.echo", "stdio.echo"),
-        ("stdio echo 1 KiB, modern era", "stdio.modern.echo", "stdio.echo"),
-        ("HTTP ping (legacy)", "http.legacy.ping", "http.legacy.ping"),
-        ("HTTP echo 1 KiB (legacy)", "http.legacy.echo", "http.legacy.echo"),
-        ("HTTP echo 1 KiB (modern)", "http.modern.echo", "http.legacy.echo"),
-    ]
-    for label, case, floor_case in rows:
-        p50 = get("mcpc", case, "p50")
-        floor = get("floor", floor_case, "p50")
-        peers = [peer_cell(p, fmt(get(p, case, "p50"))) for p in PEERS]
-        out.append(f"| {label} | {fmt(p50)} | {fmt(get('mcpc', case, 'p99'))} | "
-                   f"{fmt(get('mcpc', case, 'max'))} | {fmt(get('mcpc', case, 'first'))} | "
-                   f"{fmt(floor)} | {ratio(p50, floor)} | "
-                   + " | ".join(peers) + " |")
-
-    out.append("\n### Client CPU per sequential echo call (us, user + system, whole process)\n")
-    out.append("| transport | mcpc | floor | mcpc/floor | "
-               + " | ".join(PEER_NAMES[p] for p in PEERS) + " |")
-    out.append("|---" * (4 + len(PEERS)) + "|")
-    for label, case, floor_case in [("stdio", "stdio.echo", "stdio.echo"),
-                                    ("stdio, modern era", "stdio.modern.echo", "stdio.echo"),
-                                    ("HTTP (legacy)", "http.legacy.echo", "http.legacy.echo"),
-                                    ("HTTP (modern)", "http.modern.echo", "http.legacy.echo")]:
-        cpu = get("mcpc", case, "cpu")
-        floor = get("floor", floor_case, "cpu")
-        peers = [peer_cell(p, fmt(get(p, case, "cpu"))) for p in PEERS]
-        out.append(f"| {label} | {fmt(cpu)} | {fmt(floor)} | {ratio(cpu, floor)} | "
-                   + " | ".join(peers) + " |")
-
-    out.append("\n### Throughput, one client (calls/s; 1 KiB echo)\n")
-    out.append("| case | in flight | mcpc | floor | mcpc/floor | "
-               + " | ".join(PEER_NAMES[p] for p in PEERS) + " | mcpc/rmcp |")
-    out.append("|---" * (6 + len(PEERS)) + "|")
-    for label, prefix in [("stdio", "stdio"), ("HTTP (legacy)", "http.legacy"),
-                          ("HTTP (modern)", "http.modern")]:
-        for n in (1, 4, 16):
-            case = f"{prefix}.tput{n}"
-            floor_case = case.replace("modern", "legacy")
-            rate = get("mcpc", case, "rate")
-            floor = get("floor", floor_case, "rate")
-            peers = [peer_cell(p, fmt(get(p, case, "rate"))) for p in PEERS]
-            out.append(f"| {label} | {n} | {fmt(rate)} | {fmt(floor)} | {ratio(rate, floor)} | "
-                       + " | ".join(peers) + f" | {ratio(rate, get('rmcp', case, 'rate'))} |")
-
-    out.append("\n### Cancellation (us, from the moment mcp_cancellation_cancel is called)\n")
-    out.append("| transport | cancel returns p50 / p99 | caller returns p50 / p99 "
-               "| server hears of it p50 / p99 | rounds the server never saw |")
-    out.append("|---|---|---|---|---|")
-    for label, prefix in [("stdio (notice)", "stdio"), ("stdio, modern era (notice)", "stdio.modern"),
-                          ("HTTP modern (stream closed)", "http.modern")]:
-        cells = []
-        for what in ("cancel_return", "cancel_to_caller", "cancel_to_server"):
-            case = f"{prefix}.{what}"
-            digits = 1 if what == "cancel_return" else 0
-            cells.append(f"{fmt(get('mcpc', case, 'p50'), digits)} / "
-                         f"{fmt(get('mcpc', case, 'p99'), digits)}")
-        unseen = results.get(("mcpc", f"{prefix}.cancel_unseen"), {})
-        cells.append(f"{fmt(unseen.get('count'))} of {fmt(unseen.get('of'))}")
-        out.append(f"| {label} | " + " | ".join(cells) + " |")
-
-    out.append("\n### Cost\n")
-    out.append("| transport | idle client: added RSS (KiB) | threads | per call in flight: RSS (KiB) "
-               "| threads |")
-    out.append("|---|---|---|---|---|")
-    for label, prefix in [("stdio", "stdio"), ("HTTP (legacy)", "http")]:
-        idle, busy = f"{prefix}.idle", f"{prefix}.inflight"
-        out.append(f"| {label} | {fmt(get('mcpc', idle, 'rss_kib'))} | "
-                   f"{fmt(get('mcpc', idle, 'threads'))} | {fmt(get('mcpc', busy, 'rss_kib'), 1)} | "
-                   f"{fmt(get('mcpc', busy, 'threads'), 2)} |")
-
-    out.append("\n### Connect (us; new client to connected, stdio includes starting the server)\n")
-    out.append("| transport | p50 | p99 |")
-    out.append("|---|---|---|")
-    for label, case in [("stdio, legacy (initialize)", "stdio.legacy.connect"),
-                        ("stdio, modern (server/discover)", "stdio.modern.connect"),
-                        ("HTTP, legacy", "http.legacy.connect"),
-                        ("HTTP, modern", "http.modern.connect")]:
-        out.append(f"| {label} | {fmt(get('mcpc', case, 'p50'))} | {fmt(get('mcpc', case, 'p99'))} |")
-
+    modes = [m for m in ("pinned", "unpinned") if any(k[3] == m for k in results)]
+    t = Tables(results, errors)
+    t.targets(modes)
+    for mode in modes:
+        t.emit(f"### {MODES[mode]}\n")
+        t.sequential(mode)
+        t.throughput(mode)
+    t.first_round_tables(modes)
     for impl, why in errors.items():
-        out.append(f"\n{PEER_NAMES.get(impl, impl)}: not run: {why}")
-    print("\n".join(out))
+        t.emit(f"{NAMES.get(impl, impl)}: not run: {why}")
+    print("\n".join(t.out))
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 //! What a client costs in threads: an idle stdio client has three (the stdout reader, the
 //! stderr reader and the dispatcher of cancel notices); the callback thread starts with the
 //! first callback; close ends them all, also when a process the server started still holds its
-//! pipes. Sequential HTTP calls reuse one worker thread. In a test binary of their own, so that
+//! pipes. Sequential HTTP calls reuse one worker thread, and a blocking HTTP call runs its
+//! exchange on the caller's thread (calls in flight add no thread). In a test binary of their own, so that
 //! no other test's threads come and go while they count; the tests take turns (`SERIAL`).
 
 mod common;
 
-use common::http_server::HttpServer;
+use common::http_server::{http_requests, posts_of, HttpServer};
 use common::*;
 use mcpc::handlers::{Callbacks, Progress};
 use mcpc::{Client, ClientOptions, ConnectMode, RequestOptions};
@@ -133,6 +134,65 @@ fn sequential_http_calls_reuse_one_worker_thread() {
         threads_named("mcpc-http").is_empty(),
         "close ends idle workers"
     );
+}
+
+/// Eight blocking HTTP calls in flight: each caller runs its own exchange on its own thread,
+/// so no worker thread is started for them (a worker per exchange in flight would add eight);
+/// a cancel still aborts each at once.
+#[test]
+fn blocking_http_calls_in_flight_run_on_their_callers_threads() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for mode in [ConnectMode::Legacy, ConnectMode::Modern] {
+        let server = HttpServer::start(
+            "threads_http_caller",
+            if mode == ConnectMode::Modern {
+                &["--modern"]
+            } else {
+                &[]
+            },
+        );
+        let mut config = server.config();
+        config.listen = false;
+        let options = ClientOptions {
+            mode,
+            ..ClientOptions::default()
+        };
+        let client = Arc::new(Client::http(config, options));
+        client.connect().unwrap();
+        client.ping(&RequestOptions::default()).ok();
+        let before = threads_named("mcpc-http").len();
+
+        let token = mcpc::CancellationToken::new();
+        let callers: Vec<_> = (0..8)
+            .map(|_| {
+                let (client, token) = (client.clone(), token.clone());
+                std::thread::spawn(move || {
+                    let opts = RequestOptions::with_cancellation(&token);
+                    client.call_tool("slow", Some(json!({ "ms": 60_000 })), &opts)
+                })
+            })
+            .collect();
+        let lines =
+            server.wait_for(|lines| posts_of(&http_requests(lines), "tools/call").len() == 8);
+        assert_eq!(posts_of(&http_requests(&lines), "tools/call").len(), 8);
+        let during = threads_named("mcpc-http").len();
+        assert!(
+            during <= before,
+            "{mode:?}: {during} mcpc-http threads with 8 calls in flight, {before} before"
+        );
+
+        let cancelled_at = Instant::now();
+        token.cancel(Some("done"));
+        for caller in callers {
+            let error = caller.join().unwrap().unwrap_err();
+            assert_eq!(error.status, mcpc::Status::Cancelled, "{mode:?}");
+        }
+        assert!(
+            cancelled_at.elapsed() < Duration::from_secs(5),
+            "{mode:?}: the callers were not freed by the cancel"
+        );
+        client.close();
+    }
 }
 
 /// A server that starts a process in a session of its own (setsid) holding its stdin, stdout

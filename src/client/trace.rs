@@ -240,8 +240,8 @@ impl Transport for TracedTransport {
     fn read_here(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>, alone: bool) -> bool {
         self.inner.read_here(done, deadline, alone)
     }
-    fn reader_waker(&self) -> Option<Waker> {
-        self.inner.reader_waker()
+    fn reader_waker(&self, id: i64) -> Option<Waker> {
+        self.inner.reader_waker(id)
     }
     fn close(&self) {
         self.inner.close()

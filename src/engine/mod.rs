@@ -212,13 +212,14 @@ impl Connection {
         notify: Option<Notify>,
     ) -> Started {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let caller_waits = notify.is_none();
         let wire = match opts.cancel_on_wire {
             true => self.transport.wire_cancel(),
             false => WireCancel::Silent,
         };
         let call = Arc::new(
             Call::new(id, wire, self.router.outbound())
-                .with_reader_waker(self.transport.reader_waker())
+                .with_reader_waker(self.transport.reader_waker(id))
                 .with_notify(notify),
         );
         let mut started = Started {
@@ -281,6 +282,11 @@ impl Connection {
             id,
             frame,
             sent: boundary,
+            // A blocking caller waits in `wait_for` right after (which reads if it can), unless
+            // its deadline may move on progress: then it must stay free to move it (a transport
+            // aborts what it runs for the caller at the deadline it was given). A started call
+            // has no caller waiting: never.
+            caller_reads: caller_waits && !started.opts.reset_timeout_on_progress,
         };
         if let Err(error) = self.transport.send_request(request) {
             call.finish(Outcome::Failed(error));

@@ -74,7 +74,9 @@ impl<T: BlockingTransport> Transport for CustomTransport<T> {
 }
 
 fn round_trip(inner: &dyn BlockingTransport, inbound: &dyn Inbound, request: OutgoingRequest) {
-    let OutgoingRequest { id, frame, sent } = request;
+    let OutgoingRequest {
+        id, frame, sent, ..
+    } = request;
     if !sent.start() {
         // Its call has ended already: the host never sees it.
         sent.never_sent();

@@ -124,6 +124,11 @@ pub struct OutgoingRequest {
     /// The encoded JSON-RPC request, without a trailing newline.
     pub frame: String,
     pub sent: SendBoundary,
+    /// The sending thread waits for the outcome right after `send_request` returns, in
+    /// [`Transport::read_here`] (a blocking call): a transport may leave the request's
+    /// exchange for that thread to run there (HTTP), instead of handing it to a worker. False
+    /// when nobody will call `read_here` for it.
+    pub caller_reads: bool,
 }
 
 pub trait Transport: Send + Sync {
@@ -154,7 +159,9 @@ pub trait Transport: Send + Sync {
     /// or the connection ends, and this returns true. Otherwise it returns false at once (after
     /// making sure someone else reads) and the caller waits to be handed its outcome. While it
     /// reads, a cancel or close reaches it through [`Transport::reader_waker`].
-    /// The default: never (HTTP exchanges already run on worker threads).
+    /// The default: never. HTTP runs the caller's own exchange here (see `http`), whatever
+    /// `alone` says: each exchange has its own connection; it aborts the exchange at
+    /// `deadline`, so it is given only a deadline that will not move (see `caller_reads`).
     fn read_here(
         &self,
         _done: &dyn Fn() -> bool,
@@ -163,8 +170,9 @@ pub trait Transport: Send + Sync {
     ) -> bool {
         false
     }
-    /// Wakes a caller that is reading in `read_here`, so it looks at `done()` again.
-    fn reader_waker(&self) -> Option<Waker> {
+    /// Wakes the caller of call `id` while it reads in `read_here`, so it looks at `done()`
+    /// again (HTTP: by aborting the exchange it runs there).
+    fn reader_waker(&self, _id: i64) -> Option<Waker> {
         None
     }
     /// Ends the connection and releases its resources; after it returns, no thread of the

@@ -1,12 +1,15 @@
 //! Writing lines to the server's stdin without ever blocking a caller on the pipe.
 //!
-//! stdin is non-blocking. A frame is written at once, on the sender's thread, when nothing is
-//! queued ahead of it: a small frame costs one `write()` and no hand-off. What does not fit in
-//! the pipe (a server that reads slowly or not at all, a frame larger than the pipe buffer)
-//! is queued, with the part already written remembered, and the connection's writer thread
-//! (started the first time it is needed) finishes it while `poll` says the pipe has room.
-//! So a caller never waits for the server to read: a cancel, a timeout or a close frees it
-//! at once, and other callers queue their frames instead of waiting for a lock.
+//! stdin is non-blocking. Every frame goes through the queue, and whoever finds nobody writing
+//! becomes the writer: it takes every frame queued (its own and those of callers that arrived
+//! meanwhile), writes them with one `writev()` without holding the lock, and looks again. A
+//! sender that finds a writer at work only queues its frame and returns: frames from concurrent
+//! callers leave in one system call, and nobody waits on a lock held across a write. A lone
+//! sequential caller's frame costs one `write()` and no hand-off. What does not fit in the pipe
+//! (a server that reads slowly or not at all, a frame larger than the pipe buffer) stays queued,
+//! with the part already written remembered, and the connection's writer thread (started the
+//! first time it is needed) finishes it while `poll` says the pipe has room. So a caller never
+//! waits for the server to read: a cancel, a timeout or a close frees it at once.
 //!
 //! Frames never interleave: they leave the queue whole and in order. A frame once started is
 //! always finished (or the connection fails): half a line followed by another frame would
@@ -24,6 +27,9 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::process::ChildStdin;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+
+/// At most this many frames go in one `writev()` (far below any system's IOV_MAX).
+const BATCH: usize = 64;
 
 pub struct StdinWriter {
     state: Mutex<State>,
@@ -48,6 +54,13 @@ struct State {
     failed: Option<String>,
     closing: bool,
     thread_started: bool,
+    /// A sender is writing frames it took off the queue, without the lock: nobody else
+    /// writes meanwhile (the writer thread included), and stdin stays open until it is done.
+    writing: bool,
+    /// The pipe was full when a sender last wrote: the rest is the writer thread's.
+    pipe_full: bool,
+    /// The writing sender's batch, kept between batches so that sending allocates nothing.
+    spare: Vec<Pending>,
 }
 
 struct Pending {
@@ -85,6 +98,9 @@ impl StdinWriter {
                 failed: None,
                 closing: false,
                 thread_started: false,
+                writing: false,
+                pipe_full: false,
+                spare: Vec::new(),
             }),
             progress: Condvar::new(),
             wake: WakePipe::new()?,
@@ -95,46 +111,40 @@ impl StdinWriter {
     }
 
     /// Writes or queues a request line (with its newline) and returns without waiting for the
-    /// server to read it. Its boundary is signalled once the whole line is written.
+    /// server to read it. Its boundary is signalled once the whole line is written; a request
+    /// whose call ended before its turn is claimed by nobody and never written.
     pub fn send_request(
         self: &Arc<Self>,
         id: i64,
         line: Vec<u8>,
         sent: SendBoundary,
     ) -> Result<()> {
-        let mut state = self.lock();
-        // Written now (the queue is empty): claimed now. Queued: claimed when its turn comes.
-        if state.queue.is_empty() && !sent.start() {
-            // Its call has ended already: not a byte goes out.
+        let state = self.lock();
+        if let Some(error) = ended(&state) {
             sent.never_sent();
-            return Ok(());
+            return Err(error);
         }
-        let written = match self.write_now(&mut state, &line) {
-            Ok(written) => written,
-            Err(error) => {
-                // Not sent (or not whole, on a pipe now broken): no boundary, no cancel notice.
-                sent.never_sent();
-                return Err(error);
-            }
-        };
-        if written == line.len() {
-            drop(state);
-            sent.signal();
-            return Ok(());
-        }
-        self.enqueue(state, line, written, Some((id, sent)))
-            .map(|_| ())
+        let (_, mut report) = self.queue_and_write(state, line, Some((id, sent)))?;
+        // Our own frame failing is our caller's error, told here (its boundary is dropped in
+        // the report); only the others' go to the engine.
+        let ours = report.failed.iter().position(|&failed| failed == id);
+        let error = ours.map(|at| {
+            report.failed.swap_remove(at);
+            Error::transport(self.lock().failed.clone().unwrap_or_default())
+        });
+        self.deliver(report);
+        error.map_or(Ok(()), Err)
     }
 
     /// Writes a line (with its newline) that has no send boundary (a notification, an answer),
     /// waiting until it is written or writing ends (close, or a broken pipe).
     pub fn send_frame(self: &Arc<Self>, line: Vec<u8>) -> Result<()> {
-        let mut state = self.lock();
-        let written = self.write_now(&mut state, &line)?;
-        if written == line.len() {
-            return Ok(());
+        let state = self.lock();
+        if let Some(error) = ended(&state) {
+            return Err(error);
         }
-        let number = self.enqueue(state, line, written, None)?;
+        let (number, report) = self.queue_and_write(state, line, None)?;
+        self.deliver(report);
         let mut state = self.lock();
         loop {
             if state.done >= number {
@@ -168,91 +178,144 @@ impl StdinWriter {
                 let _ = thread.join();
             }
         }
-        self.lock().pipe.take();
+        let mut state = self.lock();
+        // A sender still writing uses the descriptor: it is closed once that write returns.
+        while state.writing {
+            state = wait(&self.progress, state);
+        }
+        state.pipe.take();
     }
 
-    /// Writes as much of `line` as the pipe takes now, when nothing is queued ahead of it.
-    /// Returns how much was written (0 when it must wait its turn).
-    fn write_now(&self, state: &mut State, line: &[u8]) -> Result<usize> {
-        if let Some(error) = ended(state) {
-            return Err(error);
-        }
-        if !state.queue.is_empty() {
-            return Ok(0);
-        }
-        let mut written = 0;
-        let result = no_sigpipe(|| loop {
-            match write(self.fd, &line[written..]) {
-                Ok(n) => {
-                    written += n;
-                    if written == line.len() {
-                        return Ok(());
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        });
-        match result {
-            Ok(()) => Ok(written),
-            Err(e) => {
-                let message = format!("cannot write to the server: {e}");
-                state.failed = Some(message.clone());
-                Err(Error::transport(message))
-            }
-        }
-    }
-
-    /// Queues the rest of a line for the writer thread; returns its number in the queue.
-    fn enqueue(
-        self: &Arc<Self>,
-        mut state: MutexGuard<'_, State>,
+    /// Queues a frame and, when nobody is writing, writes every queued frame on this thread
+    /// (see the module comment). Returns the frame's number in the queue and what happened to
+    /// the frames written here, for `deliver` once the caller has the lock no more.
+    fn queue_and_write<'a>(
+        self: &'a Arc<Self>,
+        mut state: MutexGuard<'a, State>,
         line: Vec<u8>,
-        written: usize,
         request: Option<(i64, SendBoundary)>,
-    ) -> Result<u64> {
-        if !state.thread_started {
-            let writer = self.clone();
-            // Without its writer nothing more reaches the server: a bug there fails the
-            // connection rather than leaving every call waiting.
-            let on_panic = {
-                let writer = self.clone();
-                move |error: Error| {
-                    writer.lock().failed = Some(error.message.clone());
-                    writer.progress.notify_all();
-                    writer.inbound.closed(error);
-                }
-            };
-            let spawned = spawn("mcpc-stdin-writer", move || writer.run(), on_panic);
-            match spawned {
-                Ok(handle) => {
-                    *lock(&self.thread) = Some(handle);
-                    state.thread_started = true;
-                }
-                Err(e) => {
-                    let message = e.message;
-                    if written > 0 {
-                        // Half a line is on the wire: nothing can follow it any more.
-                        state.failed = Some(message.clone());
-                    }
-                    if let Some((_, sent)) = request {
-                        sent.never_sent();
-                    }
-                    return Err(Error::transport(message));
-                }
-            }
-        }
+    ) -> Result<(u64, Report)> {
         state.queue.push_back(Pending {
             line,
-            written,
+            written: 0,
             request,
         });
         state.queued += 1;
         let number = state.queued;
+        let mut report = Report::default();
+        if state.writing || state.pipe_full {
+            // The writer at work takes it; or the pipe is full and the writer thread waits
+            // for room, and takes it then.
+            return Ok((number, report));
+        }
+        state.writing = true;
+        let mut batch = std::mem::take(&mut state.spare);
+        loop {
+            while batch.len() < BATCH {
+                let Some(pending) = state.queue.pop_front() else {
+                    break;
+                };
+                if pending.unwanted() {
+                    state.done += 1;
+                    if let Some((_, sent)) = pending.request {
+                        report.dropped.push(sent);
+                    }
+                    continue;
+                }
+                batch.push(pending);
+            }
+            if batch.is_empty() {
+                break;
+            }
+            drop(state);
+            let result = write_batch(self.fd, &mut batch);
+            state = self.lock();
+            // Written whole: done. The rest goes back to the front of the queue, in order.
+            let whole = batch
+                .iter()
+                .take_while(|p| p.written == p.line.len())
+                .count();
+            for pending in batch.drain(..whole) {
+                state.done += 1;
+                if let Some((_, sent)) = pending.request {
+                    report.sent.push(sent);
+                }
+            }
+            for pending in batch.drain(..).rev() {
+                state.queue.push_front(pending);
+            }
+            match result {
+                Ok(true) => {}
+                Ok(false) => {
+                    state.pipe_full = true;
+                    break;
+                }
+                Err(e) => {
+                    fail(&mut state, &e, &mut report);
+                    break;
+                }
+            }
+            if state.closing {
+                break;
+            }
+        }
+        if state.closing {
+            // close() emptied the queue before we put our rest back: never to be written.
+            for pending in state.queue.drain(..) {
+                if let Some((_, sent)) = pending.request {
+                    report.dropped.push(sent);
+                }
+            }
+        }
+        state.writing = false;
+        state.spare = batch;
+        let need_thread = state.pipe_full && !state.closing && state.failed.is_none();
+        if need_thread {
+            self.start_thread(&mut state, &mut report)?;
+        }
         drop(state);
-        self.wake.wake();
-        Ok(number)
+        self.progress.notify_all();
+        if need_thread {
+            self.wake.wake();
+        }
+        Ok((number, report))
+    }
+
+    /// Starts the writer thread, the first time the pipe is full.
+    fn start_thread(
+        self: &Arc<Self>,
+        state: &mut MutexGuard<'_, State>,
+        report: &mut Report,
+    ) -> Result<()> {
+        if state.thread_started {
+            return Ok(());
+        }
+        let writer = self.clone();
+        // Without its writer nothing more reaches the server: a bug there fails the
+        // connection rather than leaving every call waiting.
+        let on_panic = {
+            let writer = self.clone();
+            move |error: Error| {
+                writer.lock().failed = Some(error.message.clone());
+                writer.progress.notify_all();
+                writer.inbound.closed(error);
+            }
+        };
+        match spawn("mcpc-stdin-writer", move || writer.run(), on_panic) {
+            Ok(handle) => {
+                *lock(&self.thread) = Some(handle);
+                state.thread_started = true;
+                Ok(())
+            }
+            Err(e) => {
+                // What is queued can never be written now (and a frame may be half written:
+                // nothing can follow it any more).
+                let error = io::Error::other(e.message.clone());
+                fail(state, &error, report);
+                state.failed = Some(e.message.clone());
+                Err(Error::transport(e.message))
+            }
+        }
     }
 
     /// The writer thread: writes the queued frames in order as the pipe takes them.
@@ -277,7 +340,17 @@ impl StdinWriter {
     }
 
     /// Writes queued frames until the queue is empty (false) or the pipe is full (true).
+    /// Nothing while a sender writes: the frames it took would be overtaken.
     fn write_queue(&self, state: &mut State, report: &mut Report) -> bool {
+        if state.writing {
+            return false;
+        }
+        let full = self.write_queue_now(state, report);
+        state.pipe_full = full;
+        full
+    }
+
+    fn write_queue_now(&self, state: &mut State, report: &mut Report) -> bool {
         while !state.closing && state.failed.is_none() {
             let Some(front) = state.queue.front_mut() else {
                 return false;
@@ -303,15 +376,7 @@ impl StdinWriter {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    state.failed = Some(format!("cannot write to the server: {e}"));
-                    for pending in state.queue.drain(..) {
-                        if let Some((id, sent)) = pending.request {
-                            report.failed.push(id);
-                            report.dropped.push(sent);
-                        }
-                    }
-                }
+                Err(e) => fail(state, &e, report),
             }
         }
         false
@@ -361,6 +426,53 @@ impl StdinWriter {
     }
 }
 
+/// Writing failed for good: every queued frame fails with it.
+fn fail(state: &mut State, error: &io::Error, report: &mut Report) {
+    state.failed = Some(format!("cannot write to the server: {error}"));
+    for pending in state.queue.drain(..) {
+        if let Some((id, sent)) = pending.request {
+            report.failed.push(id);
+            report.dropped.push(sent);
+        }
+    }
+}
+
+/// Writes the frames of `batch` in order with `writev` until all are written (true) or the
+/// pipe is full (false), recording in each how much of it went out.
+fn write_batch(fd: RawFd, batch: &mut [Pending]) -> io::Result<bool> {
+    let mut first = 0;
+    let mut full = false;
+    no_sigpipe(|| {
+        while first < batch.len() {
+            let mut slices = [io::IoSlice::new(&[]); BATCH];
+            let count = (batch.len() - first).min(BATCH);
+            for (slice, p) in slices.iter_mut().zip(&batch[first..first + count]) {
+                *slice = io::IoSlice::new(&p.line[p.written..]);
+            }
+            let mut n = match writev(fd, &slices[..count]) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    full = true;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            while n > 0 {
+                let pending = &mut batch[first];
+                let step = n.min(pending.line.len() - pending.written);
+                pending.written += step;
+                n -= step;
+                if pending.written == pending.line.len() {
+                    first += 1;
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok(!full)
+}
+
 /// Why nothing more can be written, if that is so.
 fn ended(state: &State) -> Option<Error> {
     if state.closing || state.pipe.is_none() {
@@ -376,6 +488,16 @@ fn ended(state: &State) -> Option<Error> {
 fn write(fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
     // SAFETY: writes from a live slice of the given length.
     let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+    match n {
+        n if n >= 0 => Ok(n as usize),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
+/// One `writev()` to a non-blocking descriptor.
+fn writev(fd: RawFd, slices: &[io::IoSlice<'_>]) -> io::Result<usize> {
+    // SAFETY: IoSlice has the layout of iovec; the slices live for the call.
+    let n = unsafe { libc::writev(fd, slices.as_ptr().cast(), slices.len() as libc::c_int) };
     match n {
         n if n >= 0 => Ok(n as usize),
         _ => Err(io::Error::last_os_error()),

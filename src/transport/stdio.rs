@@ -215,7 +215,9 @@ impl StdioTransport {
 
 impl Transport for StdioTransport {
     fn send_request(&self, request: OutgoingRequest) -> Result<()> {
-        let OutgoingRequest { id, frame, sent } = request;
+        let OutgoingRequest {
+            id, frame, sent, ..
+        } = request;
         let mut line = frame.into_bytes();
         line.push(b'\n');
         self.stdin.send_request(id, line, sent)
@@ -232,7 +234,7 @@ impl Transport for StdioTransport {
         self.stdout.read_here(done, deadline, alone)
     }
 
-    fn reader_waker(&self) -> Option<Waker> {
+    fn reader_waker(&self, _id: i64) -> Option<Waker> {
         Some(self.stdout.waker())
     }
 

@@ -1,6 +1,7 @@
 //! The Rust SDK (`rmcp`) client doing what bench.c does with mcpc, against the same server and
 //! the same 1 KiB `tools/call echo`: a sequential run (latency percentiles and CPU per call),
-//! then throughput with 1, 4 and 16 calls in flight on one client. Output: one `key=value` line
+//! then throughput with 1, 8 and 16 calls in flight on one client (CPU and context switches
+//! per call for every case). Output: one `key=value` line
 //! per case, read by bench/table.py.
 //!
 //! usage: mcpc-bench-rmcp SERVER ITERATIONS SECONDS_PER_THROUGHPUT_CASE
@@ -12,8 +13,14 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::ServiceExt;
 use tokio::process::Command;
 
-/// CPU time of this whole process (every thread), in seconds.
-fn cpu_seconds() -> f64 {
+/// CPU time (seconds) and context switches (voluntary and not) of this whole process.
+#[derive(Clone, Copy)]
+struct Usage {
+    cpu: f64,
+    switches: f64,
+}
+
+fn usage() -> Usage {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: getrusage fills the struct it is given.
     let usage = unsafe {
@@ -21,21 +28,34 @@ fn cpu_seconds() -> f64 {
         usage.assume_init()
     };
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(usage.ru_utime) + tv(usage.ru_stime)
+    Usage {
+        cpu: tv(usage.ru_utime) + tv(usage.ru_stime),
+        switches: (usage.ru_nvcsw + usage.ru_nivcsw) as f64,
+    }
+}
+
+/// " cpu=US csw=N" per call since `since`.
+fn per_call(since: Usage, calls: f64) -> String {
+    let now = usage();
+    format!(
+        "cpu={:.2} csw={:.2}",
+        (now.cpu - since.cpu) * 1e6 / calls,
+        (now.switches - since.switches) / calls
+    )
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
-fn report(case: &str, mut samples: Vec<f64>, cpu: f64) {
+fn report(case: &str, mut samples: Vec<f64>, since: Usage) {
+    let usage = per_call(since, samples.len() as f64);
     samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
     println!(
-        "impl=rmcp case={case} p50={:.1} p99={:.1} max={:.1} cpu={:.1}",
+        "impl=rmcp case={case} p50={:.1} p99={:.1} max={:.1} {usage}",
         percentile(&samples, 0.5),
         percentile(&samples, 0.99),
         samples[samples.len() - 1],
-        cpu * 1e6 / samples.len() as f64
     );
 }
 
@@ -54,17 +74,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for _ in 0..iterations.min(200) {
         client.call_tool(echo.clone()).await?;
     }
-    let cpu = cpu_seconds();
+    let since = usage();
     let mut samples = Vec::with_capacity(iterations);
     for _ in 0..iterations {
         let start = Instant::now();
         client.call_tool(echo.clone()).await?;
         samples.push(start.elapsed().as_secs_f64() * 1e6);
     }
-    report("stdio.echo", samples, cpu_seconds() - cpu);
+    report("stdio.echo", samples, since);
 
     let mut samples = Vec::with_capacity(iterations);
-    let cpu = cpu_seconds();
+    let since = usage();
     for _ in 0..iterations {
         let start = Instant::now();
         client
@@ -72,9 +92,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .await?;
         samples.push(start.elapsed().as_secs_f64() * 1e6);
     }
-    report("stdio.ping", samples, cpu_seconds() - cpu);
+    report("stdio.ping", samples, since);
 
-    for inflight in [1usize, 4, 16] {
+    for inflight in [1usize, 8, 16] {
+        let since = usage();
         let deadline = Instant::now() + Duration::from_secs_f64(seconds);
         let start = Instant::now();
         let mut tasks = Vec::new();
@@ -95,8 +116,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             calls += task.await?;
         }
         println!(
-            "impl=rmcp case=stdio.tput{inflight} rate={:.0}",
-            calls as f64 / start.elapsed().as_secs_f64()
+            "impl=rmcp case=stdio.tput{inflight} rate={:.0} {}",
+            calls as f64 / start.elapsed().as_secs_f64(),
+            per_call(since, calls as f64)
         );
     }
     client.cancel().await?;

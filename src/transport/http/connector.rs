@@ -108,6 +108,13 @@ impl Exchange {
         self.lock().on_abort.retain(|(k, _)| *k != key);
     }
 
+    /// Whether more of the server's bytes are on the exchange's connection, or arrive within
+    /// `within`. False without a connection.
+    pub fn input_within(&self, within: Duration) -> bool {
+        let socket = self.lock().socket.clone();
+        socket.is_some_and(|socket| readable_within(&socket.stream, within))
+    }
+
     pub fn is_aborted(&self) -> bool {
         self.lock().aborted
     }
@@ -182,6 +189,35 @@ impl Drop for Entered {
 
 fn current() -> Option<Arc<Exchange>> {
     CURRENT.with(|current| current.borrow().clone())
+}
+
+/// Waits at most `within` for `stream` to have bytes to read (or its end, or an error).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn readable_within(stream: &TcpStream, within: Duration) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut pollfd = libc::pollfd {
+        fd: stream.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let timeout = libc::timespec {
+        tv_sec: within.as_secs() as libc::time_t,
+        tv_nsec: within.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: one valid pollfd, a valid timespec, no signal mask.
+    let ready = unsafe { libc::ppoll(&mut pollfd, 1, &timeout, std::ptr::null()) };
+    ready > 0
+}
+
+/// Elsewhere only what has arrived already counts (no sub-millisecond wait there).
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn readable_within(stream: &TcpStream, _within: Duration) -> bool {
+    let mut byte = [0u8; 1];
+    stream.set_nonblocking(true).is_ok() && {
+        let ready = stream.peek(&mut byte).is_ok();
+        let _ = stream.set_nonblocking(false);
+        ready
+    }
 }
 
 fn aborted() -> ureq::Error {

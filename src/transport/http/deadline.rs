@@ -23,6 +23,9 @@ struct State {
     stopped: bool,
     /// When the thread will next look, if it sleeps with a deadline (`None`: until woken).
     sleeping_until: Option<Instant>,
+    /// At this many deadlines, those of exchanges already over are dropped: a call's deadline
+    /// is registered for every call that has one, and the thread only looks at the earliest.
+    prune_at: usize,
 }
 
 impl Watchdog {
@@ -32,6 +35,12 @@ impl Watchdog {
         let mut guard = lock(state);
         if guard.stopped {
             return;
+        }
+        if guard.deadlines.len() >= guard.prune_at {
+            guard
+                .deadlines
+                .retain(|(_, exchange)| exchange.strong_count() > 0);
+            guard.prune_at = (guard.deadlines.len() * 2).max(64);
         }
         guard.deadlines.push((deadline, Arc::downgrade(exchange)));
         // The thread sleeps until the earliest deadline it knows; only an earlier one needs
@@ -120,6 +129,23 @@ mod tests {
             std::thread::sleep(Duration::from_millis(2));
         }
         assert!(exchange.is_aborted());
+        watchdog.stop();
+    }
+
+    /// A deadline per call, the calls long over before their deadlines: the list keeps only
+    /// the live ones (and a margin), not one entry per call ever made.
+    #[test]
+    fn deadlines_of_ended_exchanges_do_not_pile_up() {
+        let watchdog = Watchdog::default();
+        let live = Exchange::new(None);
+        watchdog.abort_at(Instant::now() + Duration::from_secs(3600), &live);
+        for _ in 0..10_000 {
+            let exchange = Exchange::new(None);
+            watchdog.abort_at(Instant::now() + Duration::from_secs(3600), &exchange);
+        }
+        let kept = lock(&watchdog.state.0).deadlines.len();
+        assert!(kept <= 128, "{kept} deadlines kept");
+        assert!(!live.is_aborted());
         watchdog.stop();
     }
 

@@ -1,16 +1,20 @@
-//! One request's exchange, run on its worker thread: POST it, read the answer (one JSON body,
-//! or an SSE stream resumed by GET if it drops early), and hand every message to the engine.
-//! Also the exchanges that answer nothing: notification POSTs and the session DELETE.
+//! One request's exchange, run on the caller's thread (a blocking call) or on a worker: POST
+//! it, read the answer (one JSON body, or an SSE stream resumed by GET if it drops early), and
+//! hand every message to the engine. On the caller's thread, what follows the response on its
+//! stream is read by a worker (`drain_rest`), so the caller returns at its answer and the
+//! connection still goes back to the pool. Also the exchanges that answer nothing:
+//! notification POSTs and the session DELETE.
 
 use super::auth;
 use super::connector::Exchange;
 use super::headers::{self, Headers, MessageInfo};
 use super::sse::{SseError, SseReader};
-use super::{Session, Shared, DRAIN_AFTER_RESPONSE, NOTIFY_TIMEOUT};
+use super::{Parked, Session, Shared, DRAIN_AFTER_RESPONSE, NOTIFY_TIMEOUT};
 use crate::error::{Error, Result, Status};
 use crate::protocol::jsonrpc::{self, Incoming};
 use crate::protocol::methods;
 use serde_json::Value;
+use std::cell::Cell;
 use std::io::{BufReader, Read};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -23,11 +27,19 @@ const DEFAULT_RETRY: Duration = Duration::from_millis(1000);
 const MIN_RETRY: Duration = Duration::from_millis(100);
 /// Resumptions in a row that bring nothing new before we give up.
 const MAX_RESUME_ATTEMPTS: u32 = 2;
+/// How long a caller that has its answer waits for more of the stream before it leaves the
+/// rest to a worker: not at all. What has arrived (often the stream's end) it reads; when
+/// ureq already holds the end, the worker reads it at once, and the next request waits for
+/// that (`DRAIN_WAIT`) so it reuses the connection. (Waiting here even 1 ms cost every call
+/// that millisecond: the end is mostly in ureq's buffer, not in the socket.)
+const END_WITHIN: Duration = Duration::ZERO;
 /// How much of an error body we read, looking for a JSON-RPC error.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
 /// Runs a request's exchange. Failures go to the engine, unless the exchange was aborted: then
-/// the call is already over, and its worker just ends.
+/// the call is already over, and its thread just goes on. With `on_caller`, the rest of the
+/// stream after the response is handed to a worker; returns true when it was (the worker then
+/// ends the exchange).
 pub(super) fn run(
     shared: &Arc<Shared>,
     exchange: &Arc<Exchange>,
@@ -35,7 +47,8 @@ pub(super) fn run(
     frame: &str,
     info: &MessageInfo,
     routing: Headers,
-) {
+    on_caller: bool,
+) -> bool {
     let _entered = exchange.enter();
     let mut reply = Reply {
         shared,
@@ -44,29 +57,41 @@ pub(super) fn run(
         info,
         modern: false,
         answered: false,
+        on_caller,
+        handed_off: false,
     };
     if let Err(error) = reply.run(frame, routing) {
         if !exchange.is_aborted() && !shared.closed.load(Ordering::Acquire) {
             shared.inbound.request_failed(id, error);
         }
     }
+    reply.handed_off
 }
 
 /// Reading the answer to one request.
 struct Reply<'a> {
-    shared: &'a Shared,
+    shared: &'a Arc<Shared>,
     exchange: &'a Arc<Exchange>,
     id: i64,
     info: &'a MessageInfo,
     modern: bool,
     /// The response for our id has been delivered.
     answered: bool,
+    /// Running on the caller's thread: once answered, the rest of the stream is a worker's.
+    on_caller: bool,
+    /// The rest of the stream went to a worker (which ends the exchange).
+    handed_off: bool,
 }
+
+/// An SSE stream being read.
+type Events = SseReader<BufReader<ureq::BodyReader<'static>>>;
 
 /// How an SSE stream ended.
 pub(super) enum StreamEnd {
     /// The server ended it.
     Closed,
+    /// Reading stopped when asked (`read_events`' `stop`), the stream still open.
+    Stopped,
     /// The connection broke (or the body was cut short).
     Broke(std::io::Error),
 }
@@ -135,7 +160,7 @@ impl Reply<'_> {
             // Not primed, there is nothing to resume from; and the modern era has no resumption
             // (a broken stream loses its request).
             let why = match ended {
-                StreamEnd::Closed => String::new(),
+                StreamEnd::Closed | StreamEnd::Stopped => String::new(),
                 StreamEnd::Broke(e) => format!(" ({e})"),
             };
             return Err(Error::protocol(format!(
@@ -201,15 +226,35 @@ impl Reply<'_> {
     /// breaks is not an error by itself: a primed one is resumed.
     fn follow(&mut self, body: Body, state: &mut StreamState) -> Result<StreamEnd> {
         let (shared, exchange) = (self.shared, self.exchange);
-        let mut draining = self.answered;
-        let ended = read_events(shared, body, state, |message| {
-            self.deliver(message);
-            if self.answered && !draining {
-                draining = true;
-                let deadline = Instant::now() + DRAIN_AFTER_RESPONSE;
-                shared.watchdog.abort_at(deadline, exchange);
-            }
-        });
+        let draining = Cell::new(self.answered);
+        let mut events = events_of(shared, body);
+        let on_caller = self.on_caller;
+        let ended = read_events(
+            shared,
+            &mut events,
+            state,
+            |message| {
+                self.deliver(message);
+                if self.answered && !draining.get() {
+                    draining.set(true);
+                    let deadline = Instant::now() + DRAIN_AFTER_RESPONSE;
+                    shared.watchdog.abort_at(deadline, exchange);
+                }
+            },
+            // The caller has its answer: it reads on only what is there already (then the
+            // stream's end returns the connection to the pool at once); for the rest it
+            // returns now, and a worker reads it.
+            |events| {
+                on_caller
+                    && draining.get()
+                    && !events.has_buffered()
+                    && !exchange.input_within(END_WITHIN)
+            },
+        );
+        if matches!(ended, Ok(StreamEnd::Stopped)) {
+            self.handed_off = drain_rest(shared, exchange, self.id, events);
+            return Ok(StreamEnd::Closed);
+        }
         match ended {
             // After the response, nothing that follows matters.
             Err(_) if self.answered => Ok(StreamEnd::Closed),
@@ -260,16 +305,70 @@ impl Reply<'_> {
     }
 }
 
+/// The SSE events of a response body.
+pub(super) fn events_of(shared: &Shared, body: Body) -> Events {
+    SseReader::new(
+        BufReader::new(body.into_reader()),
+        shared.config.max_message_bytes,
+    )
+}
+
+/// Hands the rest of a stream whose response has arrived to a worker, which reads it to its
+/// end (delivering what else it carries) so the connection can be reused, then ends the
+/// exchange. Its deadline to do so was set when the response arrived. False when no worker
+/// could be had: the stream is dropped (its connection closed) and the exchange ends here.
+fn drain_rest(shared: &Arc<Shared>, exchange: &Arc<Exchange>, id: i64, mut events: Events) -> bool {
+    let job = {
+        let shared = shared.clone();
+        let _keep = exchange.clone(); // aborted by its deadline or close while draining
+        move || {
+            let _ = read_events(
+                &shared,
+                &mut events,
+                &mut StreamState::default(),
+                |message| deliver_loose(&shared, message),
+                |_| false,
+            );
+            drop(_keep);
+            let mut exchanges = shared.lock_exchanges();
+            exchanges.running.remove(&id);
+            exchanges.draining -= 1;
+            drop(exchanges);
+            shared.drained.notify_all();
+        }
+    };
+    let parked = Parked {
+        id,
+        job: Box::new(job),
+    };
+    shared.lock_exchanges().draining += 1;
+    let handed = super::run_on_worker(shared, parked).is_ok();
+    if !handed {
+        shared.lock_exchanges().draining -= 1;
+    }
+    handed
+}
+
+/// Hands a message that is no call's response to the engine (a batch is taken apart).
+fn deliver_loose(shared: &Shared, message: Value) {
+    match message {
+        Value::Array(batch) => batch
+            .into_iter()
+            .for_each(|m| shared.inbound.message(jsonrpc::classify(m))),
+        message => shared.inbound.message(jsonrpc::classify(message)),
+    }
+}
+
 /// Reads SSE events until the stream ends, passing each JSON message to `message`, and
-/// noting what resuming the stream would need.
+/// noting what resuming the stream would need. Stops (`StreamEnd::Stopped`) when `stop()`
+/// holds after a message.
 pub(super) fn read_events(
     shared: &Shared,
-    body: Body,
+    events: &mut Events,
     state: &mut StreamState,
     mut message: impl FnMut(Value),
+    stop: impl Fn(&Events) -> bool,
 ) -> Result<StreamEnd> {
-    let limit = shared.config.max_message_bytes;
-    let mut events = SseReader::new(BufReader::new(body.into_reader()), limit);
     loop {
         let event = match events.next_event() {
             Ok(Some(event)) => event,
@@ -297,6 +396,9 @@ pub(super) fn read_events(
                 Error::protocol(format!("skipped an SSE event that is not JSON: {e}")),
                 false,
             ),
+        }
+        if stop(events) {
+            return Ok(StreamEnd::Stopped);
         }
     }
 }

@@ -106,8 +106,9 @@ fn round(shared: &Shared, state: &mut StreamState, opened: &mut Option<mpsc::Sen
             .for_each(|m| shared.inbound.message(jsonrpc::classify(m))),
         message => shared.inbound.message(jsonrpc::classify(message)),
     };
-    match exchange::read_events(shared, response.into_body(), state, deliver) {
-        Ok(StreamEnd::Closed) => Round::Ended,
+    let mut events = exchange::events_of(shared, response.into_body());
+    match exchange::read_events(shared, &mut events, state, deliver, |_| false) {
+        Ok(StreamEnd::Closed | StreamEnd::Stopped) => Round::Ended,
         Ok(StreamEnd::Broke(_)) | Err(_) => Round::Failed,
     }
 }

@@ -32,7 +32,7 @@ mod tls;
 mod trust;
 
 use super::workers::Workers;
-use super::{Inbound, OutgoingRequest, Transport, WireCancel};
+use super::{Inbound, OutgoingRequest, Transport, Waker, WireCancel};
 use crate::auth::flow::Authorizer;
 use crate::auth::AuthHooks;
 use crate::error::{Error, Result, Status};
@@ -45,8 +45,9 @@ use redact::{display_url, Scrubbing, Secrets};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::ThreadId;
+use std::time::{Duration, Instant};
 use trust::ClientIdentity;
 use ureq::http::Uri;
 
@@ -236,6 +237,8 @@ struct Shared {
     session: Mutex<Session>,
     tools: Mutex<ToolHeaders>,
     exchanges: Mutex<Exchanges>,
+    /// Signalled when a worker has read the rest of a caller's stream (`Exchanges::draining`).
+    drained: Condvar,
     /// The standalone stream's exchange, once started.
     listener: Mutex<Option<Arc<Exchange>>>,
     workers: Arc<Workers>,
@@ -254,6 +257,24 @@ struct Session {
 #[derive(Default)]
 struct Exchanges {
     running: HashMap<i64, Arc<Exchange>>,
+    /// Exchanges left for their caller to run in `read_here`, by the caller's thread (see
+    /// `send_request_unscrubbed`).
+    parked: HashMap<ThreadId, Parked>,
+    /// Exchanges whose stream a worker is still reading to its end after their caller left:
+    /// the next request waits a moment for them, so that it reuses their connection instead of
+    /// opening another (`DRAIN_WAIT`).
+    draining: usize,
+}
+
+/// How long a request waits for the workers reading the rest of earlier streams: usually the
+/// stream's end is already buffered and this takes microseconds; a server that keeps streams
+/// open after their answers costs a request at most this.
+const DRAIN_WAIT: Duration = Duration::from_millis(20);
+
+/// A request's exchange, ready to run on whichever thread takes it.
+struct Parked {
+    id: i64,
+    job: Box<dyn FnOnce() + Send>,
 }
 
 impl HttpTransport {
@@ -307,6 +328,7 @@ impl HttpTransport {
                 session: Mutex::default(),
                 tools: Mutex::default(),
                 exchanges: Mutex::default(),
+                drained: Condvar::new(),
                 listener: Mutex::default(),
                 workers: Arc::new(Workers::new("mcpc-http")),
                 watchdog: Watchdog::default(),
@@ -322,34 +344,86 @@ impl HttpTransport {
         if shared.closed.load(Ordering::Acquire) {
             return Err(Error::new(Status::Closed, "the transport is closed"));
         }
-        let OutgoingRequest { id, frame, sent } = request;
+        let OutgoingRequest {
+            id,
+            frame,
+            sent,
+            caller_reads,
+        } = request;
         let info = MessageInfo::parse(&frame)?;
         // The mirrored headers are made (and their size checked) here, so a request that
         // cannot be sent fails now, before anything reaches the server.
         let routing = shared.routing(&info)?;
         let exchange = Exchange::new(Some(sent));
-        shared.lock_exchanges().running.insert(id, exchange.clone());
-        let worker = {
+        let job = {
             let shared = shared.clone();
+            let exchange = exchange.clone();
+            let on_caller = caller_reads;
             move || {
-                // A call that ended while this waited for a worker sends nothing.
-                if exchange.start_sending() {
-                    exchange::run(&shared, &exchange, id, &frame, &info, routing);
+                // A call that ended while this waited for its thread sends nothing.
+                let handed_off = exchange.start_sending()
+                    && exchange::run(&shared, &exchange, id, &frame, &info, routing, on_caller);
+                // Else the worker draining the rest of the stream removes it when done.
+                if !handed_off {
+                    shared.lock_exchanges().running.remove(&id);
                 }
-                shared.lock_exchanges().running.remove(&id);
             }
         };
-        // A bug must not leave the call waiting forever.
-        let on_panic = {
-            let shared = shared.clone();
-            move |error| {
-                shared.lock_exchanges().running.remove(&id);
-                shared.inbound.request_failed(id, error);
+        let job = Parked {
+            id,
+            job: Box::new(job),
+        };
+        let stale = {
+            let mut exchanges = shared.lock_exchanges();
+            let give_up = Instant::now() + DRAIN_WAIT;
+            while caller_reads && exchanges.draining > 0 {
+                exchanges = match crate::sync::wait_until(&shared.drained, exchanges, Some(give_up))
+                {
+                    Some(exchanges) => exchanges,
+                    None => shared.lock_exchanges(),
+                };
+                if Instant::now() >= give_up {
+                    break;
+                }
+            }
+            exchanges.running.insert(id, exchange);
+            // The caller runs its exchange itself in `read_here`, right after this returns: no
+            // hand-off to a worker thread and back (see docs/benchmarks.md). A job parked
+            // earlier by this thread was not taken (its call ended before the caller read):
+            // it goes to a worker, which drops it unsent.
+            match caller_reads {
+                true => exchanges.parked.insert(std::thread::current().id(), job),
+                false => Some(job),
             }
         };
-        shared.workers.run(worker, on_panic).inspect_err(|_| {
+        match stale {
+            Some(job) => run_on_worker(shared, job),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs the exchange this thread parked in `send_request`, if any; see
+    /// [`Transport::read_here`]. At `deadline` the exchange is aborted, so the caller returns
+    /// then; a cancel or close aborts it through `reader_waker`.
+    fn run_parked(&self, deadline: Option<Instant>) -> bool {
+        let shared = &self.shared;
+        let parked = {
+            let mut exchanges = shared.lock_exchanges();
+            let parked = exchanges.parked.remove(&std::thread::current().id());
+            parked.map(|parked| (exchanges.running.get(&parked.id).cloned(), parked))
+        };
+        let Some((exchange, Parked { id, job })) = parked else {
+            return false;
+        };
+        if let (Some(deadline), Some(exchange)) = (deadline, &exchange) {
+            shared.watchdog.abort_at(deadline, exchange);
+        }
+        if let Err(error) = crate::panic_guard::catch(job) {
+            // A bug must not leave the call waiting forever.
             shared.lock_exchanges().running.remove(&id);
-        })
+            shared.inbound.request_failed(id, error);
+        }
+        true
     }
 
     fn send_notification_unscrubbed(&self, frame: &str) -> Result<()> {
@@ -367,6 +441,21 @@ impl HttpTransport {
         }
         Ok(())
     }
+}
+
+/// Runs a request's exchange on a worker thread.
+fn run_on_worker(shared: &Arc<Shared>, Parked { id, job }: Parked) -> Result<()> {
+    // A bug must not leave the call waiting forever.
+    let on_panic = {
+        let shared = shared.clone();
+        move |error| {
+            shared.lock_exchanges().running.remove(&id);
+            shared.inbound.request_failed(id, error);
+        }
+    };
+    shared.workers.run(job, on_panic).inspect_err(|_| {
+        shared.lock_exchanges().running.remove(&id);
+    })
 }
 
 fn check_config(config: &HttpConfig) -> Result<()> {
@@ -433,6 +522,25 @@ impl Transport for HttpTransport {
         }
     }
 
+    fn read_here(&self, _done: &dyn Fn() -> bool, deadline: Option<Instant>, _alone: bool) -> bool {
+        self.run_parked(deadline)
+    }
+
+    fn reader_waker(&self, id: i64) -> Option<Waker> {
+        // Called while the caller runs its exchange in `read_here` (the engine wakes a reader
+        // only then): aborting the exchange is what returns it, as a cancel does elsewhere.
+        let shared = Arc::downgrade(&self.shared);
+        Some(Arc::new(move || {
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            let exchange = shared.lock_exchanges().running.get(&id).cloned();
+            if let Some(exchange) = exchange {
+                exchange.abort();
+            }
+        }))
+    }
+
     fn abandon(&self, id: i64) {
         // No exchange: it is over already, and there is nothing to drop.
         if let Some(exchange) = self.shared.lock_exchanges().running.get(&id) {
@@ -462,6 +570,14 @@ impl Transport for HttpTransport {
             .map(|(_, exchange)| exchange)
             .collect();
         running.iter().for_each(|exchange| exchange.abort());
+        // Exchanges parked for callers that never came for them: never sent.
+        let parked: Vec<Parked> = shared
+            .lock_exchanges()
+            .parked
+            .drain()
+            .map(|(_, parked)| parked)
+            .collect();
+        drop(parked);
         if let Some(listener) = lock(&shared.listener).as_ref() {
             listener.abort();
         }

@@ -43,6 +43,13 @@ pub struct SseReader<R> {
     line: Vec<u8>,
 }
 
+impl<R> SseReader<std::io::BufReader<R>> {
+    /// Whether bytes already read from the stream wait in the buffer.
+    pub fn has_buffered(&self) -> bool {
+        !self.reader.buffer().is_empty() || !self.line.is_empty()
+    }
+}
+
 impl<R: BufRead> SseReader<R> {
     pub fn new(reader: R, max_event_bytes: usize) -> Self {
         SseReader {
