@@ -176,8 +176,11 @@ fn blocking_http_calls_in_flight_run_on_their_callers_threads() {
             server.wait_for(|lines| posts_of(&http_requests(lines), "tools/call").len() == 8);
         assert_eq!(posts_of(&http_requests(&lines), "tools/call").len(), 8);
         let during = threads_named("mcpc-http").len();
+        // The ping's answer frees its caller before the rest of its stream is drained, so the
+        // one worker that drains it may start only after `before` was counted (seen on a
+        // loaded machine): at most that one, never one per call in flight.
         assert!(
-            during <= before,
+            during <= before + 1,
             "{mode:?}: {during} mcpc-http threads with 8 calls in flight, {before} before"
         );
 
