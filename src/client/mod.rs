@@ -7,6 +7,7 @@ mod connect;
 mod mrtr;
 mod requests;
 mod state;
+mod tasks;
 
 use crate::cancellation::CancellationToken;
 use crate::engine::gate::Gate;
@@ -54,6 +55,13 @@ pub struct ClientOptions {
     pub connect_timeout: Duration,
     /// The most pages an all-pages call (`tools`, `resources`...) will fetch.
     pub max_pages: usize,
+    /// Declares the tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28 era): the
+    /// server may then answer `tools/call` with a task, which the call polls to its end.
+    pub tasks: bool,
+    /// The `elicitation/create` handler also accepts URL mode: declares `elicitation.url`.
+    pub elicitation_url: bool,
+    /// The `sampling/createMessage` handler accepts `tools`: declares `sampling.tools`.
+    pub sampling_tools: bool,
 }
 
 impl Default for ClientOptions {
@@ -69,6 +77,9 @@ impl Default for ClientOptions {
             timeout: None,
             connect_timeout: Duration::from_secs(30),
             max_pages: 1000,
+            tasks: false,
+            elicitation_url: false,
+            sampling_tools: false,
         }
     }
 }
@@ -96,6 +107,10 @@ pub struct RequestOptions {
     pub input_responses: Option<Value>,
     /// To continue an `input_required` result by hand: its `requestState`, echoed unchanged.
     pub request_state: Option<String>,
+    /// A call answered with a task returns the task as it came (`resultType: "task"`,
+    /// `taskId`...) instead of polling it: the host then drives it with `get_task`,
+    /// `update_task` and `cancel_task`.
+    pub return_task: bool,
 }
 
 impl RequestOptions {
@@ -510,12 +525,35 @@ impl Client {
             capabilities.insert("roots".into(), json!({}));
         }
         if handles("sampling/createMessage") {
-            capabilities.insert("sampling".into(), json!({}));
+            let sampling = match self.options.sampling_tools {
+                true => json!({ "tools": {} }),
+                false => json!({}),
+            };
+            capabilities.insert("sampling".into(), sampling);
         }
         if handles("elicitation/create") {
-            capabilities.insert("elicitation".into(), json!({ "form": {} }));
+            let elicitation = match self.options.elicitation_url {
+                true => json!({ "form": {}, "url": {} }),
+                false => json!({ "form": {} }),
+            };
+            capabilities.insert("elicitation".into(), elicitation);
         }
         Value::Object(capabilities)
+    }
+
+    /// The capabilities of a modern request's envelope: those above, and the extensions the
+    /// options ask for (added to the host's own capabilities too).
+    fn modern_capabilities(&self) -> Value {
+        let mut capabilities = self.capabilities();
+        if self.options.tasks {
+            if let Value::Object(fields) = &mut capabilities {
+                let extensions = fields.entry("extensions").or_insert_with(|| json!({}));
+                if let Value::Object(extensions) = extensions {
+                    extensions.insert(tasks::TASKS_EXTENSION.into(), json!({}));
+                }
+            }
+        }
+        capabilities
     }
 
     fn session_ref(&self) -> Option<Arc<Session>> {

@@ -7,7 +7,7 @@ use super::{Client, RequestOptions};
 use crate::error::{Error, Result, Status};
 use crate::handlers::ServerRequest;
 use serde_json::{Map, Value};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A state-only leg (load shedding) waits before retrying: 50 ms, doubling, at most 250 ms.
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
@@ -32,6 +32,8 @@ impl Client {
         params: Value,
         opts: &RequestOptions,
     ) -> Result<Value> {
+        let started = Instant::now();
+        let opts = &self.with_progress_token(opts);
         // The host may be continuing a round by hand.
         let mut leg = params.clone();
         if let Some(responses) = &opts.input_responses {
@@ -45,7 +47,7 @@ impl Client {
         loop {
             let result = self.request_raw(method, Some(leg), opts)?;
             if !is_input_required(&result) {
-                return Ok(result);
+                return self.settle_task(method, result, opts, started);
             }
             rounds += 1;
             if rounds > self.options.input_required_max_rounds {
@@ -86,7 +88,7 @@ impl Client {
     }
 
     /// Runs the handler of each input request; the error says which one could not be answered.
-    fn answer_inputs(
+    pub(super) fn answer_inputs(
         &self,
         method: &str,
         requests: &Map<String, Value>,

@@ -2,6 +2,7 @@
 
 use super::connect::{supported_versions, UNSUPPORTED_VERSION};
 use super::mrtr::{input_required, is_input_required};
+use super::tasks::Leg;
 use super::{Client, RequestOptions};
 use crate::engine::CallOptions;
 use crate::error::{Error, Result, Status};
@@ -11,7 +12,7 @@ use crate::protocol::methods;
 use crate::protocol::versions;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 impl Client {
     /// Sends any request and returns its `result`. The other request methods are built on it.
@@ -23,6 +24,8 @@ impl Client {
         params: Option<Value>,
         opts: &RequestOptions,
     ) -> Result<Value> {
+        let started = Instant::now();
+        let opts = &self.with_progress_token(opts);
         let result = self.request_raw(method, params, opts)?;
         if is_input_required(&result) {
             return Err(input_required(
@@ -30,16 +33,29 @@ impl Client {
                 format!("{method}: the server needs input (input_required)"),
             ));
         }
-        Ok(result)
+        self.settle_task(method, result, opts, started)
     }
 
     /// Sends a request in the connection's era and checks the result's kind, leaving
-    /// `input_required` results to the caller.
+    /// `input_required` and task results to the caller.
     pub(super) fn request_raw(
         &self,
         method: &str,
         params: Option<Value>,
         opts: &RequestOptions,
+    ) -> Result<Value> {
+        self.exchange(method, params, opts, Leg::Call)
+    }
+
+    /// As `request_raw`, for one leg of a call: a task's poll is never cancelled on the
+    /// wire (the call's cancel becomes one `tasks/cancel` instead) and carries no progress
+    /// token.
+    pub(super) fn exchange(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        opts: &RequestOptions,
+        leg: Leg,
     ) -> Result<Value> {
         if let Some(params) = &params {
             if !params.is_object() {
@@ -47,7 +63,10 @@ impl Client {
             }
         }
         let session = self.session()?;
-        let progress_token = self.progress_token(opts);
+        let progress_token = match leg {
+            Leg::Call => self.progress_token(opts),
+            Leg::TaskPoll => None,
+        };
         let params = with_meta(params, opts, progress_token.as_ref());
         let timeout = match opts.timeout.or(self.options.timeout) {
             Some(Duration::ZERO) => None,
@@ -58,7 +77,7 @@ impl Client {
             timeout,
             reset_timeout_on_progress: opts.reset_timeout_on_progress,
             max_total: opts.max_total_timeout,
-            cancel_on_wire: true,
+            cancel_on_wire: leg == Leg::Call,
             progress: progress_token
                 .as_ref()
                 .map(|token| (token, opts.on_progress.clone())),
@@ -98,9 +117,20 @@ impl Client {
             Some(Value::String(kind)) if kind == "complete" || kind == "input_required" => {
                 Ok(result)
             }
+            // Only a call that declared the extension, and only for what the extension covers.
+            Some(Value::String(kind)) if kind == "task" && self.accepts_task(method) => Ok(result),
             Some(other) => Err(Error::protocol(format!(
                 "{method}: unknown resultType {other}"
             ))),
+        }
+    }
+
+    /// The options with the call's progress token fixed, so every leg of the call (input
+    /// rounds, a task's status) reports under one token.
+    pub(super) fn with_progress_token(&self, opts: &RequestOptions) -> RequestOptions {
+        RequestOptions {
+            progress_token: self.progress_token(opts),
+            ..opts.clone()
         }
     }
 

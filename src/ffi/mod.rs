@@ -22,6 +22,7 @@ mod request_options;
 mod requests;
 mod result;
 mod status;
+mod tasks;
 mod transport;
 
 pub use callbacks::*;
@@ -33,6 +34,7 @@ pub use request_options::*;
 pub use requests::*;
 pub use result::*;
 pub use status::*;
+pub use tasks::*;
 pub use transport::*;
 
 use boundary::{free_handle, guard};

@@ -41,6 +41,11 @@ pub enum mcp_status {
     /// The request does not exist in the connection's protocol era (for example
     /// `logging/setLevel` on a 2026-07-28 connection). Nothing was sent.
     NotSupported = 13,
+    /// The server needs the user to visit a URL first (JSON-RPC error -32042, URL-mode
+    /// elicitation). The error data lists them: `elicitations[]`, each with its `url` and
+    /// `elicitationId`; `notifications/elicitation/complete` says when one is done, and the
+    /// call may then be made again.
+    UrlElicitationRequired = 14,
 }
 
 impl From<Status> for mcp_status {
@@ -60,6 +65,7 @@ impl From<Status> for mcp_status {
             Status::InputRequired => mcp_status::InputRequired,
             Status::SessionExpired => mcp_status::SessionExpired,
             Status::NotSupported => mcp_status::NotSupported,
+            Status::UrlElicitationRequired => mcp_status::UrlElicitationRequired,
         }
     }
 }
@@ -109,6 +115,7 @@ mod tests {
             Status::InputRequired,
             Status::SessionExpired,
             Status::NotSupported,
+            Status::UrlElicitationRequired,
         ] {
             let name = unsafe { CStr::from_ptr(mcp_status_name(status as c_int)) };
             assert_eq!(name.to_str().unwrap(), status.name());

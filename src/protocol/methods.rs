@@ -16,3 +16,6 @@ pub const COMPLETE: &str = "completion/complete";
 pub const SET_LOGGING_LEVEL: &str = "logging/setLevel";
 pub const SUBSCRIBE: &str = "resources/subscribe";
 pub const UNSUBSCRIBE: &str = "resources/unsubscribe";
+pub const TASKS_GET: &str = "tasks/get";
+pub const TASKS_UPDATE: &str = "tasks/update";
+pub const TASKS_CANCEL: &str = "tasks/cancel";

@@ -8,6 +8,7 @@
 //! misbehaviours a client has to survive.
 
 mod args;
+mod client_features;
 mod faults;
 mod flood;
 mod http;
@@ -15,6 +16,7 @@ mod http_wire;
 mod methods;
 mod modern;
 mod rounds;
+mod tasks;
 mod tools;
 
 use std::collections::HashMap;

@@ -33,6 +33,7 @@ pub fn dispatch(server: &Server, request: &Request) -> Reply {
         "prompts/list" => list("prompts", prompts()),
         "prompts/get" => get_prompt(params),
         "completion/complete" => Ok(complete(params)),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => crate::tasks::handle(request),
         other => Err(RpcError::new(-32601, format!("Method not found: {other}"))),
     }
 }
