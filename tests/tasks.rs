@@ -408,3 +408,36 @@ fn a_task_answer_to_a_client_that_did_not_declare_the_extension_is_a_protocol_er
     let e = s.client.call_tool("task", None, &none()).unwrap_err();
     assert_eq!(e.status, Status::ProtocolError, "{e:?}");
 }
+
+#[test]
+fn a_cancel_while_a_poll_is_in_flight_drops_the_poll_without_notifications_cancelled() {
+    let s = setup("tasks-cancel-mid-poll", Transport::Stdio, options());
+    let log = s.log.clone().unwrap();
+    let token = CancellationToken::new();
+    let canceller = {
+        let token = token.clone();
+        std::thread::spawn(move || {
+            // The server answers each tasks/get after 500 ms: cancel while one is pending.
+            common::wait_for_log(&log, |lines| {
+                lines.iter().any(|l| l["method"] == "tasks/get")
+            });
+            token.cancel(None);
+            Instant::now()
+        })
+    };
+    let args = json!({ "outcome": "never", "steps": 0, "poll_ms": 5, "get_delay_ms": 500 });
+    let opts = RequestOptions::with_cancellation(&token);
+    let e = s.client.call_tool("task", Some(args), &opts).unwrap_err();
+    let returned = Instant::now();
+    assert_eq!(e.status, Status::Cancelled);
+    assert_eq!(e.request_id, None, "the poll's id is not the call's");
+    assert!(returned.duration_since(canceller.join().unwrap()) < AT_ONCE);
+    wait_for_event(&s.client, "cancel task-1");
+    let events = events(&s.client);
+    assert_eq!(count(&events, "cancel "), 1, "{events:?}");
+    let log = read_log(s.log.as_ref().unwrap());
+    assert!(
+        !log.iter().any(|l| l["method"] == "notifications/cancelled"),
+        "the pending poll is dropped, not cancelled on the wire"
+    );
+}

@@ -31,6 +31,8 @@ struct Store {
     tasks: HashMap<String, Value>,
     /// Input responses the client sent, by task.
     responses: HashMap<String, Value>,
+    /// How long `tasks/get` takes to answer, by task (`get_delay_ms`).
+    get_delays: HashMap<String, u64>,
     events: Vec<String>,
 }
 
@@ -89,6 +91,9 @@ pub fn call(request: &Request, args: &Value) -> Reply {
             "pollIntervalMs": plan.poll_ms,
         });
         store.tasks.insert(id.clone(), task.clone());
+        if let Some(ms) = args["get_delay_ms"].as_u64() {
+            store.get_delays.insert(id.clone(), ms);
+        }
         store.events.push(format!("created {id}"));
         task
     };
@@ -126,7 +131,14 @@ pub fn handle(request: &Request) -> Reply {
         )));
     };
     match method {
-        "tasks/get" => Ok(task),
+        "tasks/get" => match store.get_delays.get(id).copied() {
+            Some(ms) => {
+                drop(store);
+                thread::sleep(Duration::from_millis(ms));
+                Ok(lock_store().tasks[id].clone())
+            }
+            None => Ok(task),
+        },
         "tasks/update" => {
             let responses = request.params["inputResponses"].clone();
             let keys: Vec<&String> = responses
