@@ -60,6 +60,9 @@ static const char USAGE[] =
     "  --reason TEXT         the reason sent with a cancel (default: none)\n"
     "  --precancel           cancel before calling: nothing is sent (exit 3)\n"
     "  --progress            print the call's progress on stderr, one JSON line each\n"
+    "  --task                declare the tasks extension (modern era): the server may answer\n"
+    "                        --call with a task, which is polled to its end; a cancel or\n"
+    "                        timeout then sends tasks/cancel for it\n"
     "\n"
     "connection options:\n"
     "  --mode auto|legacy|modern   protocol era (default auto: server/discover, then\n"
@@ -120,6 +123,7 @@ struct command_line {
     const char *cert;
     const char *key;
     char **server_argv; /* NULL-terminated: it is the tail of main's argv */
+    bool task;          /* --task */
 };
 
 static int usage_error(const char *what, const char *arg) {
@@ -157,7 +161,8 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
         bool is_flag = strcmp(opt, "--help") == 0 || strcmp(opt, "--list-tools") == 0 ||
                        strcmp(opt, "--ping") == 0 || strcmp(opt, "--discover") == 0 ||
                        strcmp(opt, "--precancel") == 0 || strcmp(opt, "--progress") == 0 ||
-                       strcmp(opt, "--log") == 0 || strcmp(opt, "--stdio") == 0;
+                       strcmp(opt, "--log") == 0 || strcmp(opt, "--stdio") == 0 ||
+                       strcmp(opt, "--task") == 0;
         const char *value = NULL;
         if (!is_flag) {
             if (strncmp(opt, "--", 2) != 0)
@@ -203,6 +208,8 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
             cl->precancel = true;
         } else if (strcmp(opt, "--progress") == 0) {
             cl->progress = true;
+        } else if (strcmp(opt, "--task") == 0) {
+            cl->task = true;
         } else if (strcmp(opt, "--mode") == 0) {
             if (strcmp(value, "auto") == 0)
                 cl->mode = MCP_CONNECT_MODE_AUTO;
@@ -255,6 +262,8 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
                            NULL);
     if (cl->key != NULL && cl->cert == NULL)
         return usage_error("--key goes with --cert", NULL);
+    if (cl->task && cl->action != ACTION_CALL)
+        return usage_error("--task goes with --call", NULL);
     if (cl->args_json != NULL && cl->action != ACTION_CALL && cl->action != ACTION_PROMPT)
         return usage_error("--args goes with --call or --prompt", NULL);
     bool call_options = cl->has_timeout || cl->has_cancel_after || cl->reason != NULL ||
@@ -351,7 +360,8 @@ static int report(const mcp_result *result) {
     case MCP_STATUS_OK:
         puts(mcp_result_json(result));
         return EXIT_OK;
-    case MCP_STATUS_SERVER_ERROR: {
+    case MCP_STATUS_SERVER_ERROR:
+    case MCP_STATUS_URL_ELICITATION_REQUIRED: { /* its data lists the URLs to visit */
         /* The JSON-RPC error object, rebuilt from its parts. */
         const char *data = mcp_result_error_data(result);
         printf("{\"code\":%" PRId64 ",\"message\":", mcp_result_error_code(result));
@@ -506,6 +516,8 @@ int main(int argc, char **argv) {
         mcp_client_options_set_message_callback(copts, on_message, NULL);
     if (roots_uri != NULL)
         mcp_client_options_set_request_handler(copts, "roots/list", on_roots, roots_uri);
+    if (cl.task)
+        mcp_client_options_set_tasks(copts, true);
     for (int i = 0; i < cl.header_count; i++) {
         /* "Name: value" -> name, value; the library rejects bad names and CR/LF in values. */
         char name[256];

@@ -441,3 +441,41 @@ fn a_cancel_while_a_poll_is_in_flight_drops_the_poll_without_notifications_cance
         "the pending poll is dropped, not cancelled on the wire"
     );
 }
+
+#[test]
+fn closing_right_after_the_cancel_still_lets_the_tasks_cancel_reach_the_server() {
+    let s = setup("tasks-cancel-close", Transport::Stdio, options());
+    let token = CancellationToken::new();
+    let (created_tx, created) = crossbeam_channel::bounded::<()>(1);
+    let opts = RequestOptions {
+        cancellation: Some(token.clone()),
+        on_progress: Some(Arc::new(move |_: &Progress| {
+            let _ = created_tx.try_send(());
+        })),
+        ..none()
+    };
+    let canceller = std::thread::spawn(move || {
+        created.recv_timeout(Duration::from_secs(10)).unwrap();
+        token.cancel(None);
+    });
+    let args = json!({ "outcome": "never", "steps": 0 });
+    let e = s.client.call_tool("task", Some(args), &opts).unwrap_err();
+    assert_eq!(e.status, Status::Cancelled);
+    assert_eq!(
+        e.data,
+        Some(json!({ "taskId": "task-1" })),
+        "the task is named"
+    );
+    canceller.join().unwrap();
+    let started = Instant::now();
+    s.client.close();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // Close reaps the server: its log is complete.
+    let log = read_log(s.log.as_ref().unwrap());
+    let cancels: Vec<&Value> = log
+        .iter()
+        .filter(|l| l["method"] == "tasks/cancel")
+        .collect();
+    assert_eq!(cancels.len(), 1, "{log:?}");
+    assert_eq!(cancels[0]["params"]["taskId"], "task-1");
+}

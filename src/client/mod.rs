@@ -149,6 +149,8 @@ pub struct Client {
     gate: Arc<Gate>,
     /// Signalled when a connection has finished opening (see `State::opening`).
     opened: Condvar,
+    /// `tasks/cancel` requests sent for cancelled task-backed calls, still under way.
+    task_cancels: Arc<tasks::CancelsInFlight>,
 }
 
 #[derive(Default)]
@@ -241,6 +243,7 @@ impl Client {
             connecting: Mutex::new(()),
             opened: Condvar::new(),
             gate,
+            task_cancels: Arc::default(),
         }
     }
 
@@ -374,6 +377,10 @@ impl Client {
             }
             (state.session.take(), state.handshaking.take())
         };
+        // The tasks/cancel of a call cancelled just before is let through (as queued cancel
+        // notices are), within the bound close keeps.
+        let deadline = Instant::now() + CALLBACK_WAIT_ON_CLOSE;
+        self.task_cancels.wait_until(deadline);
         let error = closed_error();
         let connections: Vec<Arc<Connection>> = handshaking
             .into_iter()
@@ -386,7 +393,6 @@ impl Client {
         }
         // What the server said before close is still heard (a close made from a callback
         // cannot wait for those queued after it: they are dropped).
-        let deadline = Instant::now() + CALLBACK_WAIT_ON_CLOSE;
         for connection in &connections {
             connection.drain_callbacks(deadline);
         }

@@ -17,11 +17,11 @@ use crate::engine::{cancelled_error, timeout_error, CallOptions, Connection};
 use crate::error::{Error, Result, Status};
 use crate::handlers::{LogLevel, Progress};
 use crate::protocol::methods;
-use crate::sync::spawn;
+use crate::sync::{lock, spawn, wait_until};
 use serde_json::{json, Map, Value};
 use std::cell::Cell;
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -36,6 +36,42 @@ const MIN_POLL: Duration = Duration::from_millis(5);
 const MAX_POLL: Duration = Duration::from_secs(60);
 /// How long the `tasks/cancel` sent after a cancelled call waits for its acknowledgement.
 const CANCEL_ACK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The `tasks/cancel` requests still under way, so that closing the client lets them reach
+/// the server (as it lets queued `notifications/cancelled` be written) instead of ending them.
+#[derive(Default)]
+pub(super) struct CancelsInFlight {
+    count: Mutex<usize>,
+    done: Condvar,
+}
+
+impl CancelsInFlight {
+    fn start(self: &Arc<Self>) -> CancelInFlight {
+        *lock(&self.count) += 1;
+        CancelInFlight(self.clone())
+    }
+
+    /// Waits until none is under way, or until `deadline`.
+    pub(super) fn wait_until(&self, deadline: Instant) {
+        let mut count = lock(&self.count);
+        while *count > 0 {
+            match wait_until(&self.done, count, Some(deadline)) {
+                Some(next) => count = next,
+                None => return,
+            }
+        }
+    }
+}
+
+/// One `tasks/cancel` under way; dropped when it has its answer (or failed).
+struct CancelInFlight(Arc<CancelsInFlight>);
+
+impl Drop for CancelInFlight {
+    fn drop(&mut self) {
+        *lock(&self.0.count) -= 1;
+        self.0.done.notify_all();
+    }
+}
 
 /// Which leg of a call a request is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,7 +234,10 @@ impl<'a> TaskCall<'a> {
             Err(Stop::Abandoned(error)) => {
                 // The caller returns now; the server hears of it afterwards.
                 self.send_cancel(&task_id, error.cancel_reason.as_deref());
-                Err(error)
+                Err(Error {
+                    data: Some(json!({ "taskId": task_id })),
+                    ..error
+                })
             }
         }
     }
@@ -409,7 +448,9 @@ impl<'a> TaskCall<'a> {
             "tasks/cancel for task {task_id} ({})",
             reason.unwrap_or("cancelled")
         );
+        let in_flight = self.client.task_cancels.start();
         let body = move || {
+            let _in_flight = in_flight;
             let opts = CallOptions {
                 timeout: Some(CANCEL_ACK_TIMEOUT),
                 cancel_on_wire: false,
