@@ -19,10 +19,18 @@ type callbacks struct {
 	progress     func(Progress)
 	notification func(method string, params json.RawMessage)
 	stderr       func(line string)
+	// handlers.go and events.go
+	handlers        map[string]RequestHandler
+	log             func(LogLevel, string)
+	message         func(LogMessage)
+	listChanged     func(kind string)
+	resourceUpdated func(uri string)
 }
 
 func (cb *callbacks) any() bool {
-	return cb.progress != nil || cb.notification != nil || cb.stderr != nil
+	return cb.progress != nil || cb.notification != nil || cb.stderr != nil ||
+		len(cb.handlers) > 0 || cb.log != nil || cb.message != nil || cb.listChanged != nil ||
+		cb.resourceUpdated != nil
 }
 
 // install registers the set callbacks on C client options under one new handle, which the
@@ -43,6 +51,12 @@ func (cb *callbacks) install(o *C.mcp_client_options) (cgo.Handle, Status) {
 	}
 	if cb.stderr != nil {
 		set(C.mcpc_go_stderr(o, C.uintptr_t(h)))
+	}
+	if status == StatusOK {
+		status = cb.installHandlers(o, C.uintptr_t(h))
+	}
+	if status == StatusOK {
+		status = cb.installEvents(o, C.uintptr_t(h))
 	}
 	if status != StatusOK {
 		h.Delete()

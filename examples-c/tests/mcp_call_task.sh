@@ -56,19 +56,24 @@ cancel_line=$(grep -n '"method":"tasks/cancel"' "$log" | head -n 1 | cut -d: -f1
 grep -q '"method":"notifications/cancelled"' "$log" &&
     fail "notifications/cancelled was sent for a request answered with a task"
 
-# 4. Cancelled over HTTP (the server writes its URL first, then logs each request).
-http_log=$scratch/http.log
-rm -f "$http_log"
-fifo=$scratch/http.out
-rm -f "$fifo"; mkfifo "$fifo"
-"$server" --http 0 --modern --log "$http_log" >"$fifo" &
+# 4. Cancelled over HTTP. The server serves until its stdin closes: a fifo this script holds
+# open (fd 3) and closes at the end.
+http_log=$scratch/http.log url_file=$scratch/url stdin_fifo=$scratch/stdin
+rm -f "$http_log" "$url_file" "$stdin_fifo"
+mkfifo "$stdin_fifo"
+"$server" --http 0 --modern --log "$http_log" <"$stdin_fifo" >"$url_file" 2>&1 &
 server_pid=$!
-read -r first <"$fifo"
-url=${first#listening on }
+exec 3>"$stdin_fifo"
+for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+    [ -s "$url_file" ] && break
+    sleep 0.1
+done
+url=$(sed -n 's/^listening on //p' "$url_file" | head -n 1)
 "$mcp_call" --mode modern --task --call task --args '{"outcome":"never","steps":0}' \
     --cancel-after-ms 300 --http "$url" >"$out" 2>"$err"
 code=$?
-kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null
+exec 3>&-
+wait "$server_pid"
 echo "http cancel: exit $code"; show stderr "$err"
 [ "$code" -eq 3 ] || fail "a cancelled task-backed call over HTTP: exit $code, want 3"
 posts=$(grep -c '"Mcp-Method":"tasks/cancel"\|"mcp-method":"tasks/cancel"' "$http_log")
