@@ -17,7 +17,7 @@ type callExtras struct {
 	timeout         *time.Duration
 	resetOnProgress bool
 	maxTotal        time.Duration
-	progressToken   json.RawMessage
+	progressToken   *string
 	inputResponses  json.RawMessage
 	requestState    *string
 	returnTask      bool
@@ -41,10 +41,9 @@ func CallMaxTotalTimeout(d time.Duration) CallOption {
 	return func(c *callConfig) { c.maxTotal = d }
 }
 
-// CallProgressToken sends this progress token (JSON: a string or a number) in
-// params._meta.progressToken.
-func CallProgressToken(token json.RawMessage) CallOption {
-	return func(c *callConfig) { c.progressToken = token }
+// CallProgressToken sends this progress token (a string) in params._meta.progressToken.
+func CallProgressToken(token string) CallOption {
+	return func(c *callConfig) { c.progressToken = &token }
 }
 
 // CallInputResponses continues an input_required result by hand (see StatusInputRequired):
@@ -88,7 +87,7 @@ func (x *callExtras) apply(ro *C.mcp_request_options) error {
 		}
 	}
 	if x.progressToken != nil {
-		s := withString(string(x.progressToken), func(v *C.char) C.mcp_status { return C.mcp_request_options_set_progress_token(ro, v) })
+		s := withString(*x.progressToken, func(v *C.char) C.mcp_status { return C.mcp_request_options_set_progress_token(ro, v) })
 		if err := fail("progress token", s); err != nil {
 			return err
 		}

@@ -129,7 +129,7 @@ func TestCallOptions(t *testing.T) {
 		t.Fatalf("CallMaxTotalTimeout: %v", err)
 	}
 	tokens := make(chan string, 8)
-	_, err = c.CallTool(ctx, "progress", map[string]any{"steps": 1}, CallProgressToken(json.RawMessage(`"go-token"`)),
+	_, err = c.CallTool(ctx, "progress", map[string]any{"steps": 1}, CallProgressToken("go-token"),
 		CallProgress(func(p Progress) { tokens <- string(p.Token) }))
 	if err != nil {
 		t.Fatal(err)
@@ -142,8 +142,8 @@ func TestCallOptions(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no progress")
 	}
-	if err := c.Ping(ctx, CallProgressToken(json.RawMessage(`{`))); asError(t, err).Status != StatusInvalidArgument {
-		t.Fatalf("a bad token: %v", err)
+	if err := c.Ping(ctx, CallProgressToken("bad\xfftoken")); asError(t, err).Status != StatusInvalidArgument {
+		t.Fatalf("a token that is not UTF-8: %v", err)
 	}
 }
 
