@@ -297,6 +297,7 @@ fn cancel_sends_one_tasks_cancel(transport: Transport, name: &str, by_timeout: b
     let cancelled_at = canceller.join().unwrap();
     if by_timeout {
         assert_eq!(e.status, Status::Timeout, "{e:?}");
+        assert_eq!(e.cancel_reason.as_deref(), Some("timed out after 300 ms"));
     } else {
         assert_eq!(e.status, Status::Cancelled, "{e:?}");
         assert_eq!(e.cancel_reason.as_deref(), Some("enough"));
@@ -478,4 +479,132 @@ fn closing_right_after_the_cancel_still_lets_the_tasks_cancel_reach_the_server()
         .collect();
     assert_eq!(cancels.len(), 1, "{log:?}");
     assert_eq!(cancels[0]["params"]["taskId"], "task-1");
+}
+
+#[test]
+fn status_changes_restart_the_timeout_with_reset_timeout_on_progress() {
+    let s = setup("tasks-reset-timeout", Transport::Stdio, options());
+    // Six steps of 100 ms, each a status change: a 300 ms timeout restarted by each one.
+    let opts = RequestOptions {
+        timeout: Some(Duration::from_millis(300)),
+        reset_timeout_on_progress: true,
+        ..none()
+    };
+    let args = json!({ "steps": 6, "step_ms": 100 });
+    let result = s
+        .client
+        .call_tool("task", Some(args.clone()), &opts)
+        .unwrap();
+    assert_eq!(text(&result), "task done after 6 steps");
+    // Never past the maximum total.
+    let opts = RequestOptions {
+        max_total_timeout: Some(Duration::from_millis(350)),
+        ..opts
+    };
+    let e = s.client.call_tool("task", Some(args), &opts).unwrap_err();
+    assert_eq!(e.status, Status::Timeout);
+    assert_eq!(
+        e.cancel_reason.as_deref(),
+        Some("exceeded the maximum of 350 ms")
+    );
+}
+
+/// The C API end to end: declare tasks, take the task itself, drive it by hand.
+#[test]
+fn the_c_api_declares_tasks_and_drives_a_task_by_hand() {
+    use mcpc::ffi::*;
+    use std::ffi::{CStr, CString};
+    unsafe fn json_of(result: *mut mcp_result) -> Value {
+        assert_eq!(mcp_result_status(result), mcp_status::Ok);
+        let text = CStr::from_ptr(mcp_result_json(result)).to_str().unwrap();
+        let value = serde_json::from_str(text).unwrap();
+        mcp_result_free(result);
+        value
+    }
+    unsafe {
+        let server = CString::new(common::SERVER.as_str()).unwrap();
+        let argv = [server.as_ptr(), c"--modern".as_ptr(), std::ptr::null()];
+        let co = mcp_client_options_new();
+        assert_eq!(mcp_client_options_set_mode(co, 2), mcp_status::Ok);
+        assert_eq!(mcp_client_options_set_tasks(co, true), mcp_status::Ok);
+        let client = mcp_client_new_stdio(argv.as_ptr(), co);
+        mcp_client_options_free(co);
+        json_of(mcp_client_connect(client));
+
+        // Polled to the end, as a plain call.
+        let args = cr#"{"steps":1}"#;
+        let done = json_of(mcp_client_call_tool(
+            client,
+            c"task".as_ptr(),
+            args.as_ptr(),
+            std::ptr::null(),
+        ));
+        assert_eq!(text(&done), "task done after 1 steps");
+
+        let ro = mcp_request_options_new();
+        assert_eq!(
+            mcp_request_options_set_return_task(ro, true),
+            mcp_status::Ok
+        );
+        let args = cr#"{"outcome":"input","steps":0}"#;
+        let task = json_of(mcp_client_call_tool(
+            client,
+            c"task".as_ptr(),
+            args.as_ptr(),
+            ro,
+        ));
+        mcp_request_options_free(ro);
+        assert_eq!(task["resultType"], "task");
+        let id = CString::new(task["taskId"].as_str().unwrap()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while json_of(mcp_client_get_task(client, id.as_ptr(), std::ptr::null()))["status"]
+            != "input_required"
+        {
+            assert!(Instant::now() < deadline, "the task never asked");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let answers = cr#"{"answer-1":{"action":"accept","content":{"ok":true}}}"#;
+        json_of(mcp_client_update_task(
+            client,
+            id.as_ptr(),
+            answers.as_ptr(),
+            std::ptr::null(),
+        ));
+        json_of(mcp_client_cancel_task(
+            client,
+            id.as_ptr(),
+            std::ptr::null(),
+        ));
+        mcp_client_free(client);
+    }
+}
+
+#[test]
+fn polls_honour_the_tasks_poll_interval() {
+    let s = setup("tasks-poll-interval", Transport::Stdio, options());
+    // 300 ms of work, polled every 50 ms: about 6 polls, whatever the speed of the machine
+    // (a slow one polls less often, never more).
+    let args = json!({ "steps": 3, "step_ms": 100, "poll_ms": 50 });
+    let started = Instant::now();
+    s.client.call_tool("task", Some(args), &none()).unwrap();
+    let elapsed = started.elapsed();
+    let log = read_log(s.log.as_ref().unwrap());
+    let polls = log.iter().filter(|l| l["method"] == "tasks/get").count();
+    let most = (elapsed.as_millis() / 50) as usize + 1;
+    assert!(
+        (2..=most).contains(&polls),
+        "{polls} polls in {elapsed:?} at one per 50 ms"
+    );
+}
+
+#[test]
+fn without_a_poll_interval_polls_back_off() {
+    let s = setup("tasks-backoff", Transport::Stdio, options());
+    // 600 ms of work in one step: from 50 ms, half again each unchanged poll (50, 75, 112,
+    // 168, 253...), about 5 polls; a fixed 50 ms would make 12.
+    let args = json!({ "steps": 1, "step_ms": 600, "no_poll_interval": true });
+    s.client.call_tool("task", Some(args), &none()).unwrap();
+    let log = read_log(s.log.as_ref().unwrap());
+    let polls = log.iter().filter(|l| l["method"] == "tasks/get").count();
+    assert!((2..=8).contains(&polls), "{polls} polls");
 }

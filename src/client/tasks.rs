@@ -18,6 +18,7 @@ use crate::error::{Error, Result, Status};
 use crate::handlers::{LogLevel, Progress};
 use crate::protocol::methods;
 use crate::sync::{lock, spawn, wait_until};
+use crossbeam_channel::RecvTimeoutError;
 use serde_json::{json, Map, Value};
 use std::cell::Cell;
 use std::collections::HashSet;
@@ -155,8 +156,10 @@ struct TaskCall<'a> {
     /// Stamps the modern envelope on the `tasks/cancel` sent from another thread.
     envelope: Option<crate::protocol::envelope::Envelope>,
     progress: ReportedProgress,
-    /// Woken by the call's cancel while it waits between polls.
+    /// Woken by the call's cancel while it waits between polls (the sender is kept so that a
+    /// call without a token still waits: a disconnected channel would not).
     wake: crossbeam_channel::Receiver<()>,
+    _wake_tx: crossbeam_channel::Sender<()>,
     hook: Option<(CancellationToken, crate::cancellation::HookId)>,
     /// When the call times out: from its start, or from the task's last change with
     /// `reset_timeout_on_progress`, never past `hard_deadline`.
@@ -186,6 +189,7 @@ impl<'a> TaskCall<'a> {
             .progress_reporter(own, client.options.callbacks.on_progress.clone());
         let (wake_tx, wake) = crossbeam_channel::bounded(1);
         let hook = opts.cancellation.as_ref().and_then(|token| {
+            let wake_tx = wake_tx.clone();
             let id = token.on_cancel(move |_| {
                 let _ = wake_tx.try_send(());
             })?;
@@ -205,6 +209,7 @@ impl<'a> TaskCall<'a> {
             envelope: session.envelope.clone(),
             progress,
             wake,
+            _wake_tx: wake_tx,
             hook,
             deadline: Cell::new(deadline),
             hard_deadline,
@@ -372,12 +377,12 @@ impl<'a> TaskCall<'a> {
             .exchange(method, Some(params), &opts, Leg::TaskPoll)
         {
             Ok(result) => Ok(result),
-            Err(e) if matches!(e.status, Status::Cancelled | Status::Timeout) => {
-                Err(Stop::Abandoned(Error {
-                    request_id: None,
-                    ..e
-                }))
-            }
+            // The poll's id is not the call's; its timeout is what was left of the call's.
+            Err(e) if e.status == Status::Cancelled => Err(Stop::Abandoned(Error {
+                request_id: None,
+                ..e
+            })),
+            Err(e) if e.status == Status::Timeout => Err(Stop::Abandoned(self.timed_out())),
             Err(e) => Err(Stop::Failed(
                 e.context(&format!("{method} for {}", self.method)),
             )),
@@ -395,9 +400,13 @@ impl<'a> TaskCall<'a> {
             return Err(Stop::Abandoned(self.cancelled_now()));
         }
         match self.wake.recv_deadline(until) {
-            Ok(()) => Err(Stop::Abandoned(self.cancelled_now())),
-            Err(_) if until < wake_at => Err(Stop::Abandoned(self.timed_out())),
-            Err(_) => Ok(()),
+            Err(RecvTimeoutError::Timeout) if until < wake_at => {
+                Err(Stop::Abandoned(self.timed_out()))
+            }
+            Err(RecvTimeoutError::Timeout) => Ok(()),
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => {
+                Err(Stop::Abandoned(self.cancelled_now()))
+            }
         }
     }
 

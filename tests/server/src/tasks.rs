@@ -81,7 +81,7 @@ pub fn call(request: &Request, args: &Value) -> Reply {
         let mut store = lock_store();
         store.next_id += 1;
         let id = format!("task-{}", store.next_id);
-        let task = json!({
+        let mut task = json!({
             "taskId": id,
             "status": "working",
             "statusMessage": "starting",
@@ -90,6 +90,9 @@ pub fn call(request: &Request, args: &Value) -> Reply {
             "ttlMs": 60000,
             "pollIntervalMs": plan.poll_ms,
         });
+        if args["no_poll_interval"].as_bool() == Some(true) {
+            task.as_object_mut().map(|t| t.remove("pollIntervalMs"));
+        }
         store.tasks.insert(id.clone(), task.clone());
         if let Some(ms) = args["get_delay_ms"].as_u64() {
             store.get_delays.insert(id.clone(), ms);
