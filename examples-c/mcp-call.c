@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,6 +54,12 @@ static const char USAGE[] =
     "  --prompt NAME [--args JSON]  get a prompt (JSON: an object of strings)\n"
     "  --ping                       ping the server\n"
     "  --discover                   server/discover (newer servers only)\n"
+    "  --list-resources             list every resource (all pages)\n"
+    "  --list-templates             list every resource template (all pages)\n"
+    "  --list-prompts               list every prompt (all pages)\n"
+    "  --listen                     listen: print each notification as one JSON line\n"
+    "                               {\"method\":...,\"params\":...} on stdout until\n"
+    "                               --listen-ms passes or the run is interrupted (exit 0)\n"
     "\n"
     "call options:\n"
     "  --timeout-ms N        give up after N ms (exit 4); the server is told to stop\n"
@@ -64,6 +71,11 @@ static const char USAGE[] =
     "                        --call with a task, which is polled to its end; a cancel or\n"
     "                        timeout then sends tasks/cancel for it\n"
     "\n"
+    "listen options: the listen hears tools, prompts and resources list changes, and\n"
+    "  --listen-ms N         end the listen after N ms\n"
+    "  --listen-uri URI      also resource updates of URI (repeatable)\n"
+    "  --listen-level L      also log messages from level L up (debug, info, warning...)\n"
+    "\n"
     "connection options:\n"
     "  --mode auto|legacy|modern   protocol era (default auto: server/discover, then\n"
     "                              the initialize handshake)\n"
@@ -71,6 +83,8 @@ static const char USAGE[] =
     "  --log                  print the server's log messages on stderr, one JSON line each\n"
     "  --roots DIR            answer the server's roots/list with DIR\n"
     "  --header 'Name: value' add a header to every HTTP request (repeatable)\n"
+    "  --trace                print every JSON-RPC frame in and out on stderr, one JSON line\n"
+    "                         each: {\"direction\":\"in\"|\"out\",\"transport\":...,\"frame\":...}\n"
     "  --proxy URL            HTTP(S) proxy: http://[user:password@]host[:port] or https://...\n"
     "                         (without it, HTTPS_PROXY, HTTP_PROXY, ALL_PROXY as curl does)\n"
     "  --noproxy LIST         hosts reached without the proxy (comma-separated; '*' for all)\n"
@@ -95,7 +109,9 @@ static const char USAGE[] =
     "the exit code before any call is made, --precancel included.\n";
 
 enum action { ACTION_NONE, ACTION_CALL, ACTION_LIST_TOOLS, ACTION_READ, ACTION_PROMPT,
-              ACTION_PING, ACTION_DISCOVER };
+              ACTION_PING, ACTION_DISCOVER,
+              /* issue 19 (listen, trace, lists) */
+              ACTION_LIST_RESOURCES, ACTION_LIST_TEMPLATES, ACTION_LIST_PROMPTS, ACTION_LISTEN };
 
 struct command_line {
     enum action action;
@@ -124,6 +140,13 @@ struct command_line {
     const char *key;
     char **server_argv; /* NULL-terminated: it is the tail of main's argv */
     bool task;          /* --task */
+    /* issue 19: --listen's options and --trace */
+    bool has_listen_ms;
+    uint64_t listen_ms;
+    const char *listen_uris[16];
+    int listen_uri_count;
+    const char *listen_level;
+    bool trace;
 };
 
 static int usage_error(const char *what, const char *arg) {
@@ -162,7 +185,12 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
                        strcmp(opt, "--ping") == 0 || strcmp(opt, "--discover") == 0 ||
                        strcmp(opt, "--precancel") == 0 || strcmp(opt, "--progress") == 0 ||
                        strcmp(opt, "--log") == 0 || strcmp(opt, "--stdio") == 0 ||
-                       strcmp(opt, "--task") == 0;
+                       strcmp(opt, "--task") == 0 ||
+                       /* issue 19 */
+                       strcmp(opt, "--list-resources") == 0 ||
+                       strcmp(opt, "--list-templates") == 0 ||
+                       strcmp(opt, "--list-prompts") == 0 || strcmp(opt, "--listen") == 0 ||
+                       strcmp(opt, "--trace") == 0;
         const char *value = NULL;
         if (!is_flag) {
             if (strncmp(opt, "--", 2) != 0)
@@ -244,6 +272,27 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
             cl->cert = value;
         } else if (strcmp(opt, "--key") == 0) {
             cl->key = value;
+        /* ---- issue 19: more lists, --listen and --trace ---- */
+        } else if (strcmp(opt, "--list-resources") == 0) {
+            one_action = set_action(cl, ACTION_LIST_RESOURCES, NULL);
+        } else if (strcmp(opt, "--list-templates") == 0) {
+            one_action = set_action(cl, ACTION_LIST_TEMPLATES, NULL);
+        } else if (strcmp(opt, "--list-prompts") == 0) {
+            one_action = set_action(cl, ACTION_LIST_PROMPTS, NULL);
+        } else if (strcmp(opt, "--listen") == 0) {
+            one_action = set_action(cl, ACTION_LISTEN, NULL);
+        } else if (strcmp(opt, "--listen-ms") == 0) {
+            if (!parse_ms(value, &cl->listen_ms))
+                return usage_error("--listen-ms needs a number of milliseconds", value);
+            cl->has_listen_ms = true;
+        } else if (strcmp(opt, "--listen-uri") == 0) {
+            if (cl->listen_uri_count == (int)(sizeof cl->listen_uris / sizeof cl->listen_uris[0]))
+                return usage_error("too many --listen-uri options", NULL);
+            cl->listen_uris[cl->listen_uri_count++] = value;
+        } else if (strcmp(opt, "--listen-level") == 0) {
+            cl->listen_level = value;
+        } else if (strcmp(opt, "--trace") == 0) {
+            cl->trace = true;
         } else {
             return usage_error("unknown option", opt);
         }
@@ -270,6 +319,9 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
                         cl->precancel || cl->progress;
     if (call_options && cl->action == ACTION_NONE)
         return usage_error("call options need an action (--call, --ping, ...)", NULL);
+    bool listen_options = cl->has_listen_ms || cl->listen_uri_count > 0 || cl->listen_level;
+    if (listen_options && cl->action != ACTION_LISTEN)
+        return usage_error("--listen-ms, --listen-uri and --listen-level go with --listen", NULL);
     return -1;
 }
 
@@ -470,6 +522,68 @@ static char *directory_uri(const char *dir) {
     return uri;
 }
 
+/* ---- issue 19: --listen and --trace ------------------------------------------------------ */
+
+/* The reasons mcp-call itself gives the listen's cancel: the listen then ended as asked. */
+static const char LISTEN_TIME_UP[] = "--listen-ms passed";
+static const char LISTEN_INTERRUPTED[] = "interrupted";
+
+/* Every notification, as one JSON line on stdout (on the library's callback thread). */
+static void on_listen_notification(void *userdata, const char *method, const char *params_json) {
+    (void)userdata;
+    fputs("{\"method\":", stdout);
+    print_json_string(stdout, method);
+    if (params_json != NULL)
+        fprintf(stdout, ",\"params\":%s", params_json);
+    fputs("}\n", stdout);
+    fflush(stdout); /* a reader of a pipe sees each line as it comes */
+}
+
+/* Every frame, as one JSON line on stderr (on the library's trace thread). */
+static void on_trace(void *userdata, mcp_trace_direction direction, const char *transport,
+                     const char *json) {
+    (void)userdata;
+    fprintf(stderr, "{\"direction\":\"%s\",\"transport\":",
+            direction == MCP_TRACE_DIRECTION_IN ? "in" : "out");
+    print_json_string(stderr, transport);
+    fprintf(stderr, ",\"frame\":%s}\n", json);
+}
+
+/* SIGINT and SIGTERM are taken by a thread of their own (sigwait), which cancels the listen:
+ * a cancel is not safe from a signal handler. SIGUSR1 lets that thread go once the listen is
+ * over. The mask is set before the client exists, so every library thread inherits it. */
+static sigset_t listen_signals;
+static mcp_cancellation *listen_token;
+
+static void *signal_main(void *arg) {
+    (void)arg;
+    int signal_number = 0;
+    if (sigwait(&listen_signals, &signal_number) == 0 && signal_number != SIGUSR1)
+        mcp_cancellation_cancel(listen_token, LISTEN_INTERRUPTED);
+    return NULL;
+}
+
+static mcp_listen *make_listen(const struct command_line *cl) {
+    mcp_listen *listen = mcp_listen_new();
+    mcp_listen_set_tools_list_changed(listen, true);
+    mcp_listen_set_prompts_list_changed(listen, true);
+    mcp_listen_set_resources_list_changed(listen, true);
+    for (int i = 0; i < cl->listen_uri_count; i++)
+        mcp_listen_add_resource(listen, cl->listen_uris[i]);
+    if (cl->listen_level != NULL)
+        mcp_listen_set_log_level(listen, cl->listen_level);
+    /* mcp-call cannot connect again: a failed connection ends the listen (exit 5). */
+    mcp_listen_set_end_on_failure(listen, true);
+    return listen; /* a bad value is reported by mcp_client_listen (exit 2) */
+}
+
+/* A listen cancelled by --listen-ms or an interrupt ended as asked. */
+static bool listen_ended_as_asked(const mcp_result *result) {
+    const char *reason = mcp_result_cancel_reason(result);
+    return mcp_result_status(result) == MCP_STATUS_CANCELLED && reason != NULL &&
+           (strcmp(reason, LISTEN_TIME_UP) == 0 || strcmp(reason, LISTEN_INTERRUPTED) == 0);
+}
+
 /* ---- main ------------------------------------------------------------------------------ */
 
 static mcp_result *run_action(mcp_client *client, const struct command_line *cl,
@@ -481,6 +595,15 @@ static mcp_result *run_action(mcp_client *client, const struct command_line *cl,
     case ACTION_PROMPT: return mcp_client_get_prompt(client, cl->target, cl->args_json, ropts);
     case ACTION_PING: return mcp_client_ping(client, ropts);
     case ACTION_DISCOVER: return mcp_client_discover(client, ropts);
+    case ACTION_LIST_RESOURCES: return mcp_client_resources(client, ropts);
+    case ACTION_LIST_TEMPLATES: return mcp_client_resource_templates(client, ropts);
+    case ACTION_LIST_PROMPTS: return mcp_client_prompts(client, ropts);
+    case ACTION_LISTEN: {
+        mcp_listen *listen = make_listen(cl);
+        mcp_result *result = mcp_client_listen(client, listen, ropts);
+        mcp_listen_free(listen);
+        return result;
+    }
     case ACTION_NONE: break;
     }
     return NULL; /* not reached: main handles ACTION_NONE */
@@ -518,6 +641,20 @@ int main(int argc, char **argv) {
         mcp_client_options_set_request_handler(copts, "roots/list", on_roots, roots_uri);
     if (cl.task)
         mcp_client_options_set_tasks(copts, true);
+    /* issue 19 */
+    if (cl.action == ACTION_LISTEN)
+        mcp_client_options_set_notification_callback(copts, on_listen_notification, NULL);
+    if (cl.trace)
+        mcp_client_options_set_trace_callback(copts, on_trace, NULL);
+    pthread_t signal_thread;
+    bool signals_taken = false;
+    if (cl.action == ACTION_LISTEN) {
+        sigemptyset(&listen_signals);
+        sigaddset(&listen_signals, SIGINT);
+        sigaddset(&listen_signals, SIGTERM);
+        sigaddset(&listen_signals, SIGUSR1);
+        signals_taken = pthread_sigmask(SIG_BLOCK, &listen_signals, NULL) == 0;
+    }
     for (int i = 0; i < cl.header_count; i++) {
         /* "Name: value" -> name, value; the library rejects bad names and CR/LF in values. */
         char name[256];
@@ -579,6 +716,15 @@ int main(int argc, char **argv) {
 
     /* Every call gets a token, so that --precancel and --cancel-after-ms can use it. */
     mcp_cancellation *token = mcp_cancellation_new();
+    /* issue 19: an interrupt and --listen-ms end a listen through the same token. */
+    listen_token = token;
+    if (signals_taken)
+        signals_taken = pthread_create(&signal_thread, NULL, signal_main, NULL) == 0;
+    struct canceller listen_timer;
+    pthread_t listen_timer_thread;
+    bool listen_timing = cl.has_listen_ms &&
+                         canceller_start(&listen_timer, &listen_timer_thread, cl.listen_ms, token,
+                                         LISTEN_TIME_UP);
     mcp_request_options *ropts = mcp_request_options_new();
     mcp_status s = set_request_options(ropts, &cl, token);
     if (s != MCP_STATUS_OK) {
@@ -601,13 +747,23 @@ int main(int argc, char **argv) {
             result = run_action(client, &cl, ropts);
             if (cancelling)
                 canceller_finish(&canceller, thread);
-            code = report(result);
+            if (listen_ended_as_asked(result))
+                code = EXIT_OK; /* the notifications are the output */
+            else
+                code = report(result);
             mcp_result_free(result);
         } else {
             code = EXIT_FAILED;
         }
     }
 
+    /* issue 19: let the listen's timer and signal threads go. */
+    if (listen_timing)
+        canceller_finish(&listen_timer, listen_timer_thread);
+    if (signals_taken) {
+        pthread_kill(signal_thread, SIGUSR1);
+        pthread_join(signal_thread, NULL);
+    }
     mcp_request_options_free(ropts);
     mcp_cancellation_free(token);
     mcp_client_free(client); /* closes the session: the server's stdin is closed */

@@ -90,6 +90,14 @@ typedef enum {
   MCP_CONNECTION_STATE_CLOSED = 4,
 } mcp_connection_state;
 
+// Which way a traced frame went. The numbers are part of the C ABI.
+typedef enum {
+  // From the server.
+  MCP_TRACE_DIRECTION_IN = 0,
+  // To the server.
+  MCP_TRACE_DIRECTION_OUT = 1,
+} mcp_trace_direction;
+
 // What happens to a stdio server's stderr.
 typedef enum {
   // Keep the last 50 lines; they are quoted when the server exits unexpectedly (default).
@@ -122,6 +130,10 @@ typedef struct mcp_client_options mcp_client_options;
 
 // Where a request handler puts its answer.
 typedef struct mcp_handler_reply mcp_handler_reply;
+
+// What a listen asks to hear: list changes, resource updates for given URIs, log messages
+// from a level up. Nothing by default.
+typedef struct mcp_listen mcp_listen;
 
 // Options for one request: cancellation token, timeout, progress token, `_meta`.
 typedef struct mcp_request_options mcp_request_options;
@@ -211,6 +223,14 @@ typedef bool (*mcp_request_handler)(void *userdata,
                                     const char *method,
                                     const char *params_json,
                                     mcp_handler_reply *reply);
+
+// One frame of the wire trace: its direction, the transport ("stdio", "http" or "custom")
+// and its JSON text (what arrived is re-encoded after parsing). Strings are valid during the
+// call only.
+typedef void (*mcp_trace_callback)(void *userdata,
+                                   mcp_trace_direction direction,
+                                   const char *transport,
+                                   const char *json);
 
 #ifdef __cplusplus
 extern "C" {
@@ -706,6 +726,89 @@ mcp_status mcp_client_options_set_elicitation_url(mcp_client_options *options, b
 // `options` is NULL or live.
 mcp_status mcp_client_options_set_sampling_tools(mcp_client_options *options, bool enabled);
 
+// A listen that asks for nothing yet. Free with `mcp_listen_free`. One object may serve many
+// listens at once; a listen copies what it needs when it starts.
+mcp_listen *mcp_listen_new(void);
+
+// Frees the object. NULL is accepted. Listens already started are unaffected.
+//
+// # Safety
+// `listen` is NULL or not yet freed, and no call is reading it.
+void mcp_listen_free(mcp_listen *listen);
+
+// Hear `notifications/tools/list_changed` (the list-changed callback, kind "tools").
+//
+// # Safety
+// `listen` is NULL or live.
+mcp_status mcp_listen_set_tools_list_changed(mcp_listen *listen, bool on);
+
+// Hear `notifications/prompts/list_changed`.
+//
+// # Safety
+// `listen` is NULL or live.
+mcp_status mcp_listen_set_prompts_list_changed(mcp_listen *listen, bool on);
+
+// Hear `notifications/resources/list_changed`.
+//
+// # Safety
+// `listen` is NULL or live.
+mcp_status mcp_listen_set_resources_list_changed(mcp_listen *listen, bool on);
+
+// Hear `notifications/resources/updated` for `uri` (the resource-updated callback). Call once
+// per URI.
+//
+// # Safety
+// `listen` is NULL or live; `uri` is NULL or NUL-terminated.
+mcp_status mcp_listen_add_resource(mcp_listen *listen, const char *uri);
+
+// Hear `notifications/message` from `level` up (the message callback): "debug", "info",
+// "notice", "warning", "error", "critical", "alert" or "emergency". NULL: no log messages.
+//
+// # Safety
+// `listen` is NULL or live; `level` is NULL or NUL-terminated.
+mcp_status mcp_listen_set_log_level(mcp_listen *listen, const char *level);
+
+// When the connection fails: true ends the listen with that failure; false (the default)
+// waits for `mcp_client_connect` to make a new connection and listens again there.
+//
+// # Safety
+// `listen` is NULL or live.
+mcp_status mcp_listen_set_end_on_failure(mcp_listen *listen, bool on);
+
+// Listens, blocking the calling thread until the listen ends; the notices go to the client's
+// callbacks, first `notifications/subscriptions/acknowledged` (the notification callback)
+// each time the listen is established. Modern era: `subscriptions/listen`; handshake era:
+// `resources/subscribe` and `logging/setLevel`, and the library reports what the server's
+// capabilities honour as the same acknowledgement. It ends with MCP_STATUS_CANCELLED when the
+// options' token is cancelled (the usual way), MCP_STATUS_TIMEOUT after the options' own
+// timeout (the client's default timeout does not apply), MCP_STATUS_CLOSED on close, or
+// MCP_STATUS_OK with the server's final result when the server ended it. When the connection
+// fails, it waits for a reconnect unless `mcp_listen_set_end_on_failure`.
+//
+// # Safety
+// `client` is NULL or live; `listen` is NULL or live; `options` is NULL or live.
+mcp_result *mcp_client_listen(mcp_client *client,
+                              const mcp_listen *listen,
+                              const mcp_request_options *options);
+
+// Sends a notification: `method`, and `params_json` (a JSON object, or NULL for none). Any
+// era (the 2026-07-28 revision defines no client notification but `notifications/cancelled`,
+// so what a modern server makes of another is its own affair). The result is `{}` once the
+// notification was handed to the transport.
+//
+// # Safety
+// `client` is NULL or live; strings are NULL or NUL-terminated.
+mcp_result *mcp_client_notify(mcp_client *client, const char *method, const char *params_json);
+
+// `notifications/roots/list_changed`: the roots the roots handler answers with have changed.
+// Handshake era only (MCP_STATUS_NOT_SUPPORTED in the modern era); needs a `roots/list`
+// handler (which makes the client declare `roots.listChanged`), else
+// MCP_STATUS_INVALID_ARGUMENT. The result is `{}`.
+//
+// # Safety
+// `client` is NULL or live.
+mcp_result *mcp_client_notify_roots_list_changed(mcp_client *client);
+
 // Default request options: no token, the client's timeout, no progress token, no `_meta`.
 // Free with `mcp_request_options_free`. One options object may serve many calls at once.
 mcp_request_options *mcp_request_options_new(void);
@@ -769,6 +872,14 @@ mcp_status mcp_request_options_set_input_responses(mcp_request_options *options,
 // # Safety
 // `options` is NULL or live; `state` is NULL or NUL-terminated.
 mcp_status mcp_request_options_set_request_state(mcp_request_options *options, const char *state);
+
+// List calls (one page or all pages) ask the server even when a fresh page is cached; the new
+// page is kept. Off by default: pages whose result carried `ttlMs` are served from the cache
+// while fresh, and a list-changed notification drops them.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_request_options_set_bypass_cache(mcp_request_options *options, bool bypass);
 
 // `ping` (handshake era; a modern server answers MCP_STATUS_SERVER_ERROR -32601). The result
 // is `{}`.
@@ -1033,6 +1144,19 @@ mcp_result *mcp_client_update_task(mcp_client *client,
 mcp_result *mcp_client_cancel_task(mcp_client *client,
                                    const char *task_id,
                                    const mcp_request_options *options);
+
+// Turns the wire trace on: `callback` gets every JSON-RPC frame in and out, in order, on a
+// library thread of the trace's own ("mcpc-trace"), never while the library holds a lock (it
+// may call the client). HTTP headers never appear in it. Off by default, and free when off;
+// NULL turns it off. If the callback falls behind by 4096 frames, later ones are dropped and
+// the log callback says how many.
+//
+// # Safety
+// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
+// for as long as a client made from these options is alive.
+mcp_status mcp_client_options_set_trace_callback(mcp_client_options *options,
+                                                 mcp_trace_callback callback,
+                                                 void *userdata);
 
 // Gives the response to a request (JSON text, copied). Returns false for NULL arguments or
 // text that is not UTF-8.

@@ -85,6 +85,27 @@ pub type NotificationHandler = Arc<dyn Fn(&str, Option<&Value>) + Send + Sync>;
 /// Answers `sampling/createMessage`, `elicitation/create`, `roots/list`...: returns the result.
 pub type RequestHandler = Arc<dyn Fn(&ServerRequest) -> Result<Value, HandlerError> + Send + Sync>;
 
+/// Which way a traced frame went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceDirection {
+    /// From the server.
+    In,
+    /// To the server.
+    Out,
+}
+
+/// One JSON-RPC frame of the wire trace (see `Callbacks::on_trace`).
+#[derive(Debug, Clone, Copy)]
+pub struct TraceFrame<'a> {
+    pub direction: TraceDirection,
+    /// "stdio", "http" or "custom".
+    pub transport: &'a str,
+    /// The frame's JSON text (what arrived is re-encoded after parsing).
+    pub json: &'a str,
+}
+
+pub type TraceHandler = Arc<dyn Fn(&TraceFrame) + Send + Sync>;
+
 /// Everything a host may plug in. Unset callbacks cost nothing.
 #[derive(Clone, Default)]
 pub struct Callbacks {
@@ -99,6 +120,9 @@ pub struct Callbacks {
     pub on_notification: Option<NotificationHandler>,
     /// Handlers for server requests, by method.
     pub request_handlers: HashMap<String, RequestHandler>,
+    /// The wire trace: every JSON-RPC frame in and out, on a trace thread of its own, in
+    /// order. Off (and free) when unset. Never carries HTTP headers.
+    pub on_trace: Option<TraceHandler>,
 }
 
 impl Callbacks {

@@ -23,7 +23,7 @@ mod sync;
 mod transport;
 
 pub use cancellation::{CancellationToken, HookId};
-pub use client::{Client, ClientOptions, ConnectMode, ConnectionState, RequestOptions};
+pub use client::{Client, ClientOptions, ConnectMode, ConnectionState, Listen, RequestOptions};
 pub use engine::limits;
 pub use engine::router::RouterStats as ConnectionStats;
 pub use error::{Error, Result, Status};

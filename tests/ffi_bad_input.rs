@@ -1227,3 +1227,116 @@ fn task_exports_and_feature_setters_refuse_bad_input() {
         mcp_request_options_free(ro);
     }
 }
+
+/// The listen, notification and trace exports (issue 19): each pointer NULL alone, bad UTF-8,
+/// bad values; the error a setter remembered is reported by the listen that uses the object.
+#[test]
+fn listen_notify_and_trace_exports_under_bad_input() {
+    unsafe {
+        let bad = mcp_status::InvalidArgument;
+        let n: *mut mcp_listen = null_mut();
+        assert_eq!(call!(mcp_listen_set_tools_list_changed(n, true)), bad);
+        assert_eq!(call!(mcp_listen_set_prompts_list_changed(n, true)), bad);
+        assert_eq!(call!(mcp_listen_set_resources_list_changed(n, true)), bad);
+        assert_eq!(call!(mcp_listen_set_end_on_failure(n, true)), bad);
+        assert_eq!(call!(mcp_listen_add_resource(n, c"test://x".as_ptr())), bad);
+        assert_eq!(call!(mcp_listen_set_log_level(n, c"info".as_ptr())), bad);
+        call!(mcp_listen_free(null_mut()));
+        assert_eq!(
+            call!(mcp_request_options_set_bypass_cache(null_mut(), true)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_trace_callback(
+                null_mut(),
+                None,
+                null_mut()
+            )),
+            bad
+        );
+
+        let listen = mcp_listen_new();
+        assert_eq!(call!(mcp_listen_add_resource(listen, null())), bad);
+        assert_eq!(call!(mcp_listen_add_resource(listen, bad_utf8())), bad);
+        assert_eq!(call!(mcp_listen_add_resource(listen, c"".as_ptr())), bad);
+        assert_eq!(
+            call!(mcp_listen_set_log_level(listen, c"loud".as_ptr())),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_listen_set_log_level(listen, null())),
+            mcp_status::Ok
+        );
+
+        let client = connected_client();
+        let o: *const mcp_request_options = null();
+        expect(
+            call!(mcp_client_listen(null_mut(), listen, o)),
+            mcp_status::InvalidArgument,
+            "",
+        );
+        expect(
+            call!(mcp_client_listen(client, null(), o)),
+            bad,
+            "listen must not be NULL",
+        );
+        // The first setter error is the one reported.
+        expect(
+            call!(mcp_client_listen(client, listen, o)),
+            bad,
+            "resource uri must not be NULL",
+        );
+        call!(mcp_listen_free(listen));
+
+        expect(
+            call!(mcp_client_notify(null_mut(), c"x".as_ptr(), null())),
+            bad,
+            "",
+        );
+        expect(
+            call!(mcp_client_notify(client, null(), null())),
+            bad,
+            "method must not be NULL",
+        );
+        expect(
+            call!(mcp_client_notify(client, bad_utf8(), null())),
+            bad,
+            "method",
+        );
+        expect(
+            call!(mcp_client_notify(
+                client,
+                c"notifications/x".as_ptr(),
+                c"[1]".as_ptr()
+            )),
+            bad,
+            "",
+        );
+        expect(
+            call!(mcp_client_notify(
+                client,
+                c"notifications/x".as_ptr(),
+                c"{".as_ptr()
+            )),
+            bad,
+            "",
+        );
+        accepted(call!(mcp_client_notify(
+            client,
+            c"notifications/x".as_ptr(),
+            null()
+        )));
+        expect(
+            call!(mcp_client_notify_roots_list_changed(null_mut())),
+            bad,
+            "",
+        );
+        expect(
+            call!(mcp_client_notify_roots_list_changed(client)),
+            bad,
+            "the client declared no roots capability",
+        );
+        assert_eq!(take(mcp_client_ping(client, null())).0, mcp_status::Ok);
+        mcp_client_free(client);
+    }
+}

@@ -9,9 +9,10 @@
 mod common;
 
 use common::*;
+use mcpc::handlers::{Callbacks, ListKind};
 use mcpc::{
-    CancellationToken, Client, ClientOptions, ConnectMode, HttpConfig, RequestOptions, Status,
-    StderrMode, StdioConfig,
+    CancellationToken, Client, ClientOptions, ConnectMode, HttpConfig, Listen, RequestOptions,
+    Status, StderrMode, StdioConfig,
 };
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
@@ -22,8 +23,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The columns of the table, in order.
-const OPERATIONS: [&str; 8] = [
-    "connect", "list", "tools", "resource", "prompt", "complete", "progress", "cancel",
+const OPERATIONS: [&str; 9] = [
+    "connect", "list", "tools", "resource", "prompt", "complete", "progress", "cancel", "listen",
 ];
 
 #[derive(Clone, Copy, PartialEq)]
@@ -72,6 +73,8 @@ impl Row {
 struct Session {
     client: Option<Arc<Client>>,
     stderr: Arc<Mutex<Vec<String>>>,
+    /// What the listen callbacks heard, as short strings.
+    heard: Arc<Mutex<Vec<String>>>,
     process: Option<Child>,
 }
 
@@ -95,12 +98,14 @@ fn free_port() -> u16 {
 /// Starts the row's server (HTTP: a process of its own; stdio: the client starts it).
 fn start(row: &Row, peers: &Path) -> Result<(Session, Client), String> {
     let stderr = Arc::new(Mutex::new(Vec::new()));
+    let heard = Arc::new(Mutex::new(Vec::new()));
     let options = ClientOptions {
         mode: if row.modern {
             ConnectMode::Modern
         } else {
             ConnectMode::Legacy
         },
+        callbacks: listen_callbacks(&heard),
         ..ClientOptions::default()
     };
     let argv = match row.peer {
@@ -116,6 +121,7 @@ fn start(row: &Row, peers: &Path) -> Result<(Session, Client), String> {
         let session = Session {
             client: None,
             stderr,
+            heard,
             process: None,
         };
         return Ok((session, Client::stdio(config, options)));
@@ -148,6 +154,7 @@ fn start(row: &Row, peers: &Path) -> Result<(Session, Client), String> {
     let session = Session {
         client: None,
         stderr,
+        heard,
         process: Some(child),
     };
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -316,6 +323,7 @@ fn run(row: &Row, operation: &str, client: &Client, session: &Session) -> Result
             Ok(format!("{count} notifications"))
         }
         "cancel" => cancel(python, client, session),
+        "listen" => listen(row, session),
         _ => unreachable!("{operation}"),
     }
 }
@@ -398,6 +406,142 @@ fn cancel(python: bool, client: &Client, session: &Session) -> Result<String, St
     Ok(format!("caller back at once; {seen_by_server}"))
 }
 
+/// Records what a listen hears: `ack <filter>`, `list <kind>`, `updated <uri>`.
+fn listen_callbacks(heard: &Arc<Mutex<Vec<String>>>) -> Callbacks {
+    let (a, b, c) = (heard.clone(), heard.clone(), heard.clone());
+    Callbacks {
+        on_list_changed: Some(Arc::new(move |kind: ListKind| {
+            a.lock().unwrap().push(format!("list {}", kind.name()))
+        })),
+        on_resource_updated: Some(Arc::new(move |uri: &str| {
+            b.lock().unwrap().push(format!("updated {uri}"))
+        })),
+        on_notification: Some(Arc::new(move |method: &str, params: Option<&Value>| {
+            if method == "notifications/subscriptions/acknowledged" {
+                let filter = params.map_or(Value::Null, |p| p["notifications"].clone());
+                c.lock().unwrap().push(format!("ack {filter}"));
+            }
+        })),
+        ..Callbacks::default()
+    }
+}
+
+/// Waits (up to 10 s) until the listen callbacks heard something starting with `prefix`.
+fn heard(session: &Session, prefix: &str) -> Result<String, String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let found = session
+            .heard
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|e| e.starts_with(prefix))
+            .cloned();
+        if let Some(found) = found {
+            return Ok(found);
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "never heard `{prefix}`: {:?}",
+                session.heard.lock().unwrap()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A listen for tools list changes and one resource's updates, on a thread of its own: its
+/// acknowledgement must arrive (the server's in the modern era, the library's after
+/// resources/subscribe in the handshake era); the Python server is then made to change
+/// (`touch`) and the notices must arrive; then the listen is cancelled: the caller must be back
+/// at once and, where the server can show it (Python, modern), the cancel must reach the
+/// server's listen. The connection goes on working.
+fn listen(row: &Row, session: &Session) -> Result<String, String> {
+    let client = session.client.clone().ok_or("not connected")?;
+    let python = row.peer == Peer::Python;
+    let uri = if python {
+        "peer://greeting".to_owned()
+    } else {
+        let resources = client.resources(&none()).map_err(|e| e.to_string())?;
+        let first = resources.first().ok_or("no resources")?;
+        first["uri"].as_str().unwrap_or_default().to_owned()
+    };
+    let wanted = Listen {
+        tools_list_changed: true,
+        resource_uris: vec![uri.clone()],
+        ..Listen::default()
+    };
+    let token = CancellationToken::new();
+    let listening = {
+        let (client, opts) = (client.clone(), RequestOptions::with_cancellation(&token));
+        std::thread::spawn(move || client.listen(&wanted, &opts))
+    };
+    let outcome = (|| {
+        let ack = heard(session, "ack")?;
+        let mut notes = vec![ack];
+        if python {
+            let args = json!({"uri": uri, "legacy": !row.modern});
+            client
+                .call_tool("touch", Some(args), &none())
+                .map_err(|e| e.to_string())?;
+            notes.push(heard(session, "list tools")?);
+            if row.modern {
+                // The Python server honours resources/subscribe only in the modern era.
+                notes.push(heard(session, "updated")?);
+            }
+        }
+        Ok::<_, String>(notes)
+    })();
+    let cancelled = Instant::now();
+    token.cancel(Some("interop matrix"));
+    let ended = listening.join().unwrap();
+    let lag = cancelled.elapsed();
+    let notes = outcome?;
+    match ended {
+        Err(e) if e.status == Status::Cancelled => {}
+        other => return Err(format!("the listen did not end as cancelled: {other:?}")),
+    }
+    check(
+        lag < Duration::from_millis(500),
+        "the caller was late",
+        &format!("{lag:?}"),
+    )?;
+    let seen_by_server = if python && row.modern {
+        let needle = "listen cancelled request=";
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while !session
+            .stderr
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains(needle))
+        {
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "the server never logged `{needle}`: {:?}",
+                    session.stderr.lock().unwrap()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        "server logged `listen cancelled`".to_owned()
+    } else {
+        NO_EVIDENCE.to_owned()
+    };
+    let (name, args) = if python {
+        ("add", json!({"a": 1, "b": 1}))
+    } else {
+        ("get-sum", json!({"a": 1, "b": 1}))
+    };
+    client
+        .call_tool(name, Some(args), &none())
+        .map_err(|e| e.to_string())?;
+    Ok(format!(
+        "heard {}; cancelled at once; {seen_by_server}",
+        notes.join(", ")
+    ))
+}
+
 /// The note of a cancel cell whose server shows nothing: only the client's side is checked.
 const NO_EVIDENCE: &str = "no server-side evidence: the server gives no sign of a cancel";
 
@@ -439,7 +583,11 @@ fn markdown(rows: &[Row], results: &[Vec<Result<String, String>>]) -> String {
          call a tool, read a resource, get a prompt, complete a prompt argument, a call with \
          progress, and a cancel from another thread (the caller must be back at once; the Python \
          server logs `slow cancelled request=<id>` when the cancel reaches it, and the test waits \
-         for that line; server-everything has no such sign), followed by a call that must work.\n\n",
+         for that line; server-everything has no such sign), followed by a call that must work; \
+         then a listen (tools list changes and one resource's updates): its acknowledgement, the \
+         notices the Python server is made to send (its `touch` tool), and its cancel (the Python \
+         server logs `listen cancelled` in the modern era; a handshake-era listen sends nothing \
+         to cancel).\n\n",
     );
     out.push_str("| Server | Transport | Era |");
     for operation in OPERATIONS {

@@ -3,11 +3,15 @@
 //! Every method blocks the calling thread until its outcome and may be called from many threads
 //! at once; a [`CancellationToken`] in the [`RequestOptions`] wakes it from any other thread.
 
+mod cache;
 mod connect;
+mod listen;
 mod mrtr;
+mod notify;
 mod requests;
 mod state;
 mod tasks;
+mod trace;
 
 use crate::cancellation::CancellationToken;
 use crate::engine::gate::Gate;
@@ -22,6 +26,8 @@ use crate::transport::http::{HttpConfig, HttpTransport};
 use crate::transport::stdio::{StderrMode, StdioConfig, StdioTransport};
 use crate::transport::{Inbound, Transport};
 pub use connect::ConnectMode;
+use listen::Changes;
+pub use listen::Listen;
 use serde_json::{json, Map, Value};
 pub use state::ConnectionState;
 use std::sync::atomic::AtomicU64;
@@ -111,6 +117,8 @@ pub struct RequestOptions {
     /// `taskId`...) instead of polling it: the host then drives it with `get_task`,
     /// `update_task` and `cancel_task`.
     pub return_task: bool,
+    /// List calls ask the server even when a fresh page is cached (the new page is kept).
+    pub bypass_cache: bool,
 }
 
 impl RequestOptions {
@@ -151,6 +159,12 @@ pub struct Client {
     opened: Condvar,
     /// `tasks/cancel` requests sent for cancelled task-backed calls, still under way.
     task_cancels: Arc<tasks::CancelsInFlight>,
+    /// Told when the session changes or fails and when the client closes (listens wait on it).
+    changes: Arc<Changes>,
+    /// The wire trace, when the host asked for one.
+    tracer: Option<Arc<trace::Tracer>>,
+    /// List pages kept while their `ttlMs` lasts.
+    cache: Arc<cache::Cache>,
 }
 
 #[derive(Default)]
@@ -199,7 +213,7 @@ impl Client {
                 gate.run(|| callback(line));
             }));
         }
-        Self::with_factory(options, gate, move |inbound| {
+        Self::with_factory(options, gate, "stdio", move |inbound| {
             let stdio = Arc::new(StdioTransport::spawn(&config, inbound)?);
             Ok(Opened {
                 transport: stdio.clone(),
@@ -211,7 +225,7 @@ impl Client {
     /// A client over a transport of the host's own.
     pub fn custom(transport: impl BlockingTransport, options: ClientOptions) -> Client {
         let transport = Arc::new(transport);
-        Self::with_factory(options, Arc::default(), move |inbound| {
+        Self::with_factory(options, Arc::default(), "custom", move |inbound| {
             Ok(Opened {
                 transport: Arc::new(CustomTransport::new(transport.clone(), inbound)),
                 stdio: None,
@@ -222,7 +236,7 @@ impl Client {
     /// A client for a server reached by Streamable HTTP. Nothing is sent until
     /// [`Client::connect`], which also reports a bad URL or header.
     pub fn http(config: HttpConfig, options: ClientOptions) -> Client {
-        Self::with_factory(options, Arc::default(), move |inbound| {
+        Self::with_factory(options, Arc::default(), "http", move |inbound| {
             Ok(Opened {
                 transport: Arc::new(HttpTransport::open(config.clone(), inbound)?),
                 stdio: None,
@@ -233,9 +247,16 @@ impl Client {
     fn with_factory(
         options: ClientOptions,
         gate: Arc<Gate>,
+        transport_name: &'static str,
         factory: impl Fn(Arc<dyn Inbound>) -> Result<Opened> + Send + Sync + 'static,
     ) -> Client {
+        let tracer = options.callbacks.on_trace.clone().and_then(|handler| {
+            let log = options.callbacks.on_log.clone();
+            trace::Tracer::start(handler, log, transport_name, gate.clone())
+        });
         Client {
+            tracer,
+            cache: Arc::default(),
             options,
             next_progress_token: AtomicU64::new(1),
             open_transport: Box::new(factory),
@@ -244,6 +265,7 @@ impl Client {
             opened: Condvar::new(),
             gate,
             task_cancels: Arc::default(),
+            changes: Arc::default(),
         }
     }
 
@@ -308,10 +330,20 @@ impl Client {
         }
         let mut stdio = None;
         let callbacks = Arc::new(self.options.callbacks.clone());
+        // A new connection may be another server: nothing it said before is kept.
+        self.cache.clear();
         let opened = Connection::open(callbacks, self.gate.clone(), |inbound| {
+            let inbound = self.cache.watching(inbound);
+            let inbound = match &self.tracer {
+                Some(tracer) => tracer.inbound(inbound),
+                None => inbound,
+            };
             let opened = (self.open_transport)(inbound)?;
             stdio = opened.stdio;
-            Ok(opened.transport)
+            Ok(match &self.tracer {
+                Some(tracer) => tracer.transport(opened.transport),
+                None => opened.transport,
+            })
         });
         let connection = {
             let mut state = self.lock();
@@ -339,6 +371,9 @@ impl Client {
             _ if state.closed => Err(closed_error()),
             Ok(negotiated) => {
                 let server_info = negotiated.server_info.clone();
+                let changes = self.changes.clone();
+                connection.on_failure(move || changes.notify());
+                self.changes.notify();
                 state.session = Some(Arc::new(Session {
                     connection,
                     stdio,
@@ -377,6 +412,7 @@ impl Client {
             }
             (state.session.take(), state.handshaking.take())
         };
+        self.changes.notify();
         // The tasks/cancel of a call cancelled just before is let through (as queued cancel
         // notices are), within the bound close keeps.
         let deadline = Instant::now() + CALLBACK_WAIT_ON_CLOSE;
@@ -495,6 +531,7 @@ impl Client {
                 _ => None,
             }
         };
+        self.changes.notify();
         if let Some(forgotten) = forgotten {
             forgotten.connection.close(Error::new(
                 Status::SessionExpired,
@@ -528,7 +565,8 @@ impl Client {
         let handles = |method: &str| self.options.callbacks.request_handlers.contains_key(method);
         let mut capabilities = serde_json::Map::new();
         if handles("roots/list") {
-            capabilities.insert("roots".into(), json!({}));
+            // `notify_roots_list_changed` tells the server when the roots change.
+            capabilities.insert("roots".into(), json!({ "listChanged": true }));
         }
         if handles("sampling/createMessage") {
             let sampling = match self.options.sampling_tools {

@@ -4,6 +4,7 @@ use super::connect::{supported_versions, UNSUPPORTED_VERSION};
 use super::mrtr::{input_required, is_input_required};
 use super::tasks::Leg;
 use super::{Client, RequestOptions};
+use crate::engine::router::ListenWatch;
 use crate::engine::CallOptions;
 use crate::error::{Error, Result, Status};
 use crate::handlers::LogLevel;
@@ -12,6 +13,7 @@ use crate::protocol::methods;
 use crate::protocol::versions;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 impl Client {
@@ -44,18 +46,19 @@ impl Client {
         params: Option<Value>,
         opts: &RequestOptions,
     ) -> Result<Value> {
-        self.exchange(method, params, opts, Leg::Call)
+        self.send_raw(method, params, opts, Leg::Call, None)
     }
 
-    /// As `request_raw`, for one leg of a call: a task's poll is never cancelled on the
-    /// wire (the call's cancel becomes one `tasks/cancel` instead) and carries no progress
-    /// token.
-    pub(super) fn exchange(
+    /// `request_raw` for one leg of a call: a task's poll (`Leg::TaskPoll`) is never
+    /// cancelled on the wire (the call's cancel becomes one `tasks/cancel` instead) and carries
+    /// no progress token; a listen (`listen` set) has no timeout but its own.
+    pub(super) fn send_raw(
         &self,
         method: &str,
         params: Option<Value>,
         opts: &RequestOptions,
         leg: Leg,
+        listen: Option<Arc<ListenWatch>>,
     ) -> Result<Value> {
         if let Some(params) = &params {
             if !params.is_object() {
@@ -68,7 +71,8 @@ impl Client {
             Leg::TaskPoll => None,
         };
         let params = with_meta(params, opts, progress_token.as_ref());
-        let timeout = match opts.timeout.or(self.options.timeout) {
+        let default_timeout = self.options.timeout.filter(|_| listen.is_none());
+        let timeout = match opts.timeout.or(default_timeout) {
             Some(Duration::ZERO) => None,
             other => other,
         };
@@ -81,6 +85,7 @@ impl Client {
             progress: progress_token
                 .as_ref()
                 .map(|token| (token, opts.on_progress.clone())),
+            listen,
         };
         let result = match &session.envelope {
             None => session.connection.call(method, params.as_ref(), call),
@@ -308,8 +313,18 @@ impl Client {
         cursor: Option<&str>,
         opts: &RequestOptions,
     ) -> Result<Value> {
+        if !opts.bypass_cache {
+            if let Some(page) = self.cache.get(method, cursor) {
+                return Ok(page);
+            }
+        }
+        let ticket = self.cache.ticket(method);
         let params = cursor.map(|cursor| json!({ "cursor": cursor }));
-        self.request(method, params, opts)
+        let page = self.request(method, params, opts)?;
+        if let Some(ticket) = ticket {
+            self.cache.put(ticket, cursor, &page);
+        }
+        Ok(page)
     }
 
     /// Fetches pages while the server gives a cursor. Stops at a cursor seen before (a server

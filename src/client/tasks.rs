@@ -374,7 +374,7 @@ impl<'a> TaskCall<'a> {
         };
         match self
             .client
-            .exchange(method, Some(params), &opts, Leg::TaskPoll)
+            .send_raw(method, Some(params), &opts, Leg::TaskPoll, None)
         {
             Ok(result) => Ok(result),
             // The poll's id is not the call's; its timeout is what was left of the call's.

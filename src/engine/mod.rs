@@ -51,6 +51,8 @@ pub struct CallOptions<'a> {
     pub cancel_on_wire: bool,
     /// The progress token sent in the request, and who hears its progress besides the client.
     pub progress: Option<(&'a Value, Option<ProgressHandler>)>,
+    /// Set for `subscriptions/listen` (see `Router::watch_listen`).
+    pub listen: Option<Arc<router::ListenWatch>>,
 }
 
 pub struct Connection {
@@ -135,6 +137,9 @@ impl Connection {
             .as_ref()
             .map(|(token, _)| (*token, own.clone()));
         self.router.register(call.clone(), progress)?;
+        if let Some(watch) = &opts.listen {
+            self.router.watch_listen(id, watch.clone());
+        }
         let hook = opts.cancellation.and_then(|token| {
             let call = call.clone();
             token.on_cancel(move |reason| {
@@ -222,6 +227,22 @@ impl Connection {
         }
         self.transport
             .send_notification(&jsonrpc::encode_notification(method, params))
+    }
+
+    /// Hands the host a notification the library makes itself (the handshake era's listen
+    /// acknowledgement), on the callback thread, after what the server sent before it.
+    pub fn inject_notification(&self, method: &str, params: Option<Value>) {
+        use crate::transport::Inbound;
+        let notification = jsonrpc::Incoming::Notification {
+            method: method.to_owned(),
+            params,
+        };
+        RouterInbound(self.router.clone()).message(notification);
+    }
+
+    /// Runs `hook` once the connection is gone (at once if it is already).
+    pub fn on_failure(&self, hook: impl FnOnce() + Send + 'static) {
+        self.router.on_terminal(hook);
     }
 
     /// Tells the transport which era and version the connection settled on.

@@ -40,6 +40,10 @@ struct Table {
     handlers: usize,
     /// Set once the connection is gone; every later call fails with it.
     terminal: Option<Error>,
+    /// Run once when the connection is gone (a listen waiting for a reconnect hears of it).
+    on_terminal: Vec<Box<dyn FnOnce() + Send>>,
+    /// `subscriptions/listen` calls in flight, by request id (= subscription id).
+    listens: HashMap<i64, Arc<ListenWatch>>,
     last_bad_frame: Option<String>,
 }
 
@@ -54,6 +58,16 @@ struct Watcher {
     call: Arc<Call>,
     own: Option<OwnProgress>,
 }
+
+/// What the router learns about one `subscriptions/listen` call.
+#[derive(Default)]
+pub struct ListenWatch {
+    /// The server sent `notifications/subscriptions/acknowledged` for it.
+    pub acknowledged: std::sync::atomic::AtomicBool,
+}
+
+/// The `_meta` key that ties a notification to its listen (its request id).
+const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// What the router has dropped, for diagnostics and tests.
 #[derive(Default)]
@@ -136,9 +150,28 @@ impl Router {
     pub fn unregister(&self, id: i64, progress_token: Option<&Value>) {
         let mut table = self.lock();
         table.calls.remove(&id);
+        table.listens.remove(&id);
         if let Some(token) = progress_token {
             table.progress.remove(&progress_key(token));
         }
+    }
+
+    /// Marks call `id` (registered, not yet sent) as a listen: its acknowledgement is noted in
+    /// `watch`, its notifications are told apart from those of ended listens, and a server's
+    /// `notifications/cancelled` for it ends it as the server's graceful end would.
+    pub fn watch_listen(&self, id: i64, watch: Arc<ListenWatch>) {
+        self.lock().listens.insert(id, watch);
+    }
+
+    /// Runs `hook` once the connection is gone (at once if it is already).
+    pub fn on_terminal(&self, hook: impl FnOnce() + Send + 'static) {
+        let mut table = self.lock();
+        if table.terminal.is_none() {
+            table.on_terminal.push(Box::new(hook));
+            return;
+        }
+        drop(table);
+        hook();
     }
 
     /// Why the connection is gone, once it is (every later call fails with this).
@@ -148,13 +181,15 @@ impl Router {
 
     /// Ends every pending call with `error`; with `terminal`, every later call too.
     pub fn fail_all(&self, error: Error, terminal: bool) {
-        let (calls, handlers): (Vec<Arc<Call>>, Vec<CancellationToken>) = {
+        let (calls, handlers, hooks): (Vec<Arc<Call>>, Vec<CancellationToken>, Vec<_>) = {
             let mut table = self.lock();
             if table.terminal.is_some() {
                 return;
             }
+            let mut hooks = Vec::new();
             if terminal {
                 table.terminal = Some(error.clone());
+                hooks = std::mem::take(&mut table.on_terminal);
             }
             let handlers = match terminal {
                 true => table
@@ -164,7 +199,7 @@ impl Router {
                     .collect(),
                 false => Vec::new(),
             };
-            (table.calls.values().cloned().collect(), handlers)
+            (table.calls.values().cloned().collect(), handlers, hooks)
         };
         // Finish outside the table lock: waking a caller must not wait on the table.
         for call in calls {
@@ -172,6 +207,9 @@ impl Router {
         }
         for token in handlers {
             token.cancel(Some("the connection closed"));
+        }
+        for hook in hooks {
+            hook();
         }
     }
 
@@ -216,6 +254,9 @@ impl Router {
     }
 
     fn notification(&self, method: &str, params: Option<Value>) {
+        if !self.listen_notice(method, params.as_ref()) {
+            return;
+        }
         let callbacks = &self.callbacks;
         match method {
             "notifications/progress" => return self.progress(params),
@@ -264,6 +305,30 @@ impl Router {
         if let Some(handler) = callbacks.on_notification.clone() {
             let method = method.to_owned();
             self.deliver(move || handler(&method, params.as_ref()));
+        }
+    }
+
+    /// Notes a listen's acknowledgement. False for a notice of a listen that has ended (the
+    /// server must send nothing after a cancel, but may have sent it before reading ours):
+    /// it is dropped. Notices without a subscription id are not a listen's.
+    fn listen_notice(&self, method: &str, params: Option<&Value>) -> bool {
+        let Some(id) = params
+            .and_then(|p| p.get("_meta"))
+            .and_then(|meta| meta.get(SUBSCRIPTION_ID_KEY))
+        else {
+            return true;
+        };
+        let watch = id
+            .as_i64()
+            .and_then(|id| self.lock().listens.get(&id).cloned());
+        match watch {
+            Some(watch) => {
+                if method == "notifications/subscriptions/acknowledged" {
+                    watch.acknowledged.store(true, Ordering::Release);
+                }
+                true
+            }
+            None => false,
         }
     }
 
@@ -316,6 +381,18 @@ impl Router {
     fn server_cancelled(&self, params: Option<Value>) {
         let params = params.unwrap_or_default();
         let id = params.get("requestId").cloned().unwrap_or(Value::Null);
+        // The modern era's server ends a listen on stdio this way: as its graceful end.
+        let listen = id.as_i64().and_then(|n| {
+            let table = self.lock();
+            table.listens.get(&n).and(table.calls.get(&n).cloned())
+        });
+        if let Some(call) = listen {
+            let frame = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {
+                "resultType": "complete", "_meta": { SUBSCRIPTION_ID_KEY: id }
+            }});
+            call.finish(Outcome::Response(frame));
+            return;
+        }
         let token = self.lock().server_requests.get(&id.to_string()).cloned();
         if let Some(token) = token {
             token.cancel(params.get("reason").and_then(Value::as_str));

@@ -172,3 +172,20 @@ pub unsafe extern "C" fn mcp_request_options_set_request_state(
         Ok(())
     })
 }
+
+/// List calls (one page or all pages) ask the server even when a fresh page is cached; the new
+/// page is kept. Off by default: pages whose result carried `ttlMs` are served from the cache
+/// while fresh, and a list-changed notification drops them.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_options_set_bypass_cache(
+    options: *mut mcp_request_options,
+    bypass: bool,
+) -> mcp_status {
+    set(options, |o| {
+        o.request.bypass_cache = bypass;
+        Ok(())
+    })
+}

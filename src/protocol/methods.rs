@@ -19,3 +19,5 @@ pub const UNSUBSCRIBE: &str = "resources/unsubscribe";
 pub const TASKS_GET: &str = "tasks/get";
 pub const TASKS_UPDATE: &str = "tasks/update";
 pub const TASKS_CANCEL: &str = "tasks/cancel";
+pub const LISTEN: &str = "subscriptions/listen";
+pub const ROOTS_LIST_CHANGED: &str = "notifications/roots/list_changed";

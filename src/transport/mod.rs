@@ -68,6 +68,21 @@ impl SendBoundary {
         self
     }
 
+    /// Also runs `hook` when the transport claims the request for the wire (at most once; the
+    /// wire trace records the request there). It runs where the claim is made, maybe under a
+    /// transport lock: it must only record, never wait.
+    pub fn on_claimed(mut self, hook: impl Fn() + Send + Sync + 'static) -> Self {
+        let claim = self.claim.take();
+        self.claim = Some(Box::new(move || {
+            let claimed = claim.as_ref().is_none_or(|claim| claim());
+            if claimed {
+                hook();
+            }
+            claimed
+        }));
+        self
+    }
+
     /// Called by the transport just before it writes the request's first byte. False: the
     /// call has already ended and the engine withdrew the request, so the transport drops it
     /// unsent (and calls [`SendBoundary::never_sent`]); the caller was told it was never sent.

@@ -9,7 +9,8 @@ import sys
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import Completion, ListToolsResult, PromptReference
+from mcp.server.subscriptions import ListenHandler
+from mcp_types import Completion, ListToolsResult, PromptReference, SubscriptionsListenRequestParams
 
 
 
@@ -28,6 +29,24 @@ class PagingServer(MCPServer):
 server = PagingServer(name="python-peer", version="2.3.0")
 
 
+class NotingListenHandler(ListenHandler):
+    """The SDK's `subscriptions/listen` handler, saying on stderr when a listen starts and when
+    the client's cancel ends it, so a test can see its cancel reach a listen."""
+
+    async def __call__(self, ctx, params):
+        note(f"listen started request={ctx.request_id}")
+        try:
+            return await super().__call__(ctx, params)
+        except anyio.get_cancelled_exc_class():
+            note(f"listen cancelled request={ctx.request_id}")
+            raise
+
+
+server._lowlevel_server.add_request_handler(
+    "subscriptions/listen", SubscriptionsListenRequestParams, NotingListenHandler(server._subscriptions)
+)
+
+
 def note(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -44,6 +63,19 @@ async def slow(ctx: Context, seconds: float = 10.0) -> str:
         note(f"slow cancelled request={ctx.request_id}")
         raise
     return f"slept {seconds}s"
+
+
+@server.tool()
+async def touch(ctx: Context, uri: str, legacy: bool = False) -> str:
+    """Says the tools list changed and `uri` was updated: to listens (2026-07-28), or as the
+    handshake era's notifications (`legacy`)."""
+    if legacy:
+        await ctx.request_context.session.send_tool_list_changed()
+        await ctx.request_context.session.send_resource_updated(uri)
+    else:
+        await ctx.notify_tools_changed()
+        await ctx.notify_resource_updated(uri)
+    return "touched"
 
 
 @server.tool()

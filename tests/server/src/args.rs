@@ -24,6 +24,8 @@ usage: mcpc-test-server [FLAGS]
   --ignore-stdin-eof      keep running after stdin closes
   --ignore-sigterm        ignore SIGTERM
   --slow-start-ms N       wait N ms before reading stdin (a slow server start)
+  --ttl-ms N              the ttlMs of modern lists and reads (default 0)
+  --emit-on-listen JSON   events (as test/emit takes them) every listen gets at once
   --stall-reading-while PATH  once initialized, stop reading stdin while PATH exists
                           (a server that stops reading; it goes on when PATH is removed)
   --stderr-lines N        write N lines to stderr at startup
@@ -80,6 +82,10 @@ pub struct Args {
     pub flood_secs: Option<u64>,
     /// Stop reading stdin for `.1` ms after every `.0` requests.
     pub pause_reading: Option<(u64, u64)>,
+    /// The `ttlMs` of modern cacheable results (0 by default).
+    pub ttl_ms: u64,
+    /// Events (as `test/emit` takes them) every listen gets right after its acknowledgement.
+    pub emit_on_listen: Option<serde_json::Value>,
 }
 
 impl Args {
@@ -121,6 +127,13 @@ impl Args {
                 "--silent-initialize" => args.silent_initialize = true,
                 "--ignore-stdin-eof" => args.ignore_stdin_eof = true,
                 "--ignore-sigterm" => args.ignore_sigterm = true,
+                "--emit-on-listen" => {
+                    let events = value()?;
+                    let events = serde_json::from_str(&events)
+                        .map_err(|e| format!("--emit-on-listen wants a JSON array: {e}"))?;
+                    args.emit_on_listen = Some(events);
+                }
+                "--ttl-ms" => args.ttl_ms = parse_number(&flag, value()?)? as u64,
                 "--slow-start-ms" => args.slow_start_ms = parse_number(&flag, value()?)? as u64,
                 "--stall-reading-while" => args.stall_reading_while = Some(value()?.into()),
                 "--stderr-lines" => args.stderr_lines = parse_number(&flag, value()?)?,

@@ -13,6 +13,7 @@ mod faults;
 mod flood;
 mod http;
 mod http_wire;
+mod listen;
 mod methods;
 mod modern;
 mod rounds;

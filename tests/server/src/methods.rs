@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use crate::args::Args;
 use crate::rounds::{self, Confirmation};
-use crate::{modern, tools, Reply, Request, RpcError, Server};
+use crate::{listen, modern, tools, Reply, Request, RpcError, Server};
 
 /// Answers one request from the client (on the request's own thread).
 pub fn handle(server: &Server, request: &Request) -> Reply {
@@ -34,6 +34,13 @@ pub fn dispatch(server: &Server, request: &Request) -> Reply {
         "prompts/get" => get_prompt(params),
         "completion/complete" => Ok(complete(params)),
         "tasks/get" | "tasks/update" | "tasks/cancel" => crate::tasks::handle(request),
+        // Listening and notices on demand (listen.rs).
+        "subscriptions/listen" if server.args.modern => listen::listen(server, request),
+        "resources/subscribe" => listen::subscribe(params, true),
+        "resources/unsubscribe" => listen::subscribe(params, false),
+        "logging/setLevel" => listen::set_level(params),
+        "test/emit" => listen::emit(server, params),
+        "test/listeners" => listen::listeners(),
         other => Err(RpcError::new(-32601, format!("Method not found: {other}"))),
     }
 }
@@ -46,8 +53,8 @@ pub const INSTRUCTIONS: &str = "Test server for mcpc.";
 pub fn capabilities() -> Value {
     json!({
         "tools": { "listChanged": true },
-        "resources": {},
-        "prompts": {},
+        "resources": { "subscribe": true, "listChanged": true },
+        "prompts": { "listChanged": true },
         "completions": {},
         "logging": {},
     })

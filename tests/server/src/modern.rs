@@ -65,7 +65,8 @@ pub fn handle(server: &Server, request: &Request) -> Reply {
         "ping" => Err(RpcError::new(-32601, "Method not found: ping")),
         // Shaped by `discover` itself, broken shapes included.
         "server/discover" => methods::dispatch(server, request),
-        method => methods::dispatch(server, request).map(|result| stamp(result, method)),
+        method => methods::dispatch(server, request)
+            .map(|result| stamp(result, method, server.args.ttl_ms)),
     }
 }
 
@@ -105,7 +106,7 @@ fn server_meta() -> Value {
 }
 
 /// Adds the modern result fields; results that are not objects are left as they are.
-fn stamp(mut result: Value, method: &str) -> Value {
+fn stamp(mut result: Value, method: &str, ttl_ms: u64) -> Value {
     let Value::Object(fields) = &mut result else {
         return result;
     };
@@ -114,7 +115,7 @@ fn stamp(mut result: Value, method: &str) -> Value {
     let interim = fields.contains_key("resultType");
     fields.entry("resultType").or_insert("complete".into());
     if !interim && CACHEABLE_METHODS.contains(&method) {
-        fields.insert("ttlMs".into(), 0.into());
+        fields.insert("ttlMs".into(), ttl_ms.into());
         fields.insert("cacheScope".into(), "private".into());
     }
     fields.entry("_meta").or_insert_with(|| json!({}))[SERVER_INFO_KEY] = server_info();

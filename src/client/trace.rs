@@ -1,0 +1,208 @@
+//! The wire trace: every JSON-RPC frame in and out, for debugging. Off by default, and then
+//! it costs nothing: the transport and its inbound sink are wrapped only when the host set
+//! `Callbacks::on_trace`.
+//!
+//! Frames are recorded where they cross the transport: a request when the transport claims it
+//! for the wire (one withdrawn before that is not traced, as it is never written), a
+//! notification or answer when it is handed over, and what arrives once it has been parsed
+//! (so it is re-encoded: the keys may come in another order than the server wrote them).
+//! Only JSON-RPC frames appear: never an HTTP header, so no credential the host put in one.
+//!
+//! The host's callback runs on a thread of the trace's own, in the order the frames were
+//! recorded, never while the library holds a lock, so it may call the client. Recording only
+//! queues the frame; a queue of `QUEUE_LIMIT` frames waiting is full, and what comes then is
+//! dropped and counted; the library log says how many, once the trace thread catches up.
+
+use crate::engine::gate::Gate;
+use crate::error::Result;
+use crate::handlers::{LogHandler, LogLevel, TraceDirection, TraceFrame, TraceHandler};
+use crate::protocol::jsonrpc::Incoming;
+use crate::sync::spawn;
+use crate::transport::{Inbound, OutgoingRequest, Transport, Waker, WireCancel};
+use crossbeam_channel::{Receiver, Sender, TrySendError};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// The most frames waiting for the host's trace callback.
+pub const QUEUE_LIMIT: usize = 4096;
+
+struct Queued {
+    direction: TraceDirection,
+    json: String,
+}
+
+/// One client's trace: the queue and the thread that empties it into the host's callback.
+pub(super) struct Tracer {
+    queue: Sender<Queued>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl Tracer {
+    /// Starts the trace thread; it ends when the client (the last sender) goes.
+    pub fn start(
+        handler: TraceHandler,
+        log: Option<LogHandler>,
+        transport: &'static str,
+        gate: Arc<Gate>,
+    ) -> Option<Arc<Self>> {
+        let (queue, frames) = crossbeam_channel::bounded(QUEUE_LIMIT);
+        let dropped = Arc::new(AtomicU64::new(0));
+        let tracer = Arc::new(Tracer {
+            queue,
+            dropped: dropped.clone(),
+        });
+        let sink = Sink {
+            handler,
+            log,
+            transport,
+            gate,
+            dropped,
+        };
+        let thread = spawn("mcpc-trace", move || sink.deliver(frames), |_| {});
+        thread.ok().map(|_| tracer)
+    }
+
+    fn record(&self, direction: TraceDirection, json: String) {
+        match self.queue.try_send(Queued { direction, json }) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    pub fn inbound(self: &Arc<Self>, inner: Arc<dyn Inbound>) -> Arc<dyn Inbound> {
+        Arc::new(TracedInbound {
+            inner,
+            tracer: self.clone(),
+        })
+    }
+
+    pub fn transport(self: &Arc<Self>, inner: Arc<dyn Transport>) -> Arc<dyn Transport> {
+        Arc::new(TracedTransport {
+            inner,
+            tracer: self.clone(),
+        })
+    }
+}
+
+/// The trace thread's end: the host's callback, and the library log for lost frames.
+struct Sink {
+    handler: TraceHandler,
+    log: Option<LogHandler>,
+    transport: &'static str,
+    gate: Arc<Gate>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl Sink {
+    fn deliver(self, frames: Receiver<Queued>) {
+        let mut reported = 0;
+        for frame in frames {
+            let ran = self.gate.run(|| {
+                (self.handler)(&TraceFrame {
+                    direction: frame.direction,
+                    transport: self.transport,
+                    json: &frame.json,
+                });
+                let dropped = self.dropped.load(Ordering::Relaxed);
+                if let (true, Some(log)) = (dropped > reported, &self.log) {
+                    reported = dropped;
+                    let message = format!("wire trace: {dropped} frames dropped so far (the trace callback fell behind)");
+                    log(LogLevel::Warning, &message);
+                }
+            });
+            if ran.is_none() {
+                return; // the client is closing: no callback starts any more
+            }
+        }
+    }
+}
+
+struct TracedInbound {
+    inner: Arc<dyn Inbound>,
+    tracer: Arc<Tracer>,
+}
+
+impl Inbound for TracedInbound {
+    fn message(&self, message: Incoming) {
+        if let Some(text) = encode(&message) {
+            self.tracer.record(TraceDirection::In, text);
+        }
+        self.inner.message(message);
+    }
+    fn bad_frame(&self, error: crate::error::Error, fatal_for_pending: bool) {
+        self.inner.bad_frame(error, fatal_for_pending);
+    }
+    fn request_failed(&self, id: i64, error: crate::error::Error) {
+        self.inner.request_failed(id, error);
+    }
+    fn closed(&self, error: crate::error::Error) {
+        self.inner.closed(error);
+    }
+}
+
+/// The JSON text of a parsed message; `None` for one that is not JSON-RPC.
+fn encode(message: &Incoming) -> Option<String> {
+    let value = match message {
+        Incoming::Response { frame, .. } => return Some(frame.to_string()),
+        Incoming::Request { id, method, params } => with_params(
+            json!({"jsonrpc": "2.0", "id": id, "method": method}),
+            params,
+        ),
+        Incoming::Notification { method, params } => {
+            with_params(json!({"jsonrpc": "2.0", "method": method}), params)
+        }
+        Incoming::Invalid(_) => return None,
+    };
+    Some(value.to_string())
+}
+
+fn with_params(mut message: Value, params: &Option<Value>) -> Value {
+    if let Some(params) = params {
+        message["params"] = params.clone();
+    }
+    message
+}
+
+struct TracedTransport {
+    inner: Arc<dyn Transport>,
+    tracer: Arc<Tracer>,
+}
+
+impl Transport for TracedTransport {
+    fn send_request(&self, mut request: OutgoingRequest) -> Result<()> {
+        let tracer = self.tracer.clone();
+        let frame = Mutex::new(Some(request.frame.clone()));
+        request.sent = request.sent.on_claimed(move || {
+            if let Some(frame) = crate::sync::lock(&frame).take() {
+                tracer.record(TraceDirection::Out, frame);
+            }
+        });
+        self.inner.send_request(request)
+    }
+    fn send_notification(&self, frame: &str) -> Result<()> {
+        self.tracer.record(TraceDirection::Out, frame.to_owned());
+        self.inner.send_notification(frame)
+    }
+    fn wire_cancel(&self) -> WireCancel {
+        self.inner.wire_cancel()
+    }
+    fn abandon(&self, id: i64) {
+        self.inner.abandon(id)
+    }
+    fn negotiated(&self, protocol_version: &str, modern: bool) {
+        self.inner.negotiated(protocol_version, modern)
+    }
+    fn read_here(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>, alone: bool) -> bool {
+        self.inner.read_here(done, deadline, alone)
+    }
+    fn reader_waker(&self) -> Option<Waker> {
+        self.inner.reader_waker()
+    }
+    fn close(&self) {
+        self.inner.close()
+    }
+}

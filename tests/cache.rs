@@ -1,0 +1,142 @@
+//! The list cache: pages with a ttlMs are served from it while fresh (all-pages walks too),
+//! a bypass asks the server, a list_changed drops them, and pages without a ttl are never kept.
+
+mod common;
+
+use common::*;
+use mcpc::handlers::{Callbacks, ListKind};
+use mcpc::{CancellationToken, Client, ClientOptions, Listen, RequestOptions};
+use serde_json::json;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn count(log: &Path, method: &str) -> usize {
+    read_log(log)
+        .iter()
+        .filter(|l| is_method(l, method))
+        .count()
+}
+
+#[test]
+fn fresh_pages_come_from_the_cache_and_a_bypass_asks_the_server() {
+    let log = log_path("cache_fresh");
+    let client = connect_logged(&log, &["--modern", "--ttl-ms", "60000", "--page-size", "2"]);
+    let none = RequestOptions::default();
+    let tools = client.tools(&none).unwrap();
+    let pages = count(&log, "tools/list");
+    assert!(pages >= 2, "a walk of several pages ({pages})");
+    assert_eq!(client.tools(&none).unwrap(), tools);
+    assert_eq!(
+        client.list_tools(None, &none).unwrap()["tools"],
+        json!(tools[..2])
+    );
+    let prompts = client.prompts(&none).unwrap();
+    client.prompts(&none).unwrap();
+    client.resources(&none).unwrap();
+    client.resources(&none).unwrap();
+    client.resource_templates(&none).unwrap();
+    client.resource_templates(&none).unwrap();
+    let lines = log_after_ping_modern(&client, &log);
+    assert_eq!(
+        lines("tools/list"),
+        pages,
+        "the second walk was served from the cache"
+    );
+    assert_eq!(lines("prompts/list"), 1);
+    assert_eq!(lines("resources/list"), 1);
+    assert_eq!(lines("resources/templates/list"), 1);
+    assert!(!prompts.is_empty());
+
+    let bypass = RequestOptions {
+        bypass_cache: true,
+        ..RequestOptions::default()
+    };
+    client.list_tools(None, &bypass).unwrap();
+    let lines = log_after_ping_modern(&client, &log);
+    assert_eq!(lines("tools/list"), pages + 1);
+}
+
+/// The log once a request the server answers after everything before it was read.
+fn log_after_ping_modern<'a>(client: &Client, log: &'a Path) -> impl Fn(&str) -> usize + 'a {
+    client
+        .request("test/listeners", None, &RequestOptions::default())
+        .unwrap();
+    move |method| count(log, method)
+}
+
+#[test]
+fn a_list_change_drops_the_cached_pages_of_its_kind() {
+    let log = log_path("cache_invalidate");
+    let changed = Arc::new(Mutex::new(Vec::new()));
+    let seen = changed.clone();
+    let callbacks = Callbacks {
+        on_list_changed: Some(Arc::new(move |kind: ListKind| {
+            seen.lock().unwrap().push(kind)
+        })),
+        ..Callbacks::default()
+    };
+    let client = Arc::new(connect_with(
+        config(&[
+            "--modern",
+            "--ttl-ms",
+            "60000",
+            "--log",
+            log.to_str().unwrap(),
+        ]),
+        ClientOptions {
+            callbacks,
+            ..ClientOptions::default()
+        },
+    ));
+    let none = RequestOptions::default();
+    client.tools(&none).unwrap();
+    client.prompts(&none).unwrap();
+    let token = CancellationToken::new();
+    let listening = {
+        let (client, opts) = (client.clone(), RequestOptions::with_cancellation(&token));
+        let listen = Listen {
+            tools_list_changed: true,
+            ..Listen::default()
+        };
+        std::thread::spawn(move || client.listen(&listen, &opts))
+    };
+    wait_for_log(&log, |l| {
+        l.iter().any(|l| is_method(l, "subscriptions/listen"))
+    });
+    // The listen may not be registered at the server yet: emit until it hears.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while changed.lock().unwrap().is_empty() {
+        assert!(Instant::now() < deadline);
+        client
+            .request(
+                "test/emit",
+                Some(json!({"events": [{"kind": "tools"}]})),
+                &none,
+            )
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    client.tools(&none).unwrap();
+    client.prompts(&none).unwrap();
+    let lines = log_after_ping_modern(&client, &log);
+    assert_eq!(lines("tools/list"), 2, "asked again after the change");
+    assert_eq!(lines("prompts/list"), 1, "another kind's pages stay");
+    token.cancel(None);
+    listening.join().unwrap().unwrap_err();
+}
+
+#[test]
+fn pages_without_a_ttl_are_never_kept() {
+    for args in [&["--modern"][..], &[][..]] {
+        let log = log_path("cache_no_ttl");
+        let mut args = args.to_vec();
+        args.extend(["--log", log.to_str().unwrap()]);
+        let client = connect(&args);
+        let none = RequestOptions::default();
+        client.tools(&none).unwrap();
+        client.tools(&none).unwrap();
+        let lists = log_after_ping_modern(&client, &log);
+        assert_eq!(lists("tools/list"), 2, "{args:?}");
+    }
+}
