@@ -21,6 +21,7 @@ type callExtras struct {
 	inputResponses  json.RawMessage
 	requestState    *string
 	returnTask      bool
+	bypassCache     bool
 }
 
 // CallTimeout overrides the client's timeout for this call; 0 means none, even if the client
@@ -101,6 +102,11 @@ func (x *callExtras) apply(ro *C.mcp_request_options) error {
 	if x.requestState != nil {
 		s := withString(*x.requestState, func(v *C.char) C.mcp_status { return C.mcp_request_options_set_request_state(ro, v) })
 		if err := fail("request state", s); err != nil {
+			return err
+		}
+	}
+	if x.bypassCache {
+		if err := fail("bypass cache", C.mcp_request_options_set_bypass_cache(ro, true)); err != nil {
 			return err
 		}
 	}

@@ -25,12 +25,13 @@ type callbacks struct {
 	message         func(LogMessage)
 	listChanged     func(kind string)
 	resourceUpdated func(uri string)
+	trace           func(TraceDirection, string, json.RawMessage) // listen.go
 }
 
 func (cb *callbacks) any() bool {
 	return cb.progress != nil || cb.notification != nil || cb.stderr != nil ||
 		len(cb.handlers) > 0 || cb.log != nil || cb.message != nil || cb.listChanged != nil ||
-		cb.resourceUpdated != nil
+		cb.resourceUpdated != nil || cb.trace != nil
 }
 
 // install registers the set callbacks on C client options under one new handle, which the

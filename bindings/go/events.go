@@ -59,6 +59,7 @@ func (cb *callbacks) installEvents(o *C.mcp_client_options, h C.uintptr_t) Statu
 		{cb.resourceUpdated != nil, func(o *C.mcp_client_options, h C.uintptr_t) C.mcp_status {
 			return C.mcpc_go_resource_updated(o, h)
 		}},
+		{cb.trace != nil, func(o *C.mcp_client_options, h C.uintptr_t) C.mcp_status { return C.mcpc_go_trace(o, h) }},
 	} {
 		if i.set {
 			if status := Status(i.fn(o, h)); status != StatusOK {
@@ -91,4 +92,9 @@ func mcpcGoListChanged(h C.uintptr_t, kind *C.char) {
 //export mcpcGoResourceUpdated
 func mcpcGoResourceUpdated(h C.uintptr_t, uri *C.char) {
 	callbacksOf(h).resourceUpdated(C.GoString(uri))
+}
+
+//export mcpcGoTrace
+func mcpcGoTrace(h C.uintptr_t, direction C.int, transport, frame *C.char) {
+	callbacksOf(h).trace(TraceDirection(direction), C.GoString(transport), json.RawMessage(C.GoString(frame)))
 }

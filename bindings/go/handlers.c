@@ -26,6 +26,11 @@ static void on_resource_updated(void *userdata, const char *uri) {
     mcpcGoResourceUpdated((uintptr_t)userdata, (char *)uri);
 }
 
+static void on_trace(void *userdata, mcp_trace_direction direction, const char *transport,
+                     const char *json) {
+    mcpcGoTrace((uintptr_t)userdata, (int)direction, (char *)transport, (char *)json);
+}
+
 mcp_status mcpc_go_request_handler(mcp_client_options *options, const char *method,
                                    uintptr_t handle) {
     return mcp_client_options_set_request_handler(options, method, on_request, (void *)handle);
@@ -46,4 +51,8 @@ mcp_status mcpc_go_list_changed(mcp_client_options *options, uintptr_t handle) {
 mcp_status mcpc_go_resource_updated(mcp_client_options *options, uintptr_t handle) {
     return mcp_client_options_set_resource_updated_callback(options, on_resource_updated,
                                                             (void *)handle);
+}
+
+mcp_status mcpc_go_trace(mcp_client_options *options, uintptr_t handle) {
+    return mcp_client_options_set_trace_callback(options, on_trace, (void *)handle);
 }

@@ -12,5 +12,6 @@ mcp_status mcpc_go_log(mcp_client_options *options, uintptr_t handle);
 mcp_status mcpc_go_message(mcp_client_options *options, uintptr_t handle);
 mcp_status mcpc_go_list_changed(mcp_client_options *options, uintptr_t handle);
 mcp_status mcpc_go_resource_updated(mcp_client_options *options, uintptr_t handle);
+mcp_status mcpc_go_trace(mcp_client_options *options, uintptr_t handle);
 
 #endif
