@@ -205,6 +205,12 @@ PROMISES = [
      ["tests/fd_leak.rs"], ["teardown: 1000 stdio connect/close cycles"]),
     ("the server certificate is verified over HTTPS",
      ["tests/http.rs::https_verifies_the_server_certificate"], []),
+    # issue 19
+    ("the wire trace never carries an HTTP header or a credential put in one",
+     ["tests/trace.rs::http_trace_never_carries_a_header_or_its_credential"], []),
+    ("a listen's cancel reaches the server (stdio: notifications/cancelled; HTTP: its stream closed)",
+     ["tests/listen.rs::modern_stdio_listen_hears_what_it_asked_and_the_cancel_reaches_the_server",
+      "tests/listen.rs::modern_http_listen_hears_what_it_asked_and_the_cancel_closes_its_stream"], []),
 ]
 
 

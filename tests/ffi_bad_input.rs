@@ -1270,13 +1270,14 @@ fn listen_notify_and_trace_exports_under_bad_input() {
 
         let client = connected_client();
         let o: *const mcp_request_options = null();
+        let some_options = mcp_request_options_new();
         expect(
-            call!(mcp_client_listen(null_mut(), listen, o)),
+            call!(mcp_client_listen(null_mut(), listen, some_options)),
             mcp_status::InvalidArgument,
             "",
         );
         expect(
-            call!(mcp_client_listen(client, null(), o)),
+            call!(mcp_client_listen(client, null(), some_options)),
             bad,
             "listen must not be NULL",
         );
@@ -1288,13 +1289,14 @@ fn listen_notify_and_trace_exports_under_bad_input() {
         );
         call!(mcp_listen_free(listen));
 
+        mcp_request_options_free(some_options);
         expect(
-            call!(mcp_client_notify(null_mut(), c"x".as_ptr(), null())),
+            call!(mcp_client_notify(null_mut(), c"x".as_ptr(), c"{}".as_ptr())),
             bad,
             "",
         );
         expect(
-            call!(mcp_client_notify(client, null(), null())),
+            call!(mcp_client_notify(client, null(), c"{}".as_ptr())),
             bad,
             "method must not be NULL",
         );

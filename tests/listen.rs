@@ -231,6 +231,39 @@ fn modern_http_listen_hears_what_it_asked_and_the_cancel_closes_its_stream() {
 }
 
 #[test]
+fn a_modern_http_listen_whose_stream_breaks_is_opened_again() {
+    let server = HttpServer::start("listen_http_drop", &["--modern"]);
+    let heard = Arc::new(Heard::default());
+    let client = Arc::new(Client::http(
+        server.config(),
+        ClientOptions {
+            mode: ConnectMode::Modern,
+            ..options(&heard)
+        },
+    ));
+    client.connect().unwrap();
+    let (token, listening) = start_listen(&client, wanted());
+    heard.wait_for("ack", 1);
+    emit(&client, json!([{"kind": "drop"}]));
+    // The stream ended without the server's end: the library listens again by itself.
+    heard.wait_for("ack", 2);
+    heard.take();
+    emit(&client, json!([{"kind": "tools"}]));
+    assert_eq!(heard.wait_for("list tools", 1), ["list tools"]);
+    let listens = server
+        .requests()
+        .iter()
+        .filter(|r| r.to_string().contains("subscriptions/listen"))
+        .count();
+    assert_eq!(listens, 2, "{:?}", server.requests());
+    token.cancel(None);
+    assert_eq!(
+        listening.join().unwrap().unwrap_err().status,
+        Status::Cancelled
+    );
+}
+
+#[test]
 fn the_server_ends_a_listen_with_its_result_or_a_stdio_teardown() {
     let heard = Arc::new(Heard::default());
     let client = Arc::new(connect_with(config(&["--modern"]), options(&heard)));

@@ -161,3 +161,48 @@ fn a_trace_callback_may_call_the_client() {
     assert_eq!(*pinged.lock().unwrap(), Some(true));
     client.close();
 }
+
+#[test]
+fn close_delivers_the_frames_queued_before_it_and_a_trace_callback_may_close() {
+    // Frames recorded just before close still reach the host (mcp-call exits right after its
+    // call: its last frames must not be lost).
+    let frames = Frames::default();
+    let client = connect_with(config(&[]), tracing(&frames));
+    client.ping(&RequestOptions::default()).unwrap();
+    client.close();
+    let traced = frames.lock().unwrap().clone();
+    let last = traced.last().expect("frames");
+    assert_eq!(last.0, TraceDirection::In, "{traced:?}");
+    assert_eq!(last.2["result"], json!({}), "{traced:?}");
+
+    // A trace callback that closes its own client is not waited for.
+    let client_slot: Arc<OnceLock<Weak<Client>>> = Arc::default();
+    let slot = client_slot.clone();
+    let options = ClientOptions {
+        callbacks: Callbacks {
+            on_trace: Some(Arc::new(move |frame: &TraceFrame| {
+                if frame.json.contains("\"ping\"") {
+                    if let Some(client) = slot.get().and_then(Weak::upgrade) {
+                        client.close();
+                    }
+                }
+            })),
+            ..Callbacks::default()
+        },
+        ..ClientOptions::default()
+    };
+    let client = Arc::new(connect_with(config(&[]), options));
+    client_slot.set(Arc::downgrade(&client)).unwrap();
+    let started = Instant::now();
+    let _ = client.ping(&RequestOptions::default());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while client.state() != mcpc::ConnectionState::Closed {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -37,6 +37,8 @@ check_no_sanitizer_report "$err"
 
 echo "== modern, interrupted"
 rm -f "$log"
+# Emptied here, not by the redirection (that happens in the child, maybe after the first look).
+: >"$out"
 "$mcp_call" --listen --stdio "$server" --modern --log "$log" >"$out" 2>"$err" &
 pid=$!
 waited=0

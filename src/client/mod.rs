@@ -432,6 +432,9 @@ impl Client {
         for connection in &connections {
             connection.drain_callbacks(deadline);
         }
+        if let Some(tracer) = &self.tracer {
+            tracer.drain(deadline);
+        }
         self.gate.shut();
         if !self.gate.wait_until(deadline) {
             // On this thread, which is the host's own and holds no lock of ours.

@@ -12,17 +12,20 @@
 //! recorded, never while the library holds a lock, so it may call the client. Recording only
 //! queues the frame; a queue of `QUEUE_LIMIT` frames waiting is full, and what comes then is
 //! dropped and counted; the library log says how many, once the trace thread catches up.
+//! Close lets the frames queued before it reach the host (within the callbacks' 2 s), then no
+//! trace callback starts.
 
 use crate::engine::gate::Gate;
 use crate::error::Result;
 use crate::handlers::{LogHandler, LogLevel, TraceDirection, TraceFrame, TraceHandler};
 use crate::protocol::jsonrpc::Incoming;
-use crate::sync::spawn;
+use crate::sync::{lock, spawn, wait_until};
 use crate::transport::{Inbound, OutgoingRequest, Transport, Waker, WireCancel};
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::thread::ThreadId;
 use std::time::Instant;
 
 /// The most frames waiting for the host's trace callback.
@@ -37,6 +40,18 @@ struct Queued {
 pub(super) struct Tracer {
     queue: Sender<Queued>,
     dropped: Arc<AtomicU64>,
+    /// Frames queued so far, and (in `progress`) those the trace thread has finished with: close
+    /// lets the queued ones reach the host first, as it does for other callbacks.
+    queued: AtomicU64,
+    progress: Arc<Progress>,
+}
+
+#[derive(Default)]
+struct Progress {
+    done: Mutex<u64>,
+    changed: Condvar,
+    /// The trace thread: a trace callback that closes the client is not waited for.
+    thread: OnceLock<ThreadId>,
 }
 
 impl Tracer {
@@ -49,9 +64,12 @@ impl Tracer {
     ) -> Option<Arc<Self>> {
         let (queue, frames) = crossbeam_channel::bounded(QUEUE_LIMIT);
         let dropped = Arc::new(AtomicU64::new(0));
+        let progress = Arc::new(Progress::default());
         let tracer = Arc::new(Tracer {
             queue,
             dropped: dropped.clone(),
+            queued: AtomicU64::new(0),
+            progress: progress.clone(),
         });
         let sink = Sink {
             handler,
@@ -59,15 +77,34 @@ impl Tracer {
             transport,
             gate,
             dropped,
+            progress,
         };
         let thread = spawn("mcpc-trace", move || sink.deliver(frames), |_| {});
         thread.ok().map(|_| tracer)
     }
 
+    /// Waits (until `deadline`) for the trace thread to deliver the frames queued so far.
+    pub fn drain(&self, deadline: Instant) {
+        if self.progress.thread.get() == Some(&std::thread::current().id()) {
+            return;
+        }
+        let target = self.queued.load(Ordering::Acquire);
+        let mut done = lock(&self.progress.done);
+        while *done < target {
+            match wait_until(&self.progress.changed, done, Some(deadline)) {
+                Some(next) => done = next,
+                None => return,
+            }
+        }
+    }
+
     fn record(&self, direction: TraceDirection, json: String) {
+        // Counted first: a frame delivered at once must not find the count behind it.
+        self.queued.fetch_add(1, Ordering::AcqRel);
         match self.queue.try_send(Queued { direction, json }) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
+                self.queued.fetch_sub(1, Ordering::AcqRel);
                 self.dropped.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -95,10 +132,12 @@ struct Sink {
     transport: &'static str,
     gate: Arc<Gate>,
     dropped: Arc<AtomicU64>,
+    progress: Arc<Progress>,
 }
 
 impl Sink {
     fn deliver(self, frames: Receiver<Queued>) {
+        let _ = self.progress.thread.set(std::thread::current().id());
         let mut reported = 0;
         for frame in frames {
             let ran = self.gate.run(|| {
@@ -114,6 +153,8 @@ impl Sink {
                     log(LogLevel::Warning, &message);
                 }
             });
+            *lock(&self.progress.done) += 1;
+            self.progress.changed.notify_all();
             if ran.is_none() {
                 return; // the client is closing: no callback starts any more
             }

@@ -7,7 +7,8 @@
 //! change, `{"kind": "updated", "uri": U}`, `{"kind": "log", "level": L,
 //! "data": D}`; and, to listens only, `{"kind": "end"}` (the listen's graceful
 //! result) or `{"kind": "teardown"}` (`notifications/cancelled` for it, stdio's
-//! other way to end it). `test/listeners` answers `{"count": n}`, the listens
+//! other way to end it) or `{"kind": "drop"}` (HTTP: its stream ends without an answer, as
+//! if it broke). `test/listeners` answers `{"count": n}`, the listens
 //! open now. `--emit-on-listen EVENTS` gives every listen those events at once.
 
 use std::collections::BTreeSet;
@@ -107,6 +108,12 @@ pub fn listen(server: &Server, request: &Request) -> Reply {
         };
         match event["kind"].as_str().unwrap_or_default() {
             "end" => break Ok(json!({ "_meta": meta })),
+            "drop" => {
+                // Ends the handler as a cancelled one: over HTTP its stream ends without an
+                // answer, as a stream that broke (stdio: the listen just falls silent).
+                request.cancelled.store(true, Ordering::SeqCst);
+                break Err(RpcError::cancelled());
+            }
             "teardown" => {
                 server.notify(
                     "notifications/cancelled",
@@ -158,7 +165,7 @@ fn wants(listener: &Listener, event: &Value) -> bool {
             (Some(least), Some(level)) => level >= least,
             _ => false,
         },
-        "end" | "teardown" => true,
+        "end" | "teardown" | "drop" => true,
         _ => false,
     }
 }
