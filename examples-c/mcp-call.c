@@ -67,6 +67,9 @@ static const char USAGE[] =
     "  --reason TEXT         the reason sent with a cancel (default: none)\n"
     "  --precancel           cancel before calling: nothing is sent (exit 3)\n"
     "  --progress            print the call's progress on stderr, one JSON line each\n"
+    "  --task                declare the tasks extension (modern era): the server may answer\n"
+    "                        --call with a task, which is polled to its end; a cancel or\n"
+    "                        timeout then sends tasks/cancel for it\n"
     "\n"
     "listen options: the listen hears tools, prompts and resources list changes, and\n"
     "  --listen-ms N         end the listen after N ms\n"
@@ -156,6 +159,7 @@ struct command_line {
     const char *client_metadata_url;
     const char *scope;
     char **server_argv; /* NULL-terminated: it is the tail of main's argv */
+    bool task;          /* --task */
     /* issue 19: --listen's options and --trace */
     bool has_listen_ms;
     uint64_t listen_ms;
@@ -201,6 +205,7 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
                        strcmp(opt, "--ping") == 0 || strcmp(opt, "--discover") == 0 ||
                        strcmp(opt, "--precancel") == 0 || strcmp(opt, "--progress") == 0 ||
                        strcmp(opt, "--log") == 0 || strcmp(opt, "--stdio") == 0 ||
+                       strcmp(opt, "--task") == 0 ||
                        /* issue 19 */
                        strcmp(opt, "--list-resources") == 0 ||
                        strcmp(opt, "--list-templates") == 0 ||
@@ -252,6 +257,8 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
             cl->precancel = true;
         } else if (strcmp(opt, "--progress") == 0) {
             cl->progress = true;
+        } else if (strcmp(opt, "--task") == 0) {
+            cl->task = true;
         } else if (strcmp(opt, "--mode") == 0) {
             if (strcmp(value, "auto") == 0)
                 cl->mode = MCP_CONNECT_MODE_AUTO;
@@ -349,6 +356,8 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
                            "with --oauth or --oauth-manual", NULL);
     if (cl->client_secret != NULL && cl->client_id == NULL)
         return usage_error("--client-secret goes with --client-id", NULL);
+    if (cl->task && cl->action != ACTION_CALL)
+        return usage_error("--task goes with --call", NULL);
     if (cl->args_json != NULL && cl->action != ACTION_CALL && cl->action != ACTION_PROMPT)
         return usage_error("--args goes with --call or --prompt", NULL);
     bool call_options = cl->has_timeout || cl->has_cancel_after || cl->reason != NULL ||
@@ -448,7 +457,8 @@ static int report(const mcp_result *result) {
     case MCP_STATUS_OK:
         puts(mcp_result_json(result));
         return EXIT_OK;
-    case MCP_STATUS_SERVER_ERROR: {
+    case MCP_STATUS_SERVER_ERROR:
+    case MCP_STATUS_URL_ELICITATION_REQUIRED: { /* its data lists the URLs to visit */
         /* The JSON-RPC error object, rebuilt from its parts. */
         const char *data = mcp_result_error_data(result);
         printf("{\"code\":%" PRId64 ",\"message\":", mcp_result_error_code(result));
@@ -729,6 +739,8 @@ int main(int argc, char **argv) {
         mcp_client_options_set_message_callback(copts, on_message, NULL);
     if (roots_uri != NULL)
         mcp_client_options_set_request_handler(copts, "roots/list", on_roots, roots_uri);
+    if (cl.task)
+        mcp_client_options_set_tasks(copts, true);
     /* issue 19 */
     if (cl.action == ACTION_LISTEN)
         mcp_client_options_set_notification_callback(copts, on_listen_notification, NULL);

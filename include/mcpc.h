@@ -65,6 +65,11 @@ typedef enum {
   // was reached, a check failed). `mcp_result_error_data` holds the parsed challenge:
   // `{"httpStatus":401,"wwwAuthenticate":...,"resourceMetadata":...,"scope":...,"error":...}`.
   MCP_STATUS_UNAUTHORIZED = 14,
+  // The server needs the user to visit a URL first (JSON-RPC error -32042, URL-mode
+  // elicitation). The error data lists them: `elicitations[]`, each with its `url` and
+  // `elicitationId`; `notifications/elicitation/complete` says when one is done, and the
+  // call may then be made again.
+  MCP_STATUS_URL_ELICITATION_REQUIRED = 15,
 } mcp_status;
 
 // How serious a library log message is. The numbers are part of the C ABI.
@@ -1097,6 +1102,20 @@ mcp_status mcp_client_options_set_request_handler(mcp_client_options *options,
 // The strings are NULL or NUL-terminated.
 mcp_result *mcp_elicitation_defaults(const char *requested_schema_json, const char *content_json);
 
+// The `elicitation/create` handler also takes URL-mode requests (`mode` "url": show the URL's
+// host, get consent, open it): declares `elicitation.url` besides form mode. Default off.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_elicitation_url(mcp_client_options *options, bool enabled);
+
+// The `sampling/createMessage` handler takes requests with `tools` (and `toolChoice`):
+// declares `sampling.tools`. Default off.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_sampling_tools(mcp_client_options *options, bool enabled);
+
 // A listen that asks for nothing yet. Free with `mcp_listen_free`. One object may serve many
 // listens at once; a listen copies what it needs when it starts.
 mcp_listen *mcp_listen_new(void);
@@ -1529,6 +1548,56 @@ const char *mcp_status_name(int status);
 
 // The library version at run time, e.g. "0.1.0" (compare with MCPC_VERSION at build time).
 const char *mcp_version(void);
+
+// Declares the tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28 era; default off):
+// the server may then answer `tools/call` with a task. The call polls `tasks/get` (at the
+// task's `pollIntervalMs`, else backing off from 50 ms to 1 s) until the task ends, and returns
+// its result as if the call had been plain: a failed task is the call's MCP_STATUS_SERVER_ERROR,
+// one the server cancelled is MCP_STATUS_CANCELLED. Status changes reach the progress callbacks
+// (message "<status>" or "<status>: <statusMessage>"). Input the task asks for is answered
+// through the request handlers and sent with `tasks/update`. Cancelling the call (or its
+// timeout) returns at once and sends one `tasks/cancel` for the task from another thread.
+// Nothing changes on a handshake-era connection.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_client_options_set_tasks(mcp_client_options *options, bool enabled);
+
+// A call answered with a task returns the task itself (`resultType` "task", `taskId`,
+// `status`...) instead of polling it; drive it with `mcp_client_get_task`,
+// `mcp_client_update_task` and `mcp_client_cancel_task`.
+//
+// # Safety
+// `options` is NULL or live.
+mcp_status mcp_request_options_set_return_task(mcp_request_options *options, bool enabled);
+
+// `tasks/get`: the task now (`status`, `statusMessage`, and `result`, `error` or
+// `inputRequests` as the status has them).
+//
+// # Safety
+// `client` is NULL or live; `task_id` is NULL or NUL-terminated; `options` is NULL or live.
+mcp_result *mcp_client_get_task(mcp_client *client,
+                                const char *task_id,
+                                const mcp_request_options *options);
+
+// `tasks/update`: answers a task's `inputRequests`. `input_responses_json` is an object keyed
+// as they are.
+//
+// # Safety
+// `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
+mcp_result *mcp_client_update_task(mcp_client *client,
+                                   const char *task_id,
+                                   const char *input_responses_json,
+                                   const mcp_request_options *options);
+
+// `tasks/cancel`: asks the server to cancel the task, and waits for its acknowledgement (the
+// task may still end otherwise: cancellation is cooperative).
+//
+// # Safety
+// `client` is NULL or live; `task_id` is NULL or NUL-terminated; `options` is NULL or live.
+mcp_result *mcp_client_cancel_task(mcp_client *client,
+                                   const char *task_id,
+                                   const mcp_request_options *options);
 
 // Turns the wire trace on: `callback` gets every JSON-RPC frame in and out, in order, on a
 // library thread of the trace's own ("mcpc-trace"), never while the library holds a lock (it

@@ -44,11 +44,16 @@ pub enum Status {
     /// was reached, a check failed). The error data holds the parsed challenge:
     /// `{"httpStatus":401,"wwwAuthenticate":...,"resourceMetadata":...,"scope":...,"error":...}`.
     Unauthorized = 14,
+    /// The server needs the user to visit a URL first (JSON-RPC error -32042, URL-mode
+    /// elicitation). The error data lists them: `elicitations[]`, each with its `url` and
+    /// `elicitationId`; `notifications/elicitation/complete` says when one is done, and the
+    /// call may then be made again.
+    UrlElicitationRequired = 15,
 }
 
 impl Status {
     /// Every status, in the order of its number.
-    pub const ALL: [Status; 15] = [
+    pub const ALL: [Status; 16] = [
         Status::Ok,
         Status::ServerError,
         Status::Cancelled,
@@ -64,6 +69,7 @@ impl Status {
         Status::SessionExpired,
         Status::NotSupported,
         Status::Unauthorized,
+        Status::UrlElicitationRequired,
     ];
 
     /// The status with this number, if there is one.
@@ -91,6 +97,7 @@ impl Status {
             Status::SessionExpired => "SESSION_EXPIRED",
             Status::NotSupported => "NOT_SUPPORTED",
             Status::Unauthorized => "UNAUTHORIZED",
+            Status::UrlElicitationRequired => "URL_ELICITATION_REQUIRED",
         }
     }
 }
@@ -112,6 +119,9 @@ pub struct Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// The JSON-RPC error code of URLElicitationRequiredError.
+pub const URL_ELICITATION_REQUIRED: i64 = -32042;
 
 impl Error {
     pub fn new(status: Status, message: impl Into<String>) -> Self {
@@ -137,12 +147,17 @@ impl Error {
         Self::new(Status::TransportError, message)
     }
 
-    /// A JSON-RPC error object sent by the server.
+    /// A JSON-RPC error object sent by the server. -32042 (URL elicitation required) has a
+    /// status of its own; every other code is SERVER_ERROR.
     pub fn server(code: i64, message: String, data: Option<Value>) -> Self {
+        let status = match code {
+            URL_ELICITATION_REQUIRED => Status::UrlElicitationRequired,
+            _ => Status::ServerError,
+        };
         Error {
             code: Some(code),
             data,
-            ..Self::new(Status::ServerError, message)
+            ..Self::new(status, message)
         }
     }
 

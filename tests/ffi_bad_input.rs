@@ -1159,6 +1159,75 @@ fn network_setters_pass_each_pointer_null_alone() {
     }
 }
 
+/// The tasks extension's exports and the handler-feature setters: NULL or bad handles and
+/// strings give INVALID_ARGUMENT with a message, never a crash.
+#[test]
+fn task_exports_and_feature_setters_refuse_bad_input() {
+    unsafe {
+        let (bad, ok) = (mcp_status::InvalidArgument, mcp_status::Ok);
+        let (co, ro) = (
+            null_mut::<mcp_client_options>(),
+            null_mut::<mcp_request_options>(),
+        );
+        assert_eq!(call!(mcp_client_options_set_tasks(co, true)), bad);
+        assert_eq!(call!(mcp_client_options_set_elicitation_url(co, true)), bad);
+        assert_eq!(call!(mcp_client_options_set_sampling_tools(co, true)), bad);
+        assert_eq!(call!(mcp_request_options_set_return_task(ro, true)), bad);
+        let co = mcp_client_options_new();
+        let ro = mcp_request_options_new();
+        assert_eq!(call!(mcp_client_options_set_tasks(co, true)), ok);
+        assert_eq!(call!(mcp_client_options_set_elicitation_url(co, false)), ok);
+        assert_eq!(call!(mcp_client_options_set_sampling_tools(co, true)), ok);
+        assert_eq!(call!(mcp_request_options_set_return_task(ro, false)), ok);
+        mcp_client_options_free(co);
+
+        let (id, o) = (c"task-1".as_ptr(), ro.cast_const());
+        let n = null_mut::<mcp_client>();
+        let null_client = "client must not be NULL";
+        expect(call!(mcp_client_get_task(n, id, o)), bad, null_client);
+        expect(
+            call!(mcp_client_update_task(n, id, c"{}".as_ptr(), o)),
+            bad,
+            null_client,
+        );
+        expect(call!(mcp_client_cancel_task(n, id, o)), bad, null_client);
+
+        let client = connected_client();
+        let none = null();
+        let task_id = "task id must not be NULL";
+        expect(call!(mcp_client_get_task(client, none, o)), bad, task_id);
+        expect(
+            call!(mcp_client_update_task(client, none, c"{}".as_ptr(), o)),
+            bad,
+            task_id,
+        );
+        expect(call!(mcp_client_cancel_task(client, none, o)), bad, task_id);
+        expect(
+            call!(mcp_client_update_task(client, id, none, o)),
+            bad,
+            "input responses must not be NULL",
+        );
+        expect(
+            call!(mcp_client_update_task(client, id, c"[1]".as_ptr(), o)),
+            bad,
+            "input responses must be a JSON object",
+        );
+        expect(
+            call!(mcp_client_update_task(client, id, c"{".as_ptr(), o)),
+            bad,
+            "input responses",
+        );
+        assert_eq!(
+            take(call!(mcp_client_get_task(client, bad_utf8(), o))).0,
+            bad
+        );
+        // A legacy test server does not know tasks/get: the server's own error, not a crash.
+        accepted(call!(mcp_client_get_task(client, id, null())));
+        mcp_client_free(client);
+        mcp_request_options_free(ro);
+    }
+}
+
 /// The listen, notification and trace exports (issue 19): each pointer NULL alone, bad UTF-8,
 /// bad values; the error a setter remembered is reported by the listen that uses the object.
 #[test]

@@ -24,10 +24,19 @@ type callbacks struct {
 	tokenLoad func(serverURL, issuer string) (json.RawMessage, bool)
 	tokenSave func(serverURL, issuer string, tokens json.RawMessage)
 	headers   func(url string) (map[string]string, error)
+	// handlers.go and events.go
+	handlers        map[string]RequestHandler
+	log             func(LogLevel, string)
+	message         func(LogMessage)
+	listChanged     func(kind string)
+	resourceUpdated func(uri string)
+	trace           func(TraceDirection, string, json.RawMessage) // listen.go
 }
 
 func (cb *callbacks) any() bool {
-	return cb.progress != nil || cb.notification != nil || cb.stderr != nil || cb.anyAuth()
+	return cb.progress != nil || cb.notification != nil || cb.stderr != nil || cb.anyAuth() ||
+		len(cb.handlers) > 0 || cb.log != nil || cb.message != nil || cb.listChanged != nil ||
+		cb.resourceUpdated != nil || cb.trace != nil
 }
 
 // install registers the set callbacks on C client options under one new handle, which the
@@ -50,6 +59,12 @@ func (cb *callbacks) install(o *C.mcp_client_options) (cgo.Handle, Status) {
 		set(C.mcpc_go_stderr(o, C.uintptr_t(h)))
 	}
 	cb.installAuth(o, C.uintptr_t(h), set)
+	if status == StatusOK {
+		status = cb.installHandlers(o, C.uintptr_t(h))
+	}
+	if status == StatusOK {
+		status = cb.installEvents(o, C.uintptr_t(h))
+	}
 	if status != StatusOK {
 		h.Delete()
 	}

@@ -24,6 +24,8 @@ type Client struct {
 	mu     sync.Mutex // guards closed, and calls.Add against Close
 	closed bool
 	calls  sync.WaitGroup // calls inside the library; Close waits for them before freeing
+	// afterFree runs once the library has freed the client (handles it held).
+	afterFree []func()
 }
 
 // NewStdio makes a client for a server run as a child process: argv[0] is looked up in PATH
@@ -95,6 +97,9 @@ func (c *Client) Close() error {
 	if c.handle != 0 {
 		c.handle.Delete() // only now: the library's threads are gone
 	}
+	for _, f := range c.afterFree {
+		f()
+	}
 	return nil
 }
 
@@ -141,6 +146,9 @@ func (c *Client) call(ctx context.Context, opts []CallOption,
 	}
 	ro := C.mcp_request_options_new()
 	defer C.mcp_request_options_free(ro)
+	if err := cfg.callExtras.apply(ro); err != nil {
+		return nil, err
+	}
 	if cfg.meta != nil {
 		cmeta := C.CString(string(cfg.meta))
 		status := Status(C.mcp_request_options_set_meta(ro, cmeta))

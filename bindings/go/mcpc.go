@@ -53,6 +53,9 @@ const (
 	StatusInputRequired   Status = C.MCP_STATUS_INPUT_REQUIRED
 	StatusSessionExpired  Status = C.MCP_STATUS_SESSION_EXPIRED
 	StatusNotSupported    Status = C.MCP_STATUS_NOT_SUPPORTED
+	// StatusURLElicitationRequired: the server answered -32042; Error.Data lists the
+	// elicitations (url, elicitationId) the user must complete first.
+	StatusURLElicitationRequired Status = C.MCP_STATUS_URL_ELICITATION_REQUIRED
 )
 
 // String is the status's stable name, e.g. "CANCELLED".

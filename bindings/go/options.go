@@ -181,6 +181,7 @@ type CallOption func(*callConfig)
 type callConfig struct {
 	progress func(Progress)
 	meta     json.RawMessage
+	callExtras
 }
 
 // CallProgress hears the progress of this call (before the client's progress func), on the

@@ -216,7 +216,7 @@ impl ClientCore {
         Envelope {
             protocol_version: version.to_owned(),
             client_info: self.options.client_info.clone(),
-            client_capabilities: self.capabilities(),
+            client_capabilities: self.modern_capabilities(),
         }
     }
 }

@@ -16,6 +16,7 @@
 //! modern HTTP listen stream broke after it had been acknowledged, it listens again at once,
 //! with a growing pause if that keeps happening.
 
+use super::tasks::Leg;
 use super::{closed_error, Client, RequestOptions, Session};
 use crate::engine::router::ListenWatch;
 use crate::engine::CallOptions;
@@ -243,6 +244,7 @@ impl Client {
             methods::LISTEN,
             Some(params),
             &opts,
+            Leg::Call,
             Some(watch),
         ))
     }

@@ -12,6 +12,7 @@ mod notify;
 mod operation;
 mod requests;
 mod state;
+mod tasks;
 mod trace;
 
 use crate::cancellation::CancellationToken;
@@ -64,6 +65,13 @@ pub struct ClientOptions {
     pub connect_timeout: Duration,
     /// The most pages an all-pages call (`tools`, `resources`...) will fetch.
     pub max_pages: usize,
+    /// Declares the tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28 era): the
+    /// server may then answer `tools/call` with a task, which the call polls to its end.
+    pub tasks: bool,
+    /// The `elicitation/create` handler also accepts URL mode: declares `elicitation.url`.
+    pub elicitation_url: bool,
+    /// The `sampling/createMessage` handler accepts `tools`: declares `sampling.tools`.
+    pub sampling_tools: bool,
 }
 
 impl Default for ClientOptions {
@@ -79,6 +87,9 @@ impl Default for ClientOptions {
             timeout: None,
             connect_timeout: Duration::from_secs(30),
             max_pages: 1000,
+            tasks: false,
+            elicitation_url: false,
+            sampling_tools: false,
         }
     }
 }
@@ -106,6 +117,10 @@ pub struct RequestOptions {
     pub input_responses: Option<Value>,
     /// To continue an `input_required` result by hand: its `requestState`, echoed unchanged.
     pub request_state: Option<String>,
+    /// A call answered with a task returns the task as it came (`resultType: "task"`,
+    /// `taskId`...) instead of polling it: the host then drives it with `get_task`,
+    /// `update_task` and `cancel_task`.
+    pub return_task: bool,
     /// List calls ask the server even when a fresh page is cached (the new page is kept).
     pub bypass_cache: bool,
 }
@@ -163,6 +178,8 @@ pub struct ClientCore {
     gate: Arc<Gate>,
     /// Signalled when a connection has finished opening (see `State::opening`).
     opened: Condvar,
+    /// `tasks/cancel` requests sent for cancelled task-backed calls, still under way.
+    task_cancels: Arc<tasks::CancelsInFlight>,
     /// Told when the session changes or fails and when the client closes (listens wait on it).
     changes: Arc<Changes>,
     /// The wire trace, when the host asked for one.
@@ -280,6 +297,7 @@ impl Client {
                 opened: Condvar::new(),
                 gate,
                 completer: Completer::default(),
+                task_cancels: Arc::default(),
             }),
         }
     }
@@ -430,6 +448,10 @@ impl ClientCore {
             (state.session.take(), state.handshaking.take())
         };
         self.changes.notify();
+        // The tasks/cancel of a call cancelled just before is let through (as queued cancel
+        // notices are), within the bound close keeps.
+        let deadline = Instant::now() + CALLBACK_WAIT_ON_CLOSE;
+        self.task_cancels.wait_until(deadline);
         let error = closed_error();
         let connections: Vec<Arc<Connection>> = handshaking
             .into_iter()
@@ -442,7 +464,6 @@ impl ClientCore {
         }
         // What the server said before close is still heard (a close made from a callback
         // cannot wait for those queued after it: they are dropped).
-        let deadline = Instant::now() + CALLBACK_WAIT_ON_CLOSE;
         for connection in &connections {
             connection.drain_callbacks(deadline);
         }
@@ -594,12 +615,35 @@ impl ClientCore {
             capabilities.insert("roots".into(), json!({ "listChanged": true }));
         }
         if handles("sampling/createMessage") {
-            capabilities.insert("sampling".into(), json!({}));
+            let sampling = match self.options.sampling_tools {
+                true => json!({ "tools": {} }),
+                false => json!({}),
+            };
+            capabilities.insert("sampling".into(), sampling);
         }
         if handles("elicitation/create") {
-            capabilities.insert("elicitation".into(), json!({ "form": {} }));
+            let elicitation = match self.options.elicitation_url {
+                true => json!({ "form": {}, "url": {} }),
+                false => json!({ "form": {} }),
+            };
+            capabilities.insert("elicitation".into(), elicitation);
         }
         Value::Object(capabilities)
+    }
+
+    /// The capabilities of a modern request's envelope: those above, and the extensions the
+    /// options ask for (added to the host's own capabilities too).
+    fn modern_capabilities(&self) -> Value {
+        let mut capabilities = self.capabilities();
+        if self.options.tasks {
+            if let Value::Object(fields) = &mut capabilities {
+                let extensions = fields.entry("extensions").or_insert_with(|| json!({}));
+                if let Value::Object(extensions) = extensions {
+                    extensions.insert(tasks::TASKS_EXTENSION.into(), json!({}));
+                }
+            }
+        }
+        capabilities
     }
 
     fn session_ref(&self) -> Option<Arc<Session>> {

@@ -107,7 +107,7 @@ impl ClientCore {
     }
 
     /// Runs the handler of each input request; the error says which one could not be answered.
-    fn answer_inputs(
+    pub(super) fn answer_inputs(
         &self,
         method: &str,
         requests: &Map<String, Value>,

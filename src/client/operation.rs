@@ -109,6 +109,13 @@ pub(crate) enum Step {
         cancellation: Option<CancellationToken>,
         then: Box<dyn FnOnce() -> Step + Send>,
     },
+    /// Work that blocks its thread for a while (a task's poll loop, `tasks`): [`drive`] runs it
+    /// on the caller's thread, [`drive_async`] on a thread of its own, so the completion thread
+    /// never waits on it.
+    Blocking {
+        job: Box<dyn FnOnce() -> Result<Value> + Send>,
+        then: Box<dyn FnOnce(Result<Value>) -> Step + Send>,
+    },
     Done(Result<Value>),
 }
 
@@ -125,6 +132,14 @@ impl Step {
             method: method.to_owned(),
             params,
             call,
+            then: Box::new(Step::Done),
+        }
+    }
+
+    /// Runs `job` where it may block (see `Step::Blocking`); its result is the step's result.
+    pub(crate) fn blocking(job: impl FnOnce() -> Result<Value> + Send + 'static) -> Step {
+        Step::Blocking {
+            job: Box::new(job),
             then: Box::new(Step::Done),
         }
     }
@@ -157,6 +172,10 @@ impl Step {
                 until,
                 cancellation,
                 then: Box::new(move || then().and_then(next)),
+            },
+            Step::Blocking { job, then } => Step::Blocking {
+                job,
+                then: Box::new(move |result| then(result).and_then(next)),
             },
         }
     }
@@ -194,6 +213,7 @@ pub(crate) fn drive(mut step: Step) -> Result<Value> {
                 sleep_unless_cancelled(until, cancellation.as_ref());
                 then()
             }
+            Step::Blocking { job, then } => then(job()),
         }
     }
 }
@@ -227,6 +247,32 @@ pub(crate) fn drive_async(completer: &Completer, step: Step, deliver: Then) {
             let next = completer.clone();
             let job = Box::new(move || drive_async(&next, then(), deliver));
             completer.after(until, cancellation.as_ref(), job);
+        }
+        Step::Blocking { job, then } => {
+            // The outcome is delivered whatever happens to the thread: a panic in `job` is its
+            // error, and a thread that cannot start is the operation's error.
+            let deliver = Arc::new(std::sync::Mutex::new(Some((then, deliver))));
+            let finish = {
+                let (completer, deliver) = (completer.clone(), deliver.clone());
+                move |result: Result<Value>| {
+                    if let Some((then, deliver)) = crate::sync::lock(&deliver).take() {
+                        let next = completer.clone();
+                        completer.run(Box::new(move || drive_async(&next, then(result), deliver)));
+                    }
+                }
+            };
+            let on_panic = {
+                let finish = finish.clone();
+                move |error| finish(Err(error))
+            };
+            if let Err(error) = crate::sync::spawn("mcpc-task", move || finish(job()), on_panic) {
+                if let Some((then, deliver)) = crate::sync::lock(&deliver).take() {
+                    let next = completer.clone();
+                    completer.run(Box::new(move || {
+                        drive_async(&next, then(Err(error)), deliver)
+                    }));
+                }
+            }
         }
     }
 }
@@ -300,6 +346,27 @@ impl Client {
 impl ClientCore {
     /// The chain that carries out `request`.
     pub(super) fn step_for(self: &Arc<Self>, request: Request, opts: &RequestOptions) -> Step {
+        if !self.options.tasks {
+            return self.request_step(request, opts);
+        }
+        // With the tasks extension, every leg of the call (input rounds, the task's status)
+        // reports under one progress token, and a task result is polled to its end.
+        let started = Instant::now();
+        let opts = self.with_progress_token(opts);
+        let core = self.clone();
+        self.request_step(request, &opts).map_ok(move |result| {
+            let is_task = result.get("resultType").and_then(Value::as_str) == Some("task");
+            match is_task && !opts.return_task {
+                true => Step::blocking(move || {
+                    core.settle_task(crate::protocol::methods::TOOLS_CALL, result, &opts, started)
+                }),
+                false => Step::Done(Ok(result)),
+            }
+        })
+    }
+
+    /// The chain of one request, a task result left as it is.
+    fn request_step(self: &Arc<Self>, request: Request, opts: &RequestOptions) -> Step {
         use crate::protocol::methods;
         let done = |result| Step::Done(result);
         match request {

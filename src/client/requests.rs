@@ -5,6 +5,7 @@
 use super::connect::{supported_versions, UNSUPPORTED_VERSION};
 use super::mrtr::{input_required, is_input_required};
 use super::operation::{Request, Step};
+use super::tasks::Leg;
 use super::{Client, ClientCore, RequestOptions};
 use crate::engine::router::ListenWatch;
 use crate::engine::CallOptions;
@@ -191,15 +192,18 @@ impl ClientCore {
         params: Option<Value>,
         opts: &RequestOptions,
     ) -> Step {
-        self.send_raw(method, params, opts, None)
+        self.send_raw(method, params, opts, Leg::Call, None)
     }
 
-    /// `raw`; a listen (`listen` set) has no timeout but its own.
+    /// `raw` for one leg of a call: a task's poll (`Leg::TaskPoll`) is never cancelled on the
+    /// wire (the call's cancel becomes one `tasks/cancel` instead) and carries no progress
+    /// token; a listen (`listen` set) has no timeout but its own.
     pub(super) fn send_raw(
         self: &Arc<Self>,
         method: &str,
         params: Option<Value>,
         opts: &RequestOptions,
+        leg: Leg,
         listen: Option<Arc<ListenWatch>>,
     ) -> Step {
         if let Some(params) = &params {
@@ -211,7 +215,10 @@ impl ClientCore {
             Ok(session) => session,
             Err(error) => return Step::Done(Err(error)),
         };
-        let progress_token = self.progress_token(opts);
+        let progress_token = match leg {
+            Leg::Call => self.progress_token(opts),
+            Leg::TaskPoll => None,
+        };
         let params = with_meta(params, opts, progress_token.as_ref());
         let default_timeout = self.options.timeout.filter(|_| listen.is_none());
         let timeout = match opts.timeout.or(default_timeout) {
@@ -223,7 +230,7 @@ impl ClientCore {
             timeout,
             reset_timeout_on_progress: opts.reset_timeout_on_progress,
             max_total: opts.max_total_timeout,
-            cancel_on_wire: true,
+            cancel_on_wire: leg == Leg::Call,
             progress: progress_token.map(|token| (token, opts.on_progress.clone())),
             listen,
         };
@@ -267,11 +274,24 @@ impl ClientCore {
                 Some(Value::String(kind)) if kind == "complete" || kind == "input_required" => {
                     Ok(result)
                 }
+                // Only a call that declared the extension, and only for what it covers.
+                Some(Value::String(kind)) if kind == "task" && core.accepts_task(&method) => {
+                    Ok(result)
+                }
                 Some(other) => Err(Error::protocol(format!(
                     "{method}: unknown resultType {other}"
                 ))),
             }))
         })
+    }
+
+    /// The options with the call's progress token fixed, so every leg of the call (input
+    /// rounds, a task's status) reports under one token.
+    pub(super) fn with_progress_token(&self, opts: &RequestOptions) -> RequestOptions {
+        RequestOptions {
+            progress_token: self.progress_token(opts),
+            ..opts.clone()
+        }
     }
 
     /// The call's progress token: the host's, or one we make when the host wants progress.

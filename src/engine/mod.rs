@@ -25,6 +25,7 @@ pub mod completer;
 pub mod gate;
 pub mod limits;
 mod own_progress;
+pub mod reported_progress;
 pub mod router;
 mod timeout;
 
@@ -469,7 +470,7 @@ fn join(slot: &Mutex<Option<JoinHandle<()>>>) {
     }
 }
 
-fn cancelled_error(request_id: Option<i64>, reason: Option<String>) -> Error {
+pub(crate) fn cancelled_error(request_id: Option<i64>, reason: Option<String>) -> Error {
     let message = match &reason {
         Some(reason) => format!("request cancelled: {reason}"),
         None => "request cancelled".to_owned(),
@@ -481,7 +482,7 @@ fn cancelled_error(request_id: Option<i64>, reason: Option<String>) -> Error {
     }
 }
 
-fn timeout_error(request_id: Option<i64>, reason: Option<String>) -> Error {
+pub(crate) fn timeout_error(request_id: Option<i64>, reason: Option<String>) -> Error {
     Error {
         request_id,
         message: format!("request {}", reason.as_deref().unwrap_or("timed out")),

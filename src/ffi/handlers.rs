@@ -178,3 +178,35 @@ pub unsafe extern "C" fn mcp_elicitation_defaults(
         Ok(handlers::elicitation_defaults(&schema, &content))
     })
 }
+
+/// The `elicitation/create` handler also takes URL-mode requests (`mode` "url": show the URL's
+/// host, get consent, open it): declares `elicitation.url` besides form mode. Default off.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_elicitation_url(
+    options: *mut mcp_client_options,
+    enabled: bool,
+) -> mcp_status {
+    set(options, |o| {
+        o.client.elicitation_url = enabled;
+        Ok(())
+    })
+}
+
+/// The `sampling/createMessage` handler takes requests with `tools` (and `toolChoice`):
+/// declares `sampling.tools`. Default off.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_sampling_tools(
+    options: *mut mcp_client_options,
+    enabled: bool,
+) -> mcp_status {
+    set(options, |o| {
+        o.client.sampling_tools = enabled;
+        Ok(())
+    })
+}

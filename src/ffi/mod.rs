@@ -27,6 +27,7 @@ mod request_options;
 mod requests;
 mod result;
 mod status;
+mod tasks;
 mod trace;
 mod transport;
 
@@ -44,6 +45,7 @@ pub use request_options::*;
 pub use requests::*;
 pub use result::*;
 pub use status::*;
+pub use tasks::*;
 pub use trace::*;
 pub use transport::*;
 

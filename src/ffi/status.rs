@@ -46,6 +46,11 @@ pub enum mcp_status {
     /// was reached, a check failed). `mcp_result_error_data` holds the parsed challenge:
     /// `{"httpStatus":401,"wwwAuthenticate":...,"resourceMetadata":...,"scope":...,"error":...}`.
     Unauthorized = 14,
+    /// The server needs the user to visit a URL first (JSON-RPC error -32042, URL-mode
+    /// elicitation). The error data lists them: `elicitations[]`, each with its `url` and
+    /// `elicitationId`; `notifications/elicitation/complete` says when one is done, and the
+    /// call may then be made again.
+    UrlElicitationRequired = 15,
 }
 
 impl From<Status> for mcp_status {
@@ -66,6 +71,7 @@ impl From<Status> for mcp_status {
             Status::SessionExpired => mcp_status::SessionExpired,
             Status::NotSupported => mcp_status::NotSupported,
             Status::Unauthorized => mcp_status::Unauthorized,
+            Status::UrlElicitationRequired => mcp_status::UrlElicitationRequired,
         }
     }
 }
@@ -116,6 +122,7 @@ mod tests {
             Status::SessionExpired,
             Status::NotSupported,
             Status::Unauthorized,
+            Status::UrlElicitationRequired,
         ] {
             let name = unsafe { CStr::from_ptr(mcp_status_name(status as c_int)) };
             assert_eq!(name.to_str().unwrap(), status.name());

@@ -90,13 +90,13 @@ impl MessageInfo {
             .as_str()
     }
 
-    /// What `Mcp-Name` mirrors: `params.name`, else `params.uri`, when a string.
+    /// What `Mcp-Name` mirrors: `params.name`, else `params.uri`, else (the tasks extension's
+    /// `tasks/*`) `params.taskId`, when a string.
     fn name(&self) -> Option<&str> {
         let params = self.params.as_ref()?;
-        params
-            .get("name")
-            .and_then(Value::as_str)
-            .or_else(|| params.get("uri").and_then(Value::as_str))
+        ["name", "uri", "taskId"]
+            .into_iter()
+            .find_map(|key| params.get(key).and_then(Value::as_str))
     }
 }
 
@@ -300,6 +300,8 @@ mod tests {
         );
         let list = info(json!({"id": 1, "method": "tools/list"}));
         assert_eq!(header(&routing(&list, None), "Mcp-Name"), None);
+        let poll = info(json!({"id": 1, "method": "tasks/get", "params": {"taskId": "t-1"}}));
+        assert_eq!(header(&routing(&poll, None), "Mcp-Name"), Some("t-1"));
     }
 
     #[test]

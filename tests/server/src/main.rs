@@ -8,6 +8,7 @@
 //! misbehaviours a client has to survive.
 
 mod args;
+mod client_features;
 mod faults;
 mod flood;
 mod http;
@@ -17,6 +18,7 @@ mod methods;
 mod modern;
 mod oauth;
 mod rounds;
+mod tasks;
 mod tools;
 
 use std::collections::HashMap;

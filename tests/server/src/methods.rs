@@ -33,6 +33,7 @@ pub fn dispatch(server: &Server, request: &Request) -> Reply {
         "prompts/list" => list("prompts", prompts()),
         "prompts/get" => get_prompt(params),
         "completion/complete" => Ok(complete(params)),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => crate::tasks::handle(request),
         // Listening and notices on demand (listen.rs).
         "subscriptions/listen" if server.args.modern => listen::listen(server, request),
         "resources/subscribe" => listen::subscribe(params, true),

@@ -1,0 +1,36 @@
+package mcpc
+
+/*
+#include "mcpc.h"
+*/
+import "C"
+
+import "time"
+
+// WithDiscoverTimeout bounds the auto mode's server/discover probe (default 5 s).
+func WithDiscoverTimeout(d time.Duration) Option {
+	return withSetter("discover timeout", func(o *C.mcp_client_options) C.mcp_status {
+		return C.mcp_client_options_set_discover_timeout_ms(o, millis(d))
+	})
+}
+
+// WithMaxPages is the most pages an all-pages call fetches (default 1000).
+func WithMaxPages(pages uint32) Option {
+	return withSetter("max pages", func(o *C.mcp_client_options) C.mcp_status {
+		return C.mcp_client_options_set_max_pages(o, C.uint32_t(pages))
+	})
+}
+
+// WithMaxLineBytes is the longest line accepted from a stdio server (default 4 MiB).
+func WithMaxLineBytes(bytes uint) Option {
+	return withSetter("max line bytes", func(o *C.mcp_client_options) C.mcp_status {
+		return C.mcp_client_options_set_max_line_bytes(o, C.size_t(bytes))
+	})
+}
+
+// WithInputRequiredMaxRounds is the most input_required rounds one call may take (default 10).
+func WithInputRequiredMaxRounds(rounds uint32) Option {
+	return withSetter("input required max rounds", func(o *C.mcp_client_options) C.mcp_status {
+		return C.mcp_client_options_set_input_required_max_rounds(o, C.uint32_t(rounds))
+	})
+}
