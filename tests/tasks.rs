@@ -608,3 +608,79 @@ fn without_a_poll_interval_polls_back_off() {
     let polls = log.iter().filter(|l| l["method"] == "tasks/get").count();
     assert!((2..=8).contains(&polls), "{polls} polls");
 }
+
+/// A task-backed call started without blocking (`Client::start`): its poll loop runs off the
+/// completion thread, so another started call completes while the task is still working, and
+/// the task's result is the completion.
+#[test]
+fn a_started_task_backed_call_completes_with_the_result_and_holds_no_other_completion() {
+    let s = setup("tasks-started", Transport::Stdio, options());
+    let (tx, rx) = crossbeam_channel::unbounded::<(&str, mcpc::Result<Value>)>();
+    let request = mcpc::Request::CallTool {
+        name: "task".into(),
+        arguments: Some(json!({ "steps": 3, "step_ms": 100 })),
+    };
+    let task_tx = tx.clone();
+    s.client
+        .start(request, &none(), move |outcome| {
+            let _ = task_tx.send(("task", outcome));
+        })
+        .unwrap();
+    let echo = mcpc::Request::CallTool {
+        name: "echo".into(),
+        arguments: Some(json!({ "text": "meanwhile" })),
+    };
+    s.client
+        .start(echo, &none(), move |outcome| {
+            let _ = tx.send(("echo", outcome));
+        })
+        .unwrap();
+    let (first, outcome) = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(first, "echo", "the task's polls held up another completion");
+    assert_eq!(text(&outcome.unwrap()), "meanwhile");
+    let (second, outcome) = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(second, "task");
+    assert_eq!(text(&outcome.unwrap()), "task done after 3 steps");
+}
+
+/// The cancel of a started task-backed call: CANCELLED delivered at once, and the server sees
+/// one `tasks/cancel`, after the task existed.
+#[test]
+fn cancelling_a_started_task_backed_call_sends_one_tasks_cancel() {
+    let s = setup("tasks-started-cancel", Transport::Stdio, options());
+    let token = CancellationToken::new();
+    let (created_tx, created) = crossbeam_channel::bounded::<()>(1);
+    let opts = RequestOptions {
+        cancellation: Some(token.clone()),
+        on_progress: Some(Arc::new(move |_: &Progress| {
+            let _ = created_tx.try_send(());
+        })),
+        ..none()
+    };
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let request = mcpc::Request::CallTool {
+        name: "task".into(),
+        arguments: Some(json!({ "outcome": "never", "steps": 0, "poll_ms": 20 })),
+    };
+    s.client
+        .start(request, &opts, move |outcome| {
+            let _ = tx.send((outcome, Instant::now()));
+        })
+        .unwrap();
+    created.recv_timeout(Duration::from_secs(10)).unwrap();
+    let cancelled_at = Instant::now();
+    token.cancel(Some("enough"));
+    let (outcome, delivered_at) = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    let e = outcome.unwrap_err();
+    assert_eq!(e.status, Status::Cancelled, "{e:?}");
+    assert!(delivered_at.duration_since(cancelled_at) < AT_ONCE);
+    let first = wait_for_event(&s.client, "cancel task-1");
+    assert!(count(&first, "cancel task-1") >= 1, "{first:?}");
+    // A barrier: the server answered a later request, so a second cancel would be recorded.
+    s.client
+        .call_tool("echo", Some(json!({"text": "x"})), &none())
+        .unwrap();
+    let events = events(&s.client);
+    assert_eq!(count(&events, "cancel "), 1, "{events:?}");
+    assert!(position(&events, "created task-1") < position(&events, "cancel task-1"));
+}
