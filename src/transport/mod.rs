@@ -21,6 +21,9 @@ mod stdio_unix;
 mod stdout;
 #[cfg(unix)]
 mod wake;
+// ... and on Windows.
+#[cfg(windows)]
+mod windows;
 
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::Incoming;

@@ -16,6 +16,8 @@ use std::time::Duration;
 
 #[cfg(unix)]
 pub use super::stdio_unix::StdioTransport;
+#[cfg(windows)]
+pub use super::windows::StdioTransport;
 
 /// The default limit for one line from the server.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
