@@ -165,6 +165,13 @@ pub fn never(request: &Request) -> Reply {
 
 /// A descendant outside the server's process group that keeps the server's pipes open after
 /// the server has gone: what a daemonizing helper does.
+#[cfg(not(unix))]
+fn detach_child(_secs: u64) -> Reply {
+    // (Windows: no setsid; the win-harness port of the server may add a detached process.)
+    Err(RpcError::new(-32603, "detach is unix-only in this server"))
+}
+
+#[cfg(unix)]
 fn detach_child(secs: u64) -> Reply {
     use std::os::unix::process::CommandExt;
     let mut command = std::process::Command::new("sleep");
