@@ -20,6 +20,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#if defined(_WIN32) && !defined(MCPC_STATIC)
+#define MCPC_API __declspec(dllimport)
+#else
+#define MCPC_API
+#endif
+
 #define MCPC_VERSION "0.1.0"
 #define MCPC_VERSION_MAJOR 0
 #define MCPC_VERSION_MINOR 1
@@ -58,7 +64,8 @@ typedef enum {
   // `Mcp-Session-Id`). The session is forgotten: connect a new client to start another.
   MCP_STATUS_SESSION_EXPIRED = 12,
   // The request does not exist in the connection's protocol era (for example
-  // `logging/setLevel` on a 2026-07-28 connection). Nothing was sent.
+  // `logging/setLevel` on a 2026-07-28 connection). Nothing was sent. Also: https (or a TLS
+  // setting) in a library built without its `tls` feature.
   MCP_STATUS_NOT_SUPPORTED = 13,
   // The server refused the request's credentials (HTTP 401, or 403 for missing scopes) and
   // no OAuth flow could get new ones (none configured, the person declined, the retry limit
@@ -324,7 +331,7 @@ extern "C" {
 //
 // # Safety
 // `reply` is the pointer passed to the callback, during that call.
-bool mcp_auth_reply_is_cancelled(const mcp_auth_reply *reply);
+MCPC_API bool mcp_auth_reply_is_cancelled(const mcp_auth_reply *reply);
 
 // Gives the URL the authorization server redirected the person to (copied), with its query
 // (`code`, `state`, maybe `iss`). Returns false for NULL or invalid UTF-8.
@@ -332,7 +339,7 @@ bool mcp_auth_reply_is_cancelled(const mcp_auth_reply *reply);
 // # Safety
 // `reply` is the pointer passed to the callback, during that call; `url` is NULL or
 // NUL-terminated.
-bool mcp_auth_reply_set_redirect_url(mcp_auth_reply *reply, const char *url);
+MCPC_API bool mcp_auth_reply_set_redirect_url(mcp_auth_reply *reply, const char *url);
 
 // Gives up the authorization with a reason (copied; NULL: "authorization declined"). The call
 // that needed it ends with MCP_STATUS_UNAUTHORIZED and the reason in its message.
@@ -340,7 +347,7 @@ bool mcp_auth_reply_set_redirect_url(mcp_auth_reply *reply, const char *url);
 // # Safety
 // `reply` is the pointer passed to the callback, during that call; `message` is NULL or
 // NUL-terminated.
-void mcp_auth_reply_set_error(mcp_auth_reply *reply, const char *message);
+MCPC_API void mcp_auth_reply_set_error(mcp_auth_reply *reply, const char *message);
 
 // Gives the saved JSON text (copied). Returns false for NULL or text that is not a JSON
 // object.
@@ -348,7 +355,7 @@ void mcp_auth_reply_set_error(mcp_auth_reply *reply, const char *message);
 // # Safety
 // `slot` is the pointer passed to the load callback, during that call; `tokens_json` is NULL
 // or NUL-terminated.
-bool mcp_token_slot_set(mcp_token_slot *slot, const char *tokens_json);
+MCPC_API bool mcp_token_slot_set(mcp_token_slot *slot, const char *tokens_json);
 
 // Adds a header to the request (copied). The name must be an HTTP token and the value free
 // of control characters; the request fails with MCP_STATUS_INVALID_ARGUMENT otherwise.
@@ -357,13 +364,17 @@ bool mcp_token_slot_set(mcp_token_slot *slot, const char *tokens_json);
 // # Safety
 // `headers` is the pointer passed to the provider, during that call; the strings are NULL or
 // NUL-terminated.
-mcp_status mcp_header_list_add(mcp_header_list *headers, const char *name, const char *value);
+MCPC_API
+mcp_status mcp_header_list_add(mcp_header_list *headers,
+                               const char *name,
+                               const char *value);
 
 // A pre-registered OAuth client: its `client_id` and, for a confidential client, its
 // `client_secret` (NULL: a public client). NULL `client_id` clears both.
 //
 // # Safety
 // `options` is NULL or live; the strings are NULL or NUL-terminated.
+MCPC_API
 mcp_status mcp_client_options_set_oauth_client(mcp_client_options *options,
                                                const char *client_id,
                                                const char *client_secret);
@@ -374,6 +385,7 @@ mcp_status mcp_client_options_set_oauth_client(mcp_client_options *options,
 //
 // # Safety
 // `options` is NULL or live; `issuer` is NULL or NUL-terminated.
+MCPC_API
 mcp_status mcp_client_options_set_oauth_client_issuer(mcp_client_options *options,
                                                       const char *issuer);
 
@@ -382,6 +394,7 @@ mcp_status mcp_client_options_set_oauth_client_issuer(mcp_client_options *option
 //
 // # Safety
 // `options` is NULL or live; `url` is NULL or NUL-terminated.
+MCPC_API
 mcp_status mcp_client_options_set_oauth_client_metadata_url(mcp_client_options *options,
                                                             const char *url);
 
@@ -390,6 +403,7 @@ mcp_status mcp_client_options_set_oauth_client_metadata_url(mcp_client_options *
 //
 // # Safety
 // `options` is NULL or live; the strings are NULL or NUL-terminated.
+MCPC_API
 mcp_status mcp_client_options_set_oauth_registration(mcp_client_options *options,
                                                      const char *client_name,
                                                      const char *application_type);
@@ -399,19 +413,23 @@ mcp_status mcp_client_options_set_oauth_registration(mcp_client_options *options
 //
 // # Safety
 // `options` is NULL or live; `uri` is NULL or NUL-terminated.
-mcp_status mcp_client_options_set_oauth_redirect_uri(mcp_client_options *options, const char *uri);
+MCPC_API
+mcp_status mcp_client_options_set_oauth_redirect_uri(mcp_client_options *options,
+                                                     const char *uri);
 
 // Scopes to ask for (space-separated) instead of those the server names (NULL: the server's).
 //
 // # Safety
 // `options` is NULL or live; `scopes` is NULL or NUL-terminated.
-mcp_status mcp_client_options_set_oauth_scopes(mcp_client_options *options, const char *scopes);
+MCPC_API
+mcp_status mcp_client_options_set_oauth_scopes(mcp_client_options *options,
+                                               const char *scopes);
 
 // The grant: an `mcp_oauth_grant` value (default MCP_OAUTH_GRANT_AUTHORIZATION_CODE).
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_oauth_grant(mcp_client_options *options, int grant);
+MCPC_API mcp_status mcp_client_options_set_oauth_grant(mcp_client_options *options, int grant);
 
 // How many new authorizations one request may go through (a 401, or a 403
 // insufficient_scope, after a fresh token) before it fails with MCP_STATUS_UNAUTHORIZED
@@ -419,6 +437,7 @@ mcp_status mcp_client_options_set_oauth_grant(mcp_client_options *options, int g
 //
 // # Safety
 // `options` is NULL or live.
+MCPC_API
 mcp_status mcp_client_options_set_oauth_max_authorizations(mcp_client_options *options,
                                                            uint32_t max);
 
@@ -427,6 +446,7 @@ mcp_status mcp_client_options_set_oauth_max_authorizations(mcp_client_options *o
 // # Safety
 // `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
 // for as long as a client made from these options is alive.
+MCPC_API
 mcp_status mcp_client_options_set_oauth_authorize_callback(mcp_client_options *options,
                                                            mcp_authorize_callback callback,
                                                            void *userdata);
@@ -438,6 +458,7 @@ mcp_status mcp_client_options_set_oauth_authorize_callback(mcp_client_options *o
 // # Safety
 // `options` is NULL or live; the callbacks are safe to call from any thread with `userdata`
 // for as long as a client made from these options is alive.
+MCPC_API
 mcp_status mcp_client_options_set_oauth_token_store(mcp_client_options *options,
                                                     mcp_token_load_callback load,
                                                     mcp_token_save_callback save,
@@ -449,6 +470,7 @@ mcp_status mcp_client_options_set_oauth_token_store(mcp_client_options *options,
 // # Safety
 // `options` is NULL or live; `callback` is safe to call from any thread with `userdata` for
 // as long as a client made from these options is alive.
+MCPC_API
 mcp_status mcp_client_options_set_header_provider(mcp_client_options *options,
                                                   mcp_header_provider callback,
                                                   void *userdata);
@@ -459,6 +481,7 @@ mcp_status mcp_client_options_set_header_provider(mcp_client_options *options,
 // # Safety
 // `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
 // for as long as a client made from these options is alive.
+MCPC_API
 mcp_status mcp_client_options_set_progress_callback(mcp_client_options *options,
                                                     mcp_progress_callback callback,
                                                     void *userdata);
@@ -477,6 +500,7 @@ mcp_status mcp_client_options_set_progress_callback(mcp_client_options *options,
 // # Safety
 // `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
 // while such a call runs.
+MCPC_API
 mcp_status mcp_request_options_set_progress_callback(mcp_request_options *options,
                                                      mcp_progress_callback callback,
                                                      void *userdata);
@@ -485,6 +509,7 @@ mcp_status mcp_request_options_set_progress_callback(mcp_request_options *option
 //
 // # Safety
 // As for `mcp_client_options_set_progress_callback`.
+MCPC_API
 mcp_status mcp_client_options_set_message_callback(mcp_client_options *options,
                                                    mcp_message_callback callback,
                                                    void *userdata);
@@ -493,6 +518,7 @@ mcp_status mcp_client_options_set_message_callback(mcp_client_options *options,
 //
 // # Safety
 // As for `mcp_client_options_set_progress_callback`.
+MCPC_API
 mcp_status mcp_client_options_set_list_changed_callback(mcp_client_options *options,
                                                         mcp_list_changed_callback callback,
                                                         void *userdata);
@@ -501,6 +527,7 @@ mcp_status mcp_client_options_set_list_changed_callback(mcp_client_options *opti
 //
 // # Safety
 // As for `mcp_client_options_set_progress_callback`.
+MCPC_API
 mcp_status mcp_client_options_set_resource_updated_callback(mcp_client_options *options,
                                                             mcp_resource_updated_callback callback,
                                                             void *userdata);
@@ -509,6 +536,7 @@ mcp_status mcp_client_options_set_resource_updated_callback(mcp_client_options *
 //
 // # Safety
 // As for `mcp_client_options_set_progress_callback`.
+MCPC_API
 mcp_status mcp_client_options_set_notification_callback(mcp_client_options *options,
                                                         mcp_notification_callback callback,
                                                         void *userdata);
@@ -519,6 +547,7 @@ mcp_status mcp_client_options_set_notification_callback(mcp_client_options *opti
 // # Safety
 // `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
 // for as long as any client made from these options is alive.
+MCPC_API
 mcp_status mcp_client_options_set_stderr_callback(mcp_client_options *options,
                                                   mcp_stderr_callback callback,
                                                   void *userdata);
@@ -528,12 +557,13 @@ mcp_status mcp_client_options_set_stderr_callback(mcp_client_options *options,
 // # Safety
 // `options` is NULL or live; `callback` is safe to call from any thread with `userdata` for as
 // long as a client made from these options is alive.
+MCPC_API
 mcp_status mcp_client_options_set_log_callback(mcp_client_options *options,
                                                mcp_log_callback callback,
                                                void *userdata);
 
 // Creates a token. Free it with `mcp_cancellation_free`.
-mcp_cancellation *mcp_cancellation_new(void);
+MCPC_API mcp_cancellation *mcp_cancellation_new(void);
 
 // Cancels every call that uses the token, now and later. Returns true only for the first
 // cancel. Safe from any thread at any time; never blocks on I/O: each blocked call wakes at
@@ -543,26 +573,26 @@ mcp_cancellation *mcp_cancellation_new(void);
 //
 // # Safety
 // `token` is NULL or a live token; `reason` is NULL or a NUL-terminated string.
-bool mcp_cancellation_cancel(mcp_cancellation *token, const char *reason);
+MCPC_API bool mcp_cancellation_cancel(mcp_cancellation *token, const char *reason);
 
 // Whether the token has been cancelled. NULL returns false.
 //
 // # Safety
 // `token` is NULL or a live token.
-bool mcp_cancellation_is_cancelled(const mcp_cancellation *token);
+MCPC_API bool mcp_cancellation_is_cancelled(const mcp_cancellation *token);
 
 // The reason given to the first cancel, or NULL (not cancelled, or no reason). The string is
 // owned by the token and valid until it is freed.
 //
 // # Safety
 // `token` is NULL or a live token.
-const char *mcp_cancellation_reason(const mcp_cancellation *token);
+MCPC_API const char *mcp_cancellation_reason(const mcp_cancellation *token);
 
 // Frees the token. Calls still using it are unaffected. NULL is accepted.
 //
 // # Safety
 // `token` is NULL or a token from `mcp_cancellation_new` not yet freed.
-void mcp_cancellation_free(mcp_cancellation *token);
+MCPC_API void mcp_cancellation_free(mcp_cancellation *token);
 
 // A client for a server run as a child process: `argv` is a NULL-terminated array, executed
 // directly (no shell; `argv[0]` is looked up in PATH). `options` may be NULL and is copied.
@@ -571,7 +601,9 @@ void mcp_cancellation_free(mcp_cancellation *token);
 //
 // # Safety
 // `argv` is NULL or a NULL-terminated array of NUL-terminated strings; `options` is NULL or live.
-mcp_client *mcp_client_new_stdio(const char *const *argv, const mcp_client_options *options);
+MCPC_API
+mcp_client *mcp_client_new_stdio(const char *const *argv,
+                                 const mcp_client_options *options);
 
 // A client for a server reached by Streamable HTTP at `url` (e.g. "https://host/mcp"; https
 // is verified, plain http is for loopback and tests). `options` may be NULL and is copied; its
@@ -581,7 +613,7 @@ mcp_client *mcp_client_new_stdio(const char *const *argv, const mcp_client_optio
 //
 // # Safety
 // `url` is NULL or NUL-terminated; `options` is NULL or live.
-mcp_client *mcp_client_new_http(const char *url, const mcp_client_options *options);
+MCPC_API mcp_client *mcp_client_new_http(const char *url, const mcp_client_options *options);
 
 // A client over a transport of the host's own (see `mcp_transport_vtable`). The vtable is
 // copied; `userdata` is passed to every function in it and must stay valid until
@@ -589,6 +621,7 @@ mcp_client *mcp_client_new_http(const char *url, const mcp_client_options *optio
 //
 // # Safety
 // `vtable` is NULL or points to a vtable; its functions follow the contract documented on it.
+MCPC_API
 mcp_client *mcp_client_new_custom(const mcp_transport_vtable *vtable,
                                   void *userdata,
                                   const mcp_client_options *options);
@@ -609,7 +642,7 @@ mcp_client *mcp_client_new_custom(const mcp_transport_vtable *vtable,
 //
 // # Safety
 // `client` is NULL or a live client.
-mcp_result *mcp_client_connect(mcp_client *client);
+MCPC_API mcp_result *mcp_client_connect(mcp_client *client);
 
 // Ends the session: every pending call returns MCP_STATUS_CLOSED at once, and request handlers
 // still running are told (`mcp_handler_reply_is_cancelled` turns true; their answers are not
@@ -626,7 +659,7 @@ mcp_result *mcp_client_connect(mcp_client *client);
 //
 // # Safety
 // `client` is NULL or a live client.
-void mcp_client_close(mcp_client *client);
+MCPC_API void mcp_client_close(mcp_client *client);
 
 // Closes the client if needed (see `mcp_client_close`: when free returns, no callback runs, with
 // the same 2 s bound) and frees it. NULL is accepted. No other thread may be using the client
@@ -635,39 +668,39 @@ void mcp_client_close(mcp_client *client);
 //
 // # Safety
 // `client` is NULL or a client not yet freed.
-void mcp_client_free(mcp_client *client);
+MCPC_API void mcp_client_free(mcp_client *client);
 
 // The server's `initialize` result (modern era: its `server/discover` result) as JSON, or
 // NULL before connect. Owned by the client.
 //
 // # Safety
 // `client` is NULL or a live client.
-const char *mcp_client_server_info(const mcp_client *client);
+MCPC_API const char *mcp_client_server_info(const mcp_client *client);
 
 // The negotiated protocol version, e.g. "2025-11-25", or NULL before connect. Owned by the
 // client.
 //
 // # Safety
 // `client` is NULL or a live client.
-const char *mcp_client_protocol_version(const mcp_client *client);
+MCPC_API const char *mcp_client_protocol_version(const mcp_client *client);
 
 // The server's capabilities as JSON, or NULL before connect. Owned by the client.
 //
 // # Safety
 // `client` is NULL or a live client.
-const char *mcp_client_server_capabilities(const mcp_client *client);
+MCPC_API const char *mcp_client_server_capabilities(const mcp_client *client);
 
 // The server's instructions, or NULL when it gave none. Owned by the client.
 //
 // # Safety
 // `client` is NULL or a live client.
-const char *mcp_client_instructions(const mcp_client *client);
+MCPC_API const char *mcp_client_instructions(const mcp_client *client);
 
 // Whether the connection speaks the modern (2026-07-28) era. False before connect.
 //
 // # Safety
 // `client` is NULL or a live client.
-bool mcp_client_is_modern(const mcp_client *client);
+MCPC_API bool mcp_client_is_modern(const mcp_client *client);
 
 // Where the client stands. MCP_CONNECTION_STATE_FAILED means the connection failed after
 // connecting (the stdio server exited, the HTTP server ended the session); the next
@@ -675,30 +708,31 @@ bool mcp_client_is_modern(const mcp_client *client);
 //
 // # Safety
 // `client` is NULL or a live client.
-mcp_connection_state mcp_client_connection_state(const mcp_client *client);
+MCPC_API mcp_connection_state mcp_client_connection_state(const mcp_client *client);
 
 // The server's implementation info (`{"name":...,"version":...}`) as JSON, in either era, or
 // NULL. Owned by the client.
 //
 // # Safety
 // `client` is NULL or a live client.
-const char *mcp_client_server_implementation(const mcp_client *client);
+MCPC_API const char *mcp_client_server_implementation(const mcp_client *client);
 
 // Default client options: client info `{"name":"mcpc","version":"<library version>"}`, no
 // capabilities, no request timeout, a 30 s connect timeout, lines up to 4 MiB, 1000 pages,
 // stderr kept as a tail. Free with `mcp_client_options_free`.
-mcp_client_options *mcp_client_options_new(void);
+MCPC_API mcp_client_options *mcp_client_options_new(void);
 
 // Frees the options. NULL is accepted.
 //
 // # Safety
 // `options` is NULL or options not yet freed.
-void mcp_client_options_free(mcp_client_options *options);
+MCPC_API void mcp_client_options_free(mcp_client_options *options);
 
 // The `clientInfo` sent in `initialize`.
 //
 // # Safety
 // `options` is NULL or live; the strings are NULL or NUL-terminated.
+MCPC_API
 mcp_status mcp_client_options_set_client_info(mcp_client_options *options,
                                               const char *name,
                                               const char *version);
@@ -707,38 +741,45 @@ mcp_status mcp_client_options_set_client_info(mcp_client_options *options,
 //
 // # Safety
 // `options` is NULL or live; `json` is NULL or NUL-terminated.
-mcp_status mcp_client_options_set_capabilities(mcp_client_options *options, const char *json);
+MCPC_API
+mcp_status mcp_client_options_set_capabilities(mcp_client_options *options,
+                                               const char *json);
 
 // The timeout of every request that sets none itself; 0 means no timeout (the default).
 // A request that times out returns MCP_STATUS_TIMEOUT and the server is told, as for a cancel.
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_timeout_ms(mcp_client_options *options, uint64_t ms);
+MCPC_API mcp_status mcp_client_options_set_timeout_ms(mcp_client_options *options, uint64_t ms);
 
 // How long `mcp_client_connect` waits for the handshake; must be positive (default 30000).
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_connect_timeout_ms(mcp_client_options *options, uint64_t ms);
+MCPC_API
+mcp_status mcp_client_options_set_connect_timeout_ms(mcp_client_options *options,
+                                                     uint64_t ms);
 
 // The longest line accepted from a stdio server (default 4 MiB). A longer line fails the
 // calls pending at that moment with MCP_STATUS_PROTOCOL_ERROR; reading goes on after it.
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_max_line_bytes(mcp_client_options *options, size_t bytes);
+MCPC_API
+mcp_status mcp_client_options_set_max_line_bytes(mcp_client_options *options,
+                                                 size_t bytes);
 
 // The most pages an all-pages call fetches before MCP_STATUS_PAGINATION_LIMIT (default 1000).
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_max_pages(mcp_client_options *options, uint32_t pages);
+MCPC_API mcp_status mcp_client_options_set_max_pages(mcp_client_options *options, uint32_t pages);
 
 // Adds (or overrides) one environment variable for a stdio server; the rest is inherited.
 //
 // # Safety
 // `options` is NULL or live; the strings are NULL or NUL-terminated.
+MCPC_API
 mcp_status mcp_client_options_set_env(mcp_client_options *options,
                                       const char *name,
                                       const char *value);
@@ -747,25 +788,26 @@ mcp_status mcp_client_options_set_env(mcp_client_options *options,
 //
 // # Safety
 // `options` is NULL or live; `path` is NULL or NUL-terminated.
-mcp_status mcp_client_options_set_cwd(mcp_client_options *options, const char *path);
+MCPC_API mcp_status mcp_client_options_set_cwd(mcp_client_options *options, const char *path);
 
 // What happens to a stdio server's stderr: an `mcp_stderr_mode` value.
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_stderr(mcp_client_options *options, int mode);
+MCPC_API mcp_status mcp_client_options_set_stderr(mcp_client_options *options, int mode);
 
 // Which protocol era to speak: an `mcp_connect_mode` value (default MCP_CONNECT_MODE_AUTO).
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_mode(mcp_client_options *options, int mode);
+MCPC_API mcp_status mcp_client_options_set_mode(mcp_client_options *options, int mode);
 
 // Pins a protocol version (NULL: none). A handshake version ("2025-11-25" and older) means the
 // `initialize` handshake offering it; a modern one ("2026-07-28") is never downgraded.
 //
 // # Safety
 // `options` is NULL or live; `version` is NULL or NUL-terminated.
+MCPC_API
 mcp_status mcp_client_options_set_protocol_version(mcp_client_options *options,
                                                    const char *version);
 
@@ -773,12 +815,15 @@ mcp_status mcp_client_options_set_protocol_version(mcp_client_options *options,
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_discover_timeout_ms(mcp_client_options *options, uint64_t ms);
+MCPC_API
+mcp_status mcp_client_options_set_discover_timeout_ms(mcp_client_options *options,
+                                                      uint64_t ms);
 
 // The most `input_required` rounds one call may take (default 10).
 //
 // # Safety
 // `options` is NULL or live.
+MCPC_API
 mcp_status mcp_client_options_set_input_required_max_rounds(mcp_client_options *options,
                                                             uint32_t rounds);
 
@@ -793,6 +838,7 @@ mcp_status mcp_client_options_set_input_required_max_rounds(mcp_client_options *
 //
 // # Safety
 // `options` is NULL or live; `name` and `value` are NULL or NUL-terminated.
+MCPC_API
 mcp_status mcp_client_options_add_header(mcp_client_options *options,
                                          const char *name,
                                          const char *value);
@@ -802,7 +848,9 @@ mcp_status mcp_client_options_add_header(mcp_client_options *options,
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_http_connect_timeout_ms(mcp_client_options *options, uint64_t ms);
+MCPC_API
+mcp_status mcp_client_options_set_http_connect_timeout_ms(mcp_client_options *options,
+                                                          uint64_t ms);
 
 // The longest silence while reading an HTTP response before the call fails with
 // MCP_STATUS_TRANSPORT_ERROR; 0 means none (the default: a slow tool may say nothing for
@@ -810,7 +858,9 @@ mcp_status mcp_client_options_set_http_connect_timeout_ms(mcp_client_options *op
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_http_idle_timeout_ms(mcp_client_options *options, uint64_t ms);
+MCPC_API
+mcp_status mcp_client_options_set_http_idle_timeout_ms(mcp_client_options *options,
+                                                       uint64_t ms);
 
 // Whether a handshake-era HTTP client opens the standalone GET stream once connected, for
 // what the server sends outside any call (its requests, list changes). On by default; a
@@ -818,7 +868,7 @@ mcp_status mcp_client_options_set_http_idle_timeout_ms(mcp_client_options *optio
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_http_listen(mcp_client_options *options, bool listen);
+MCPC_API mcp_status mcp_client_options_set_http_listen(mcp_client_options *options, bool listen);
 
 // The proxy for every HTTP request: `http://[user:password@]host[:port]` or `https://...`
 // (credentials percent-encoded, sent as Proxy-Authorization and never shown in messages).
@@ -827,7 +877,7 @@ mcp_status mcp_client_options_set_http_listen(mcp_client_options *options, bool 
 //
 // # Safety
 // `options` is NULL or live; `url` is NULL or NUL-terminated.
-mcp_status mcp_client_options_set_proxy(mcp_client_options *options, const char *url);
+MCPC_API mcp_status mcp_client_options_set_proxy(mcp_client_options *options, const char *url);
 
 // Hosts reached without the proxy, in curl's NO_PROXY syntax: comma-separated host names,
 // domain suffixes (".corp.example"), IP addresses, or "*" for every host. Replaces the
@@ -835,7 +885,7 @@ mcp_status mcp_client_options_set_proxy(mcp_client_options *options, const char 
 //
 // # Safety
 // `options` is NULL or live; `list` is NULL or NUL-terminated.
-mcp_status mcp_client_options_set_noproxy(mcp_client_options *options, const char *list);
+MCPC_API mcp_status mcp_client_options_set_noproxy(mcp_client_options *options, const char *list);
 
 // Whether HTTP clients also take their proxy from the environment: HTTPS_PROXY for https
 // URLs, HTTP_PROXY for http ones, ALL_PROXY for both, and NO_PROXY (lower-case names first).
@@ -843,27 +893,29 @@ mcp_status mcp_client_options_set_noproxy(mcp_client_options *options, const cha
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_proxy_from_env(mcp_client_options *options, bool from_env);
+MCPC_API
+mcp_status mcp_client_options_set_proxy_from_env(mcp_client_options *options,
+                                                 bool from_env);
 
 // Trusts the CA certificates of a PEM file (read now) for https, besides the bundled roots.
 // Rejected (MCP_STATUS_INVALID_ARGUMENT): a file that cannot be read or holds no certificate.
 //
 // # Safety
 // `options` is NULL or live; `path` is NULL or NUL-terminated.
-mcp_status mcp_client_options_add_ca_file(mcp_client_options *options, const char *path);
+MCPC_API mcp_status mcp_client_options_add_ca_file(mcp_client_options *options, const char *path);
 
 // Trusts the CA certificates of every PEM file in a directory (read now; like curl's
 // --capath, files without a certificate are skipped, but one must have some).
 //
 // # Safety
 // `options` is NULL or live; `path` is NULL or NUL-terminated.
-mcp_status mcp_client_options_add_ca_dir(mcp_client_options *options, const char *path);
+MCPC_API mcp_status mcp_client_options_add_ca_dir(mcp_client_options *options, const char *path);
 
 // Trusts the CA certificates of a PEM text (one or more "BEGIN CERTIFICATE" blocks).
 //
 // # Safety
 // `options` is NULL or live; `pem` is NULL or NUL-terminated.
-mcp_status mcp_client_options_add_ca_pem(mcp_client_options *options, const char *pem);
+MCPC_API mcp_status mcp_client_options_add_ca_pem(mcp_client_options *options, const char *pem);
 
 // Whether the added CAs (and the system store, if used) replace the bundled Mozilla roots
 // instead of adding to them. Off by default. A client left with no root fails to connect
@@ -871,14 +923,16 @@ mcp_status mcp_client_options_add_ca_pem(mcp_client_options *options, const char
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_ca_replace(mcp_client_options *options, bool replace);
+MCPC_API mcp_status mcp_client_options_set_ca_replace(mcp_client_options *options, bool replace);
 
 // Whether https also trusts the operating system's certificate store (on Linux the
 // distribution's CA bundle, or SSL_CERT_FILE / SSL_CERT_DIR). Off by default.
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_use_system_roots(mcp_client_options *options, bool use_system);
+MCPC_API
+mcp_status mcp_client_options_set_use_system_roots(mcp_client_options *options,
+                                                   bool use_system);
 
 // The client certificate (PEM chain) and its private key (PEM: PKCS#8, PKCS#1 or SEC1) shown
 // to https servers that ask for one; the two paths may name the same file. Read and checked
@@ -886,38 +940,40 @@ mcp_status mcp_client_options_set_use_system_roots(mcp_client_options *options, 
 //
 // # Safety
 // `options` is NULL or live; `cert_file` and `key_file` are NULL or NUL-terminated.
+MCPC_API
 mcp_status mcp_client_options_set_client_cert(mcp_client_options *options,
                                               const char *cert_file,
                                               const char *key_file);
 
 // `ping`.
-mcp_request *mcp_request_ping(void);
+MCPC_API mcp_request *mcp_request_ping(void);
 
 // `server/discover`.
-mcp_request *mcp_request_discover(void);
+MCPC_API mcp_request *mcp_request_discover(void);
 
 // `tools/call`, as `mcp_client_call_tool`.
 //
 // # Safety
 // Strings are NULL or NUL-terminated.
-mcp_request *mcp_request_call_tool(const char *name, const char *arguments_json);
+MCPC_API mcp_request *mcp_request_call_tool(const char *name, const char *arguments_json);
 
 // `resources/read`, as `mcp_client_read_resource`.
 //
 // # Safety
 // `uri` is NULL or NUL-terminated.
-mcp_request *mcp_request_read_resource(const char *uri);
+MCPC_API mcp_request *mcp_request_read_resource(const char *uri);
 
 // `prompts/get`, as `mcp_client_get_prompt`.
 //
 // # Safety
 // Strings are NULL or NUL-terminated.
-mcp_request *mcp_request_get_prompt(const char *name, const char *arguments_json);
+MCPC_API mcp_request *mcp_request_get_prompt(const char *name, const char *arguments_json);
 
 // `completion/complete`, as `mcp_client_complete`.
 //
 // # Safety
 // Strings are NULL or NUL-terminated.
+MCPC_API
 mcp_request *mcp_request_complete(const char *ref_json,
                                   const char *argument_json,
                                   const char *context_json);
@@ -926,77 +982,78 @@ mcp_request *mcp_request_complete(const char *ref_json,
 //
 // # Safety
 // Strings are NULL or NUL-terminated.
-mcp_request *mcp_request_other(const char *method, const char *params_json);
+MCPC_API mcp_request *mcp_request_other(const char *method, const char *params_json);
 
 // `logging/setLevel`, as `mcp_client_set_logging_level`.
 //
 // # Safety
 // `level` is NULL or NUL-terminated.
-mcp_request *mcp_request_set_logging_level(const char *level);
+MCPC_API mcp_request *mcp_request_set_logging_level(const char *level);
 
 // `resources/subscribe`, as `mcp_client_subscribe_resource`.
 //
 // # Safety
 // `uri` is NULL or NUL-terminated.
-mcp_request *mcp_request_subscribe_resource(const char *uri);
+MCPC_API mcp_request *mcp_request_subscribe_resource(const char *uri);
 
 // `resources/unsubscribe`, as `mcp_client_unsubscribe_resource`.
 //
 // # Safety
 // `uri` is NULL or NUL-terminated.
-mcp_request *mcp_request_unsubscribe_resource(const char *uri);
+MCPC_API mcp_request *mcp_request_unsubscribe_resource(const char *uri);
 
 // One page of `tools/list`; `cursor` is NULL for the first.
 //
 // # Safety
 // `cursor` is NULL or NUL-terminated.
-mcp_request *mcp_request_list_tools(const char *cursor);
+MCPC_API mcp_request *mcp_request_list_tools(const char *cursor);
 
 // One page of `resources/list`; `cursor` is NULL for the first.
 //
 // # Safety
 // `cursor` is NULL or NUL-terminated.
-mcp_request *mcp_request_list_resources(const char *cursor);
+MCPC_API mcp_request *mcp_request_list_resources(const char *cursor);
 
 // One page of `resources/templates/list`; `cursor` is NULL for the first.
 //
 // # Safety
 // `cursor` is NULL or NUL-terminated.
-mcp_request *mcp_request_list_resource_templates(const char *cursor);
+MCPC_API mcp_request *mcp_request_list_resource_templates(const char *cursor);
 
 // One page of `prompts/list`; `cursor` is NULL for the first.
 //
 // # Safety
 // `cursor` is NULL or NUL-terminated.
-mcp_request *mcp_request_list_prompts(const char *cursor);
+MCPC_API mcp_request *mcp_request_list_prompts(const char *cursor);
 
 // Every tool over all pages (`{"tools": [...]}`), as `mcp_client_tools`.
-mcp_request *mcp_request_tools(void);
+MCPC_API mcp_request *mcp_request_tools(void);
 
 // Every resource over all pages (`{"resources": [...]}`).
-mcp_request *mcp_request_resources(void);
+MCPC_API mcp_request *mcp_request_resources(void);
 
 // Every resource template over all pages (`{"resourceTemplates": [...]}`).
-mcp_request *mcp_request_resource_templates(void);
+MCPC_API mcp_request *mcp_request_resource_templates(void);
 
 // Every prompt over all pages (`{"prompts": [...]}`).
-mcp_request *mcp_request_prompts(void);
+MCPC_API mcp_request *mcp_request_prompts(void);
 
 // Frees a request; NULL is accepted. Requests already started are not affected.
 //
 // # Safety
 // `request` is NULL or a request not freed yet.
-void mcp_request_free(mcp_request *request);
+MCPC_API void mcp_request_free(mcp_request *request);
 
 // A new, empty completion queue; NULL only when the system has no descriptor left.
-mcp_completion_queue *mcp_completion_queue_new(void);
+MCPC_API mcp_completion_queue *mcp_completion_queue_new(void);
 
-// The descriptor that is readable while completions wait; -1 for NULL. It stays the same
+// The descriptor that is readable while completions wait; -1 for NULL (and on Windows, which
+// has no descriptor for it yet: pop after a completion callback). It stays the same
 // for the queue's life.
 //
 // # Safety
 // `queue` is NULL or live.
-int mcp_completion_queue_fd(const mcp_completion_queue *queue);
+MCPC_API int mcp_completion_queue_fd(const mcp_completion_queue *queue);
 
 // Takes the oldest completion: true with `*tag` (the tag given to the start) and `*result`
 // (owned by the caller: free it with `mcp_result_free`), or false when the queue is empty
@@ -1004,7 +1061,10 @@ int mcp_completion_queue_fd(const mcp_completion_queue *queue);
 //
 // # Safety
 // `queue` is NULL or live; `tag` and `result` are NULL or point to writable storage.
-bool mcp_completion_queue_pop(mcp_completion_queue *queue, uint64_t *tag, mcp_result **result);
+MCPC_API
+bool mcp_completion_queue_pop(mcp_completion_queue *queue,
+                              uint64_t *tag,
+                              mcp_result **result);
 
 // Frees the queue; NULL is accepted. Requests still pending on it complete into nothing
 // (their results are freed by the library); the descriptor is closed once the last of them
@@ -1012,7 +1072,7 @@ bool mcp_completion_queue_pop(mcp_completion_queue *queue, uint64_t *tag, mcp_re
 //
 // # Safety
 // `queue` is NULL or a queue not freed yet.
-void mcp_completion_queue_free(mcp_completion_queue *queue);
+MCPC_API void mcp_completion_queue_free(mcp_completion_queue *queue);
 
 // Starts `request` without blocking; its completion goes to `queue` with `tag`.
 //
@@ -1033,6 +1093,7 @@ void mcp_completion_queue_free(mcp_completion_queue *queue);
 //
 // # Safety
 // `client`, `request`, `options` and `queue` are NULL or live.
+MCPC_API
 mcp_status mcp_client_start(mcp_client *client,
                             const mcp_request *request,
                             const mcp_request_options *options,
@@ -1056,6 +1117,7 @@ mcp_status mcp_client_start(mcp_client *client,
 // # Safety
 // `client`, `request` and `options` are NULL or live; `callback` is safe to call from another
 // thread with `userdata` until its completion (or until the client's close or free returns).
+MCPC_API
 mcp_status mcp_client_start_callback(mcp_client *client,
                                      const mcp_request *request,
                                      const mcp_request_options *options,
@@ -1068,27 +1130,31 @@ mcp_status mcp_client_start_callback(mcp_client *client,
 //
 // # Safety
 // `reply` is the pointer passed to the handler, during that call.
-bool mcp_handler_reply_is_cancelled(const mcp_handler_reply *reply);
+MCPC_API bool mcp_handler_reply_is_cancelled(const mcp_handler_reply *reply);
 
 // Gives a handler's result (a JSON object, copied). Returns false if it is not one.
 //
 // # Safety
 // `reply` is the pointer passed to the handler, during that call; `json` is NULL or
 // NUL-terminated.
-bool mcp_handler_reply_set_result(mcp_handler_reply *reply, const char *json);
+MCPC_API bool mcp_handler_reply_set_result(mcp_handler_reply *reply, const char *json);
 
 // Gives a handler's error: a JSON-RPC code and message (copied; NULL message: "handler failed").
 //
 // # Safety
 // `reply` is the pointer passed to the handler, during that call; `message` is NULL or
 // NUL-terminated.
-void mcp_handler_reply_set_error(mcp_handler_reply *reply, int64_t code, const char *message);
+MCPC_API
+void mcp_handler_reply_set_error(mcp_handler_reply *reply,
+                                 int64_t code,
+                                 const char *message);
 
 // Registers the handler for one method the server may ask for (NULL handler: remove it).
 //
 // # Safety
 // `options` is NULL or live; `method` is NULL or NUL-terminated; `handler` is safe to call
 // from any thread with `userdata` for as long as a client made from these options is alive.
+MCPC_API
 mcp_status mcp_client_options_set_request_handler(mcp_client_options *options,
                                                   const char *method,
                                                   mcp_request_handler handler,
@@ -1100,70 +1166,76 @@ mcp_status mcp_client_options_set_request_handler(mcp_client_options *options,
 //
 // # Safety
 // The strings are NULL or NUL-terminated.
-mcp_result *mcp_elicitation_defaults(const char *requested_schema_json, const char *content_json);
+MCPC_API
+mcp_result *mcp_elicitation_defaults(const char *requested_schema_json,
+                                     const char *content_json);
 
 // The `elicitation/create` handler also takes URL-mode requests (`mode` "url": show the URL's
 // host, get consent, open it): declares `elicitation.url` besides form mode. Default off.
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_elicitation_url(mcp_client_options *options, bool enabled);
+MCPC_API
+mcp_status mcp_client_options_set_elicitation_url(mcp_client_options *options,
+                                                  bool enabled);
 
 // The `sampling/createMessage` handler takes requests with `tools` (and `toolChoice`):
 // declares `sampling.tools`. Default off.
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_sampling_tools(mcp_client_options *options, bool enabled);
+MCPC_API
+mcp_status mcp_client_options_set_sampling_tools(mcp_client_options *options,
+                                                 bool enabled);
 
 // A listen that asks for nothing yet. Free with `mcp_listen_free`. One object may serve many
 // listens at once; a listen copies what it needs when it starts.
-mcp_listen *mcp_listen_new(void);
+MCPC_API mcp_listen *mcp_listen_new(void);
 
 // Frees the object. NULL is accepted. Listens already started are unaffected.
 //
 // # Safety
 // `listen` is NULL or not yet freed, and no call is reading it.
-void mcp_listen_free(mcp_listen *listen);
+MCPC_API void mcp_listen_free(mcp_listen *listen);
 
 // Hear `notifications/tools/list_changed` (the list-changed callback, kind "tools").
 //
 // # Safety
 // `listen` is NULL or live.
-mcp_status mcp_listen_set_tools_list_changed(mcp_listen *listen, bool on);
+MCPC_API mcp_status mcp_listen_set_tools_list_changed(mcp_listen *listen, bool on);
 
 // Hear `notifications/prompts/list_changed`.
 //
 // # Safety
 // `listen` is NULL or live.
-mcp_status mcp_listen_set_prompts_list_changed(mcp_listen *listen, bool on);
+MCPC_API mcp_status mcp_listen_set_prompts_list_changed(mcp_listen *listen, bool on);
 
 // Hear `notifications/resources/list_changed`.
 //
 // # Safety
 // `listen` is NULL or live.
-mcp_status mcp_listen_set_resources_list_changed(mcp_listen *listen, bool on);
+MCPC_API mcp_status mcp_listen_set_resources_list_changed(mcp_listen *listen, bool on);
 
 // Hear `notifications/resources/updated` for `uri` (the resource-updated callback). Call once
 // per URI.
 //
 // # Safety
 // `listen` is NULL or live; `uri` is NULL or NUL-terminated.
-mcp_status mcp_listen_add_resource(mcp_listen *listen, const char *uri);
+MCPC_API mcp_status mcp_listen_add_resource(mcp_listen *listen, const char *uri);
 
 // Hear `notifications/message` from `level` up (the message callback): "debug", "info",
 // "notice", "warning", "error", "critical", "alert" or "emergency". NULL: no log messages.
 //
 // # Safety
 // `listen` is NULL or live; `level` is NULL or NUL-terminated.
-mcp_status mcp_listen_set_log_level(mcp_listen *listen, const char *level);
+MCPC_API mcp_status mcp_listen_set_log_level(mcp_listen *listen, const char *level);
 
 // When the connection fails: true ends the listen with that failure; false (the default)
 // waits for `mcp_client_connect` to make a new connection and listens again there.
 //
 // # Safety
 // `listen` is NULL or live.
-mcp_status mcp_listen_set_end_on_failure(mcp_listen *listen, bool on);
+MCPC_API mcp_status mcp_listen_set_end_on_failure(mcp_listen *listen, bool on);
 
 // Listens, blocking the calling thread until the listen ends; the notices go to the client's
 // callbacks, first `notifications/subscriptions/acknowledged` (the notification callback)
@@ -1177,6 +1249,7 @@ mcp_status mcp_listen_set_end_on_failure(mcp_listen *listen, bool on);
 //
 // # Safety
 // `client` is NULL or live; `listen` is NULL or live; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_listen(mcp_client *client,
                               const mcp_listen *listen,
                               const mcp_request_options *options);
@@ -1188,14 +1261,14 @@ mcp_result *mcp_client_listen(mcp_client *client,
 //
 // # Safety
 // `path` is NULL or NUL-terminated.
-mcp_loopback *mcp_loopback_new(const char *path);
+MCPC_API mcp_loopback *mcp_loopback_new(const char *path);
 
 // The redirect URI, e.g. "http://127.0.0.1:53124/callback"; NULL when the listener could
 // not open (or `loopback` is NULL). Owned by the loopback.
 //
 // # Safety
 // `loopback` is NULL or live.
-const char *mcp_loopback_redirect_uri(const mcp_loopback *loopback);
+MCPC_API const char *mcp_loopback_redirect_uri(const mcp_loopback *loopback);
 
 // Waits for the browser's request to the redirect URI, answers it with a short page, and
 // makes its full URL (with `code`, `state`, ...) available through `mcp_loopback_url`.
@@ -1208,6 +1281,7 @@ const char *mcp_loopback_redirect_uri(const mcp_loopback *loopback);
 // # Safety
 // `loopback` is NULL or live and used by no other thread during the call; `cancellation` is
 // NULL or live.
+MCPC_API
 mcp_status mcp_loopback_wait(mcp_loopback *loopback,
                              const mcp_cancellation *cancellation,
                              uint64_t timeout_ms);
@@ -1221,6 +1295,7 @@ mcp_status mcp_loopback_wait(mcp_loopback *loopback,
 // # Safety
 // `loopback` is NULL or live and used by no other thread during the call; `reply` is NULL or
 // the pointer passed to the authorize callback, during that call.
+MCPC_API
 mcp_status mcp_loopback_wait_authorization(mcp_loopback *loopback,
                                            mcp_auth_reply *reply,
                                            uint64_t timeout_ms);
@@ -1230,20 +1305,20 @@ mcp_status mcp_loopback_wait_authorization(mcp_loopback *loopback,
 //
 // # Safety
 // `loopback` is NULL or live.
-const char *mcp_loopback_url(const mcp_loopback *loopback);
+MCPC_API const char *mcp_loopback_url(const mcp_loopback *loopback);
 
 // What went wrong in the last wait (or the open), "" when nothing did. Owned by the
 // loopback.
 //
 // # Safety
 // `loopback` is NULL or live.
-const char *mcp_loopback_message(const mcp_loopback *loopback);
+MCPC_API const char *mcp_loopback_message(const mcp_loopback *loopback);
 
 // Closes the listener and frees it. NULL is accepted.
 //
 // # Safety
 // `loopback` is NULL or from `mcp_loopback_new`, not yet freed, and not in a wait.
-void mcp_loopback_free(mcp_loopback *loopback);
+MCPC_API void mcp_loopback_free(mcp_loopback *loopback);
 
 // Sends a notification: `method`, and `params_json` (a JSON object, or NULL for none). Any
 // era (the 2026-07-28 revision defines no client notification but `notifications/cancelled`,
@@ -1252,7 +1327,10 @@ void mcp_loopback_free(mcp_loopback *loopback);
 //
 // # Safety
 // `client` is NULL or live; strings are NULL or NUL-terminated.
-mcp_result *mcp_client_notify(mcp_client *client, const char *method, const char *params_json);
+MCPC_API
+mcp_result *mcp_client_notify(mcp_client *client,
+                              const char *method,
+                              const char *params_json);
 
 // `notifications/roots/list_changed`: the roots the roots handler answers with have changed.
 // Handshake era only (MCP_STATUS_NOT_SUPPORTED in the modern era); needs a `roots/list`
@@ -1261,23 +1339,24 @@ mcp_result *mcp_client_notify(mcp_client *client, const char *method, const char
 //
 // # Safety
 // `client` is NULL or live.
-mcp_result *mcp_client_notify_roots_list_changed(mcp_client *client);
+MCPC_API mcp_result *mcp_client_notify_roots_list_changed(mcp_client *client);
 
 // Default request options: no token, the client's timeout, no progress token, no `_meta`.
 // Free with `mcp_request_options_free`. One options object may serve many calls at once.
-mcp_request_options *mcp_request_options_new(void);
+MCPC_API mcp_request_options *mcp_request_options_new(void);
 
 // Frees the options. NULL is accepted. Calls already made with them are unaffected.
 //
 // # Safety
 // `options` is NULL or options not yet freed, and no call is reading them.
-void mcp_request_options_free(mcp_request_options *options);
+MCPC_API void mcp_request_options_free(mcp_request_options *options);
 
 // The token that cancels calls made with these options (NULL: none). The options keep their
 // own reference, so the token handle may be freed first.
 //
 // # Safety
 // `options` is NULL or live; `token` is NULL or live.
+MCPC_API
 mcp_status mcp_request_options_set_cancellation(mcp_request_options *options,
                                                 const mcp_cancellation *token);
 
@@ -1285,12 +1364,13 @@ mcp_status mcp_request_options_set_cancellation(mcp_request_options *options,
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_request_options_set_timeout_ms(mcp_request_options *options, uint64_t ms);
+MCPC_API mcp_status mcp_request_options_set_timeout_ms(mcp_request_options *options, uint64_t ms);
 
 // Progress restarts the call's timeout (never past the maximum total, if one is set).
 //
 // # Safety
 // `options` is NULL or live.
+MCPC_API
 mcp_status mcp_request_options_set_reset_timeout_on_progress(mcp_request_options *options,
                                                              bool reset);
 
@@ -1299,33 +1379,41 @@ mcp_status mcp_request_options_set_reset_timeout_on_progress(mcp_request_options
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_request_options_set_max_total_timeout_ms(mcp_request_options *options, uint64_t ms);
+MCPC_API
+mcp_status mcp_request_options_set_max_total_timeout_ms(mcp_request_options *options,
+                                                        uint64_t ms);
 
 // A progress token sent as `params._meta.progressToken` (NULL: none).
 //
 // # Safety
 // `options` is NULL or live; `token` is NULL or NUL-terminated.
-mcp_status mcp_request_options_set_progress_token(mcp_request_options *options, const char *token);
+MCPC_API
+mcp_status mcp_request_options_set_progress_token(mcp_request_options *options,
+                                                  const char *token);
 
 // Extra `params._meta` entries, as a JSON object (NULL: none).
 //
 // # Safety
 // `options` is NULL or live; `json` is NULL or NUL-terminated.
-mcp_status mcp_request_options_set_meta(mcp_request_options *options, const char *json);
+MCPC_API mcp_status mcp_request_options_set_meta(mcp_request_options *options, const char *json);
 
 // Continues an `input_required` result by hand: the answers as a JSON object keyed like its
 // `inputRequests` (sent as `inputResponses`; NULL: none).
 //
 // # Safety
 // `options` is NULL or live; `json` is NULL or NUL-terminated.
-mcp_status mcp_request_options_set_input_responses(mcp_request_options *options, const char *json);
+MCPC_API
+mcp_status mcp_request_options_set_input_responses(mcp_request_options *options,
+                                                   const char *json);
 
 // Continues an `input_required` result by hand: its `requestState`, sent back unchanged (NULL:
 // none).
 //
 // # Safety
 // `options` is NULL or live; `state` is NULL or NUL-terminated.
-mcp_status mcp_request_options_set_request_state(mcp_request_options *options, const char *state);
+MCPC_API
+mcp_status mcp_request_options_set_request_state(mcp_request_options *options,
+                                                 const char *state);
 
 // List calls (one page or all pages) ask the server even when a fresh page is cached; the new
 // page is kept. Off by default: pages whose result carried `ttlMs` are served from the cache
@@ -1333,26 +1421,27 @@ mcp_status mcp_request_options_set_request_state(mcp_request_options *options, c
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_request_options_set_bypass_cache(mcp_request_options *options, bool bypass);
+MCPC_API mcp_status mcp_request_options_set_bypass_cache(mcp_request_options *options, bool bypass);
 
 // `ping` (handshake era; a modern server answers MCP_STATUS_SERVER_ERROR -32601). The result
 // is `{}`.
 //
 // # Safety
 // `client` is NULL or live; `options` is NULL or live.
-mcp_result *mcp_client_ping(mcp_client *client, const mcp_request_options *options);
+MCPC_API mcp_result *mcp_client_ping(mcp_client *client, const mcp_request_options *options);
 
 // `server/discover`. Servers of the handshake era answer MCP_STATUS_SERVER_ERROR (-32601).
 //
 // # Safety
 // `client` is NULL or live; `options` is NULL or live.
-mcp_result *mcp_client_discover(mcp_client *client, const mcp_request_options *options);
+MCPC_API mcp_result *mcp_client_discover(mcp_client *client, const mcp_request_options *options);
 
 // `tools/call`. `arguments_json` is a JSON object or NULL. The result is the tool's result
 // object (`content`, `structuredContent`, `isError`).
 //
 // # Safety
 // `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_call_tool(mcp_client *client,
                                  const char *name,
                                  const char *arguments_json,
@@ -1362,6 +1451,7 @@ mcp_result *mcp_client_call_tool(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_read_resource(mcp_client *client,
                                      const char *uri,
                                      const mcp_request_options *options);
@@ -1370,6 +1460,7 @@ mcp_result *mcp_client_read_resource(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_get_prompt(mcp_client *client,
                                   const char *name,
                                   const char *arguments_json,
@@ -1381,6 +1472,7 @@ mcp_result *mcp_client_get_prompt(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_complete(mcp_client *client,
                                 const char *ref_json,
                                 const char *argument_json,
@@ -1392,6 +1484,7 @@ mcp_result *mcp_client_complete(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_request(mcp_client *client,
                                const char *method,
                                const char *params_json,
@@ -1402,6 +1495,7 @@ mcp_result *mcp_client_request(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `level` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_set_logging_level(mcp_client *client,
                                          const char *level,
                                          const mcp_request_options *options);
@@ -1411,6 +1505,7 @@ mcp_result *mcp_client_set_logging_level(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_subscribe_resource(mcp_client *client,
                                           const char *uri,
                                           const mcp_request_options *options);
@@ -1419,6 +1514,7 @@ mcp_result *mcp_client_subscribe_resource(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_unsubscribe_resource(mcp_client *client,
                                             const char *uri,
                                             const mcp_request_options *options);
@@ -1428,6 +1524,7 @@ mcp_result *mcp_client_unsubscribe_resource(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_list_tools(mcp_client *client,
                                   const char *cursor,
                                   const mcp_request_options *options);
@@ -1437,6 +1534,7 @@ mcp_result *mcp_client_list_tools(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_list_resources(mcp_client *client,
                                       const char *cursor,
                                       const mcp_request_options *options);
@@ -1446,6 +1544,7 @@ mcp_result *mcp_client_list_resources(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_list_resource_templates(mcp_client *client,
                                                const char *cursor,
                                                const mcp_request_options *options);
@@ -1455,6 +1554,7 @@ mcp_result *mcp_client_list_resource_templates(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_list_prompts(mcp_client *client,
                                     const char *cursor,
                                     const mcp_request_options *options);
@@ -1464,20 +1564,21 @@ mcp_result *mcp_client_list_prompts(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `options` is NULL or live.
-mcp_result *mcp_client_tools(mcp_client *client, const mcp_request_options *options);
+MCPC_API mcp_result *mcp_client_tools(mcp_client *client, const mcp_request_options *options);
 
 // Every resource, over all pages: `{"resources": [...]}`. One token cancels the walk; a repeated
 // cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
 //
 // # Safety
 // `client` is NULL or live; `options` is NULL or live.
-mcp_result *mcp_client_resources(mcp_client *client, const mcp_request_options *options);
+MCPC_API mcp_result *mcp_client_resources(mcp_client *client, const mcp_request_options *options);
 
 // Every resource template, over all pages: `{"resourceTemplates": [...]}`. One token cancels the walk; a repeated
 // cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
 //
 // # Safety
 // `client` is NULL or live; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_resource_templates(mcp_client *client,
                                           const mcp_request_options *options);
 
@@ -1486,40 +1587,40 @@ mcp_result *mcp_client_resource_templates(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `options` is NULL or live.
-mcp_result *mcp_client_prompts(mcp_client *client, const mcp_request_options *options);
+MCPC_API mcp_result *mcp_client_prompts(mcp_client *client, const mcp_request_options *options);
 
 // The status. NULL gives MCP_STATUS_INVALID_ARGUMENT.
 //
 // # Safety
 // `result` is NULL or a live result.
-mcp_status mcp_result_status(const mcp_result *result);
+MCPC_API mcp_status mcp_result_status(const mcp_result *result);
 
 // The result as JSON text when the status is OK (and the server's interim result for
 // MCP_STATUS_INPUT_REQUIRED), else NULL. Owned by the result.
 //
 // # Safety
 // `result` is NULL or a live result.
-const char *mcp_result_json(const mcp_result *result);
+MCPC_API const char *mcp_result_json(const mcp_result *result);
 
 // What went wrong, for any status but OK ("" for OK). For MCP_STATUS_SERVER_ERROR it is the
 // JSON-RPC error message. Owned by the result.
 //
 // # Safety
 // `result` is NULL or a live result.
-const char *mcp_result_message(const mcp_result *result);
+MCPC_API const char *mcp_result_message(const mcp_result *result);
 
 // The JSON-RPC error code for MCP_STATUS_SERVER_ERROR, else 0.
 //
 // # Safety
 // `result` is NULL or a live result.
-int64_t mcp_result_error_code(const mcp_result *result);
+MCPC_API int64_t mcp_result_error_code(const mcp_result *result);
 
 // The JSON-RPC error's `data` as JSON text, or NULL when the server sent none. Owned by the
 // result.
 //
 // # Safety
 // `result` is NULL or a live result.
-const char *mcp_result_error_data(const mcp_result *result);
+MCPC_API const char *mcp_result_error_data(const mcp_result *result);
 
 // For a failed call, the JSON-RPC id of its request when one was sent (positive), so a
 // cancel or error can be matched with the server's log; 0 for OK results and when nothing was
@@ -1527,27 +1628,27 @@ const char *mcp_result_error_data(const mcp_result *result);
 //
 // # Safety
 // `result` is NULL or a live result.
-int64_t mcp_result_request_id(const mcp_result *result);
+MCPC_API int64_t mcp_result_request_id(const mcp_result *result);
 
 // The cancel reason for MCP_STATUS_CANCELLED (NULL when the cancel gave none) and for
 // MCP_STATUS_TIMEOUT ("timed out after N ms"). Owned by the result.
 //
 // # Safety
 // `result` is NULL or a live result.
-const char *mcp_result_cancel_reason(const mcp_result *result);
+MCPC_API const char *mcp_result_cancel_reason(const mcp_result *result);
 
 // Frees a result and every string it returned. NULL is accepted.
 //
 // # Safety
 // `result` is NULL or a result not yet freed.
-void mcp_result_free(mcp_result *result);
+MCPC_API void mcp_result_free(mcp_result *result);
 
 // The stable name of a status, e.g. "CANCELLED"; "UNKNOWN" for a number that is not one.
 // Takes an int so that any value from C is safe to pass.
-const char *mcp_status_name(int status);
+MCPC_API const char *mcp_status_name(int status);
 
 // The library version at run time, e.g. "0.1.0" (compare with MCPC_VERSION at build time).
-const char *mcp_version(void);
+MCPC_API const char *mcp_version(void);
 
 // Declares the tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28 era; default off):
 // the server may then answer `tools/call` with a task. The call polls `tasks/get` (at the
@@ -1561,7 +1662,7 @@ const char *mcp_version(void);
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_tasks(mcp_client_options *options, bool enabled);
+MCPC_API mcp_status mcp_client_options_set_tasks(mcp_client_options *options, bool enabled);
 
 // A call answered with a task returns the task itself (`resultType` "task", `taskId`,
 // `status`...) instead of polling it; drive it with `mcp_client_get_task`,
@@ -1569,13 +1670,14 @@ mcp_status mcp_client_options_set_tasks(mcp_client_options *options, bool enable
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_request_options_set_return_task(mcp_request_options *options, bool enabled);
+MCPC_API mcp_status mcp_request_options_set_return_task(mcp_request_options *options, bool enabled);
 
 // `tasks/get`: the task now (`status`, `statusMessage`, and `result`, `error` or
 // `inputRequests` as the status has them).
 //
 // # Safety
 // `client` is NULL or live; `task_id` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_get_task(mcp_client *client,
                                 const char *task_id,
                                 const mcp_request_options *options);
@@ -1585,6 +1687,7 @@ mcp_result *mcp_client_get_task(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_update_task(mcp_client *client,
                                    const char *task_id,
                                    const char *input_responses_json,
@@ -1595,6 +1698,7 @@ mcp_result *mcp_client_update_task(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `task_id` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_cancel_task(mcp_client *client,
                                    const char *task_id,
                                    const mcp_request_options *options);
@@ -1608,6 +1712,7 @@ mcp_result *mcp_client_cancel_task(mcp_client *client,
 // # Safety
 // `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
 // for as long as a client made from these options is alive.
+MCPC_API
 mcp_status mcp_client_options_set_trace_callback(mcp_client_options *options,
                                                  mcp_trace_callback callback,
                                                  void *userdata);
@@ -1618,14 +1723,14 @@ mcp_status mcp_client_options_set_trace_callback(mcp_client_options *options,
 // # Safety
 // `reply` is the pointer passed to `send_request`, during that call; `json` is NULL or
 // NUL-terminated.
-bool mcp_transport_reply_set_response(mcp_transport_reply *reply, const char *json);
+MCPC_API bool mcp_transport_reply_set_response(mcp_transport_reply *reply, const char *json);
 
 // Says why a request failed (copied; invalid UTF-8 is replaced).
 //
 // # Safety
 // `reply` is the pointer passed to `send_request`, during that call; `message` is NULL or
 // NUL-terminated.
-void mcp_transport_reply_set_error(mcp_transport_reply *reply, const char *message);
+MCPC_API void mcp_transport_reply_set_error(mcp_transport_reply *reply, const char *message);
 
 #ifdef __cplusplus
 }  // extern "C"

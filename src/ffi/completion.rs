@@ -13,7 +13,8 @@ use super::{free_handle, guard};
 use crate::client::{Request, RequestOptions};
 use crate::error::{Error, Result, Status};
 use crate::sync::lock;
-use crate::transport::wake::WakePipe;
+#[cfg(unix)]
+use crate::transport::wake::WakePipe as Signal;
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_int, c_void};
@@ -266,7 +267,7 @@ pub struct mcp_completion_queue {
 struct Queue {
     items: Mutex<VecDeque<(u64, Box<mcp_result>)>>,
     /// Holds one byte while `items` is not empty (written and drained under the lock).
-    signal: WakePipe,
+    signal: Signal,
 }
 
 impl Queue {
@@ -282,7 +283,7 @@ impl Queue {
 /// A new, empty completion queue; NULL only when the system has no descriptor left.
 #[no_mangle]
 pub extern "C" fn mcp_completion_queue_new() -> *mut mcp_completion_queue {
-    guard(std::ptr::null_mut, || match WakePipe::new() {
+    guard(std::ptr::null_mut, || match Signal::new() {
         Ok(signal) => Box::into_raw(Box::new(mcp_completion_queue {
             queue: Arc::new(Queue {
                 items: Mutex::default(),
@@ -293,7 +294,8 @@ pub extern "C" fn mcp_completion_queue_new() -> *mut mcp_completion_queue {
     })
 }
 
-/// The descriptor that is readable while completions wait; -1 for NULL. It stays the same
+/// The descriptor that is readable while completions wait; -1 for NULL (and on Windows, which
+/// has no descriptor for it yet: pop after a completion callback). It stays the same
 /// for the queue's life.
 ///
 /// # Safety
@@ -466,4 +468,22 @@ unsafe fn start(
             }
         },
     )
+}
+
+/// Windows has no descriptor to offer yet: the queue works (pop it after a completion callback
+/// or on a timer) and `mcp_completion_queue_fd` is -1. An event HANDLE would be the Windows
+/// form of the signal.
+#[cfg(windows)]
+struct Signal;
+
+#[cfg(windows)]
+impl Signal {
+    fn new() -> std::io::Result<Signal> {
+        Ok(Signal)
+    }
+    fn wake(&self) {}
+    fn drain(&self) {}
+    fn read_fd(&self) -> c_int {
+        -1
+    }
 }

@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
+#[cfg(unix)]
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -772,7 +773,21 @@ fn error_body(code: i64, message: &str) -> Vec<u8> {
         .into_bytes()
 }
 
+/// Whether the client closed (or reset) the connection, checked without blocking (Windows:
+/// a non-blocking peek; no POLLRDHUP there).
+#[cfg(not(unix))]
+fn client_closed(connection: &TcpStream) -> bool {
+    let _ = connection.set_nonblocking(true);
+    let peeked = connection.peek(&mut [0]);
+    let _ = connection.set_nonblocking(false);
+    match peeked {
+        Ok(n) => n == 0,
+        Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
+    }
+}
+
 /// Whether the client closed (or reset) the connection, checked without blocking.
+#[cfg(unix)]
 fn client_closed(connection: &TcpStream) -> bool {
     let mut poll = libc::pollfd {
         fd: connection.as_raw_fd(),

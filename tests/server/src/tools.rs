@@ -170,6 +170,22 @@ pub fn never(request: &Request) -> Reply {
 
 /// A descendant outside the server's process group that keeps the server's pipes open after
 /// the server has gone: what a daemonizing helper does.
+/// Windows: a descendant (this server, idle: its stdin is empty and its end ignored) that
+/// holds the server's stdout and stderr. There is no session to leave: it stays in the
+/// server's job, which is what tests/windows_job.rs checks close ends.
+#[cfg(not(unix))]
+fn detach_child(_secs: u64) -> Reply {
+    let exe = std::env::current_exe()
+        .map_err(|e| RpcError::new(-32603, format!("cannot find this program: {e}")))?;
+    let child = std::process::Command::new(exe)
+        .arg("--ignore-stdin-eof")
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| RpcError::new(-32603, format!("cannot start a child: {e}")))?;
+    Ok(text_result(child.id().to_string()))
+}
+
+#[cfg(unix)]
 fn detach_child(secs: u64) -> Reply {
     use std::os::unix::process::CommandExt;
     let mut command = std::process::Command::new("sleep");
