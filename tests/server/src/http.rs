@@ -20,7 +20,6 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
@@ -752,18 +751,8 @@ fn error_body(code: i64, message: &str) -> Vec<u8> {
 
 /// Whether the client closed (or reset) the connection, checked without blocking.
 fn client_closed(connection: &TcpStream) -> bool {
-    let mut poll = libc::pollfd {
-        fd: connection.as_raw_fd(),
-        events: libc::POLLIN | libc::POLLRDHUP,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd, no timeout.
-    let ready = unsafe { libc::poll(&mut poll, 1, 0) };
-    if ready <= 0 {
-        return false;
-    }
-    if poll.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0 {
-        return true;
+    if let Some(hung_up) = crate::platform::peer_hung_up(connection) {
+        return hung_up;
     }
     // Readable while we owe an answer: only an end of stream is expected.
     matches!(connection.peek(&mut [0]), Ok(0) | Err(_))

@@ -14,6 +14,7 @@ mod http;
 mod http_wire;
 mod methods;
 mod modern;
+mod platform;
 mod rounds;
 mod tools;
 
@@ -48,8 +49,7 @@ fn main() {
         thread::sleep(std::time::Duration::from_millis(args.slow_start_ms));
     }
     if args.ignore_sigterm {
-        // SAFETY: installs the predefined "ignore" disposition; no handler code runs.
-        unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
+        platform::ignore_sigterm();
     }
     if args.stderr_lines > 0 {
         // On its own thread: if the client does not drain stderr, only this

@@ -164,22 +164,11 @@ pub fn never(request: &Request) -> Reply {
 }
 
 /// A descendant outside the server's process group that keeps the server's pipes open after
-/// the server has gone: what a daemonizing helper does.
+/// the server has gone: what a daemonizing helper does (unix only).
 fn detach_child(secs: u64) -> Reply {
-    use std::os::unix::process::CommandExt;
-    let mut command = std::process::Command::new("sleep");
-    command.arg(secs.to_string());
-    // SAFETY: setsid is async-signal-safe, as required between fork and exec.
-    unsafe {
-        command.pre_exec(|| match libc::setsid() {
-            -1 => Err(std::io::Error::last_os_error()),
-            _ => Ok(()),
-        });
-    }
-    let child = command
-        .spawn()
+    let pid = crate::platform::detach_child(secs)
         .map_err(|e| RpcError::new(-32603, format!("cannot start sleep: {e}")))?;
-    Ok(text_result(child.id().to_string()))
+    Ok(text_result(pid.to_string()))
 }
 
 pub fn text_result(text: impl Into<String>) -> Value {
