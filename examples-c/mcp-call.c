@@ -10,11 +10,11 @@
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "mcpc.h"
+#include "portable.h" /* threads, timed wait, paths: POSIX or Windows */
 
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -266,59 +266,35 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
 
 /* ---- The canceller thread (--cancel-after-ms) ------------------------------------------ */
 
-/* It sleeps until the deadline on a condition variable, so that a call that ends sooner can
- * wake it and let it go without cancelling anything. */
+/* It waits for the call's end until the deadline, so that a call that ends sooner can wake it
+ * and let it go without cancelling anything. */
 struct canceller {
-    pthread_mutex_t lock;
-    pthread_cond_t wake;
-    bool call_done;
-    struct timespec deadline; /* CLOCK_MONOTONIC */
+    struct port_signal call_done;
+    long after_ms;
     mcp_cancellation *token;
     const char *reason;
 };
 
 static void *canceller_main(void *arg) {
     struct canceller *c = arg;
-    pthread_mutex_lock(&c->lock);
-    int rc = 0;
-    while (!c->call_done && rc != ETIMEDOUT)
-        rc = pthread_cond_timedwait(&c->wake, &c->lock, &c->deadline);
-    bool fire = !c->call_done;
-    pthread_mutex_unlock(&c->lock);
-    if (fire) /* safe from any thread, and never blocks on I/O */
-        mcp_cancellation_cancel(c->token, c->reason);
+    if (!port_signal_wait_ms(&c->call_done, c->after_ms)) /* on a monotonic clock */
+        mcp_cancellation_cancel(c->token, c->reason); /* safe from any thread, never blocks */
     return NULL;
 }
 
-static bool canceller_start(struct canceller *c, pthread_t *thread, uint64_t after_ms,
+static bool canceller_start(struct canceller *c, port_thread *thread, uint64_t after_ms,
                             mcp_cancellation *token, const char *reason) {
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* immune to wall-clock jumps */
-    pthread_cond_init(&c->wake, &attr);
-    pthread_condattr_destroy(&attr);
-    pthread_mutex_init(&c->lock, NULL);
-    c->call_done = false;
+    port_signal_init(&c->call_done);
+    c->after_ms = after_ms > LONG_MAX ? LONG_MAX : (long)after_ms;
     c->token = token;
     c->reason = reason;
-    clock_gettime(CLOCK_MONOTONIC, &c->deadline);
-    c->deadline.tv_sec += (time_t)(after_ms / 1000);
-    c->deadline.tv_nsec += (long)(after_ms % 1000) * 1000000L;
-    if (c->deadline.tv_nsec >= 1000000000L) {
-        c->deadline.tv_sec += 1;
-        c->deadline.tv_nsec -= 1000000000L;
-    }
-    return pthread_create(thread, NULL, canceller_main, c) == 0;
+    return port_thread_start(thread, canceller_main, c);
 }
 
-static void canceller_finish(struct canceller *c, pthread_t thread) {
-    pthread_mutex_lock(&c->lock);
-    c->call_done = true;
-    pthread_cond_signal(&c->wake);
-    pthread_mutex_unlock(&c->lock);
-    pthread_join(thread, NULL);
-    pthread_cond_destroy(&c->wake);
-    pthread_mutex_destroy(&c->lock);
+static void canceller_finish(struct canceller *c, port_thread thread) {
+    port_signal_set(&c->call_done);
+    port_thread_join(thread);
+    port_signal_destroy(&c->call_done);
 }
 
 /* ---- Output ---------------------------------------------------------------------------- */
@@ -446,7 +422,7 @@ static bool on_roots(void *userdata, const char *method, const char *params_json
 
 /* The file:// URI of a directory, or NULL if it does not exist or cannot be written as one. */
 static char *directory_uri(const char *dir) {
-    char *path = realpath(dir, NULL);
+    char *path = port_directory_uri_path(dir);
     if (path == NULL)
         return NULL;
     bool plain = true; /* keep the JSON above trivially valid: no quotes, backslashes or controls */
@@ -577,7 +553,7 @@ int main(int argc, char **argv) {
             mcp_cancellation_cancel(token, cl.reason);
 
         struct canceller canceller;
-        pthread_t thread;
+        port_thread thread;
         bool cancelling = false;
         if (cl.has_cancel_after) {
             cancelling = canceller_start(&canceller, &thread, cl.cancel_after_ms, token,
