@@ -5,6 +5,16 @@ scratch=${MCPC_TEST_SCRATCH:-${TMPDIR:-/tmp}/mcpc-examples}
 mkdir -p "$scratch" || exit 1
 
 failures=0
+
+# Runs the program under test: through MCPC_TEST_EMULATOR when ctest sets one (a cross build:
+# Wine for Windows programs), else directly.
+run() {
+    if [ -n "${MCPC_TEST_EMULATOR:-}" ]; then
+        "$MCPC_TEST_EMULATOR" "$@"
+    else
+        "$@"
+    fi
+}
 fail() {
     echo "FAIL: $*"
     failures=$((failures + 1))

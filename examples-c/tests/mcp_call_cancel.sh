@@ -14,7 +14,7 @@ log=$scratch/server.log out=$scratch/stdout err=$scratch/stderr
 rm -f "$log"
 
 start=$(now_ms)
-"$mcp_call" --call slow --args '{"ms":5000}' --cancel-after-ms 300 --reason R \
+run "$mcp_call" --call slow --args '{"ms":5000}' --cancel-after-ms 300 --reason R \
     --stdio "$server" --log "$log" >"$out" 2>"$err"
 code=$?
 elapsed=$(( $(now_ms) - start ))

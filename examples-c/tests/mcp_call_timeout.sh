@@ -12,7 +12,7 @@ log=$scratch/server.log out=$scratch/stdout err=$scratch/stderr
 rm -f "$log"
 
 start=$(now_ms)
-"$mcp_call" --call slow --args '{"ms":5000}' --timeout-ms 200 \
+run "$mcp_call" --call slow --args '{"ms":5000}' --timeout-ms 200 \
     --stdio "$server" --log "$log" >"$out" 2>"$err"
 code=$?
 elapsed=$(( $(now_ms) - start ))
