@@ -5,26 +5,8 @@ use std::path::PathBuf;
 
 fn main() {
     let major = env("CARGO_PKG_VERSION_MAJOR");
-    match env("CARGO_CFG_TARGET_OS").as_str() {
-        // Windows: mcpc.dll and its import library (libmcpc.dll.a with mingw); programs record
-        // the DLL's name, which carries no version.
-        "windows" => {}
-        // macOS: programs record the install name, found through their rpath as on Linux, and
-        // the compatibility version stands for the soname: MAJOR + 1 (libtool's rule: 0 would
-        // mean "no version"), so the same in every release of one major version.
-        "macos" | "ios" => {
-            let compatibility = major.parse::<u32>().expect("a numeric major version") + 1;
-            println!("cargo:rustc-cdylib-link-arg=-Wl,-install_name,@rpath/libmcpc.dylib");
-            println!("cargo:rustc-cdylib-link-arg=-Wl,-compatibility_version,{compatibility}");
-            println!(
-                "cargo:rustc-cdylib-link-arg=-Wl,-current_version,{major}.{}.{}",
-                env("CARGO_PKG_VERSION_MINOR"),
-                env("CARGO_PKG_VERSION_PATCH")
-            );
-        }
-        // ELF: the soname carries the major version, so hosts record libmcpc.so.MAJOR.
-        _ => println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libmcpc.so.{major}"),
-    }
+    // The soname carries the major version, so hosts record libmcpc.so.MAJOR, not a path.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libmcpc.so.{major}");
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-env-changed=MCPC_UPDATE_HEADER");
