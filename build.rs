@@ -5,8 +5,25 @@ use std::path::PathBuf;
 
 fn main() {
     let major = env("CARGO_PKG_VERSION_MAJOR");
-    // The soname carries the major version, so hosts record libmcpc.so.MAJOR, not a path.
-    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libmcpc.so.{major}");
+    match env("CARGO_CFG_TARGET_OS").as_str() {
+        // The soname carries the major version, so hosts record libmcpc.so.MAJOR, not a path.
+        "linux" | "android" | "freebsd" | "netbsd" | "openbsd" => {
+            println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libmcpc.so.{major}");
+        }
+        // macOS's equivalent: an @rpath install name with the major version, and the major
+        // version as the compatibility version that the loader checks.
+        "macos" | "ios" => {
+            println!("cargo:rustc-cdylib-link-arg=-Wl,-install_name,@rpath/libmcpc.{major}.dylib");
+            println!("cargo:rustc-cdylib-link-arg=-Wl,-compatibility_version,{major}.0.0");
+            println!(
+                "cargo:rustc-cdylib-link-arg=-Wl,-current_version,{}",
+                env("CARGO_PKG_VERSION")
+            );
+        }
+        // Windows: mcpc.dll and its import library (libmcpc.dll.a with mingw, mcpc.dll.lib
+        // with MSVC); a DLL has no soname.
+        _ => {}
+    }
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-env-changed=MCPC_UPDATE_HEADER");

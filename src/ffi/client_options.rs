@@ -494,6 +494,9 @@ pub unsafe extern "C" fn mcp_client_options_set_ca_replace(
     replace: bool,
 ) -> mcp_status {
     set(options, |o| {
+        if replace {
+            crate::transport::http::require_tls("replacing the root certificates")?;
+        }
         o.http.replace_roots = replace;
         Ok(())
     })
@@ -510,6 +513,9 @@ pub unsafe extern "C" fn mcp_client_options_set_use_system_roots(
     use_system: bool,
 ) -> mcp_status {
     set(options, |o| {
+        if use_system {
+            crate::transport::http::require_tls("the system certificate store")?;
+        }
         o.http.system_roots = use_system;
         Ok(())
     })

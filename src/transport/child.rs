@@ -2,7 +2,7 @@
 //! and the close escalation (stdin closed, then SIGTERM, then SIGKILL, then reap).
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
@@ -66,7 +66,7 @@ pub fn shut_down(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
     child.wait().ok()
 }
 
-/// How often the exit is looked at where the kernel has no pidfd (before Linux 5.3).
+/// How often the exit is looked at where the kernel has no pidfd (before Linux 5.3, macOS).
 pub const EXIT_CHECK_PERIOD: Duration = Duration::from_millis(100);
 
 /// Watches for the child's exit without reaping it, so the exit is seen even while a process
@@ -81,20 +81,10 @@ pub struct ExitWatch {
 impl ExitWatch {
     pub fn new(child: &Child) -> ExitWatch {
         let pid = child.id() as libc::pid_t;
-        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1. The
-        // child is unreaped, so its pid cannot have been reused.
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-        let pidfd = match libc::c_int::try_from(fd) {
-            // SAFETY: a descriptor pidfd_open just opened, owned by nobody else.
-            Ok(fd) if fd >= 0 => Some(unsafe { OwnedFd::from_raw_fd(fd) }),
-            _ => None,
-        };
-        if let Some(fd) = &pidfd {
-            // A server we start later must not inherit it.
-            // SAFETY: fcntl with flag arguments on a descriptor we own.
-            unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) };
+        ExitWatch {
+            pid,
+            pidfd: open_pidfd(pid),
         }
-        ExitWatch { pid, pidfd }
     }
 
     /// The descriptor that becomes readable when the child exits, if the kernel has one.
@@ -115,4 +105,27 @@ impl ExitWatch {
     pub fn has_exited(&self) -> bool {
         pid_has_exited(self.pid)
     }
+}
+
+/// A pidfd for `pid` (Linux 5.3 and later), or `None`.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn open_pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1. The
+    // child is unreaped, so its pid cannot have been reused.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    let pidfd: OwnedFd = match libc::c_int::try_from(fd) {
+        // SAFETY: a descriptor pidfd_open just opened, owned by nobody else.
+        Ok(fd) if fd >= 0 => unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) },
+        _ => return None,
+    };
+    // A server we start later must not inherit it.
+    // SAFETY: fcntl with flag arguments on a descriptor we own.
+    unsafe { libc::fcntl(pidfd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) };
+    Some(pidfd)
+}
+
+/// Other unix systems (macOS) have no pidfd: the reader looks every [`EXIT_CHECK_PERIOD`].
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn open_pidfd(_pid: libc::pid_t) -> Option<OwnedFd> {
+    None
 }

@@ -2,15 +2,28 @@
 //! tokens or timeouts: they write what they are given, signal the send boundary, and hand every
 //! frame that arrives to the [`Inbound`] sink they were built with.
 
-mod child;
 pub mod custom;
 pub mod http;
 mod lines;
-mod stdin;
 pub mod stdio;
-mod stdout;
-mod wake;
 mod workers;
+
+// The stdio transport's process and pipes on unix (Linux and macOS).
+#[cfg(unix)]
+mod child;
+#[cfg(unix)]
+mod sigpipe;
+#[cfg(unix)]
+mod stdin;
+#[cfg(unix)]
+mod stdio_unix;
+#[cfg(unix)]
+mod stdout;
+#[cfg(unix)]
+mod wake;
+// ... and on Windows.
+#[cfg(windows)]
+mod windows;
 
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::Incoming;

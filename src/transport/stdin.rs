@@ -14,6 +14,7 @@
 //! dropped from the queue and never sent. A request's send boundary is signalled once its
 //! last byte is written, so its cancel notice, written later, always comes after it.
 
+use super::sigpipe::{block_sigpipe, no_sigpipe};
 use super::wake::{self, WakePipe};
 use super::{Inbound, SendBoundary};
 use crate::error::{Error, Result, Status};
@@ -379,46 +380,5 @@ fn write(fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
     match n {
         n if n >= 0 => Ok(n as usize),
         _ => Err(io::Error::last_os_error()),
-    }
-}
-
-/// Runs `write` on a host thread without letting SIGPIPE kill the host when the server has
-/// gone: the signal is blocked for the write and any SIGPIPE it raised is consumed before
-/// the mask is restored.
-fn no_sigpipe(write: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
-    // SAFETY: plain signal-mask calls on sets we own.
-    unsafe {
-        let mut sigpipe: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut sigpipe);
-        libc::sigaddset(&mut sigpipe, libc::SIGPIPE);
-        let was_pending = {
-            let mut pending: libc::sigset_t = std::mem::zeroed();
-            libc::sigpending(&mut pending);
-            libc::sigismember(&pending, libc::SIGPIPE) == 1
-        };
-        libc::pthread_sigmask(libc::SIG_BLOCK, &sigpipe, &mut old);
-        let result = write();
-        if matches!(&result, Err(e) if e.kind() == io::ErrorKind::BrokenPipe) && !was_pending {
-            let zero = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            while libc::sigtimedwait(&sigpipe, std::ptr::null_mut(), &zero) == -1
-                && *libc::__errno_location() == libc::EINTR
-            {}
-        }
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        result
-    }
-}
-
-fn block_sigpipe() {
-    // SAFETY: a signal-mask call on a set we own, for the current thread only.
-    unsafe {
-        let mut sigpipe: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut sigpipe);
-        libc::sigaddset(&mut sigpipe, libc::SIGPIPE);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &sigpipe, std::ptr::null_mut());
     }
 }

@@ -1,33 +1,23 @@
 //! The stdio transport: the server is a child process; frames are lines of JSON on its stdin
-//! and stdout.
-//!
-//! Threads: stdout is read by a caller waiting alone for its response, or else by the reader
-//! thread (`stdout`); either routes every line to the engine by id, and watches the server's
-//! exit as well (a process the server started may keep stdout open after it exits). One thread
-//! drains stderr until it ends or close abandons it. Frames go to stdin whole and in order
-//! (`stdin`): written at once when the pipe has room, else queued for a writer thread, so no
-//! caller ever blocks on a server that does not read. A request's send boundary is signalled
-//! once its last byte is written, and its cancel notice is queued only then, so the server
-//! always reads a request line before its cancel line.
+//! and stdout. This file holds what every platform shares: the configuration, what becomes of
+//! each stdout line, and the tail of stderr. The process and its pipes are the platform's:
+//! `stdio_unix` (poll on non-blocking pipes, process groups) and `windows` (overlapped named
+//! pipes, a job object).
 
-use super::child::{self, ExitWatch};
-use super::lines::{Line, LineReader};
-use super::stdin::StdinWriter;
-use super::stdout::{Frames, StdoutReader};
-use super::wake::{self, WakePipe};
-use super::{Inbound, OutgoingRequest, Transport, Waker};
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc;
-use crate::sync::{lock, spawn};
+use crate::sync::lock;
 use std::collections::VecDeque;
-use std::io::{self, BufReader};
-use std::os::fd::AsRawFd;
 use std::path::PathBuf;
-use std::process::{Child, ChildStderr, Command, Stdio};
+use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+#[cfg(unix)]
+pub use super::stdio_unix::StdioTransport;
+#[cfg(windows)]
+pub use super::windows::StdioTransport;
 
 /// The default limit for one line from the server.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
@@ -36,8 +26,8 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 /// still hold its pipes: those are abandoned, never waited for.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
 /// How much of the server's stderr is kept when nobody else takes it.
-const STDERR_TAIL_LINES: usize = 50;
-const STDERR_LINE_MAX: usize = 8 * 1024;
+pub(super) const STDERR_TAIL_LINES: usize = 50;
+pub(super) const STDERR_LINE_MAX: usize = 8 * 1024;
 
 /// Receives each line the server writes to stderr, on the stderr thread.
 pub type StderrCallback = Arc<dyn Fn(&str) + Send + Sync>;
@@ -91,188 +81,26 @@ pub fn check_env_name(name: &str) -> Result<()> {
     }
 }
 
-pub struct StdioTransport {
-    stdin: Arc<StdinWriter>,
-    stdout: Arc<StdoutReader>,
-    child: Arc<Mutex<Child>>,
-    pid: u32,
-    tail: Arc<StderrTail>,
-    /// Tells the stderr thread to stop, once the server is gone.
-    stderr_stop: Arc<StopSignal>,
-    closing: Arc<AtomicBool>,
-    threads: Mutex<Vec<JoinHandle<()>>>,
+/// What the lines of stdout are for: the stdio transport routes them to the engine.
+pub trait Frames: Send + Sync {
+    fn line(&self, line: &[u8]);
+    /// A line over the limit was skipped.
+    fn too_long(&self);
+    /// stdout ended (`None`) or failed; called once.
+    fn ended(&self, error: Option<std::io::Error>);
 }
 
-impl StdioTransport {
-    /// Starts the server and its reader and stderr threads.
-    pub fn spawn(config: &StdioConfig, inbound: Arc<dyn Inbound>) -> Result<StdioTransport> {
-        let program = config
-            .argv
-            .first()
-            .ok_or_else(|| Error::invalid("argv is empty: no program to run"))?;
-        for (name, _) in &config.env {
-            check_env_name(name)?;
-        }
-        let mut command = Command::new(program);
-        command
-            .args(&config.argv[1..])
-            .envs(config.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(match config.stderr {
-                StderrMode::Inherit => Stdio::inherit(),
-                StderrMode::Discard => Stdio::null(),
-                _ => Stdio::piped(),
-            });
-        if let Some(cwd) = &config.cwd {
-            command.current_dir(cwd);
-        }
-        let mut spawned = child::spawn(command)
-            .map_err(|e| Error::transport(format!("cannot start server `{program}`: {e}")))?;
-
-        let stdin = spawned.stdin.take().expect("stdin is piped");
-        let stdout = spawned.stdout.take().expect("stdout is piped");
-        let stderr = spawned.stderr.take();
-        let pid = spawned.id();
-        let exit = ExitWatch::new(&spawned);
-        let child = Arc::new(Mutex::new(spawned));
-        let tail = Arc::new(StderrTail::default());
-        let closing = Arc::new(AtomicBool::new(false));
-        let stderr_stop = Arc::new(
-            StopSignal::new()
-                .map_err(|e| Error::transport(format!("cannot set up reading stderr: {e}")))?,
-        );
-        let mut threads = Vec::new();
-
-        if stderr.is_none() {
-            tail.finish();
-        }
-        if let Some(stderr) = stderr {
-            let (tail, stop, callback) = (
-                tail.clone(),
-                stderr_stop.clone(),
-                match &config.stderr {
-                    StderrMode::Callback(cb) => Some(cb.clone()),
-                    _ => None,
-                },
-            );
-            wake::set_flags(stderr.as_raw_fd())
-                .map_err(|e| Error::transport(format!("cannot set up reading stderr: {e}")))?;
-            let drain = move || drain_stderr(stderr, &stop, &tail, callback);
-            threads.push(spawn("mcpc-stderr", drain, |_| ())?);
-        }
-        let stdin = StdinWriter::new(stdin, inbound.clone())
-            .map(Arc::new)
-            .map_err(|e| Error::transport(format!("cannot set up writing to the server: {e}")))?;
-        let frames = Reader {
-            inbound,
-            child: child.clone(),
-            tail: tail.clone(),
-            closing: closing.clone(),
-            max_line_bytes: config.max_line_bytes,
-        };
-        let fd = stdout.as_raw_fd();
-        let stdout = StdoutReader::new(
-            Box::new(stdout),
-            fd,
-            config.max_line_bytes,
-            Box::new(frames),
-            Some(exit),
-        )
-        .map(Arc::new)
-        .map_err(|e| Error::transport(format!("cannot set up reading from the server: {e}")))?;
-        let (background, failed) = (stdout.clone(), stdout.clone());
-        threads.push(spawn(
-            "mcpc-stdio-reader",
-            move || background.run_background(),
-            // Calls must not wait for a reader that is gone.
-            move |error| failed.fail(&error.message),
-        )?);
-
-        Ok(StdioTransport {
-            stdin,
-            stdout,
-            child,
-            pid,
-            tail,
-            stderr_stop,
-            closing,
-            threads: Mutex::new(threads),
-        })
-    }
-
-    /// The last lines the server wrote to stderr (when stderr is kept).
-    pub fn stderr_tail(&self) -> Vec<String> {
-        self.tail.lines()
-    }
-
-    /// The child's process id.
-    pub fn pid(&self) -> u32 {
-        // Not from the child under its lock: close holds that lock for seconds.
-        self.pid
-    }
-}
-
-impl Transport for StdioTransport {
-    fn send_request(&self, request: OutgoingRequest) -> Result<()> {
-        let OutgoingRequest { id, frame, sent } = request;
-        let mut line = frame.into_bytes();
-        line.push(b'\n');
-        self.stdin.send_request(id, line, sent)
-    }
-
-    fn send_notification(&self, frame: &str) -> Result<()> {
-        let mut line = Vec::with_capacity(frame.len() + 1);
-        line.extend_from_slice(frame.as_bytes());
-        line.push(b'\n');
-        self.stdin.send_frame(line)
-    }
-
-    fn read_here(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>, alone: bool) -> bool {
-        self.stdout.read_here(done, deadline, alone)
-    }
-
-    fn reader_waker(&self) -> Option<Waker> {
-        Some(self.stdout.waker())
-    }
-
-    fn close(&self) {
-        if self.closing.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        // End of input is how a stdio server is asked to leave. No write ever blocks, so
-        // this is at once, whatever is queued for a server that does not read.
-        self.stdin.close();
-        child::shut_down(&mut lock(&self.child), CLOSE_GRACE);
-        // The server is gone. What is left on stderr and stdout now can only come from
-        // processes it started, which may hold the pipes for ever: stop reading them.
-        self.stderr_stop.stop();
-        self.stdout.close();
-        let me = std::thread::current().id();
-        let threads = std::mem::take(&mut *lock(&self.threads));
-        for thread in threads {
-            // A host callback running on one of our threads may close the client: never join
-            // the current thread.
-            if thread.thread().id() != me {
-                let _ = thread.join();
-            }
-        }
-    }
-}
-
-impl Drop for StdioTransport {
-    fn drop(&mut self) {
-        self.close();
-    }
-}
+/// How long the server takes to exit: its status if it exits within the limit (not reaped).
+pub type ExitWithin = Box<dyn Fn(Duration) -> Option<ExitStatus> + Send + Sync>;
 
 /// What becomes of each stdout line: a frame for the engine.
-struct Reader {
-    inbound: Arc<dyn Inbound>,
-    child: Arc<Mutex<Child>>,
-    tail: Arc<StderrTail>,
-    closing: Arc<AtomicBool>,
-    max_line_bytes: usize,
+pub(super) struct Reader {
+    pub inbound: Arc<dyn super::Inbound>,
+    /// The server's exit status, once it has exited.
+    pub exit_within: ExitWithin,
+    pub tail: Arc<StderrTail>,
+    pub closing: Arc<AtomicBool>,
+    pub max_line_bytes: usize,
 }
 
 impl Frames for Reader {
@@ -322,10 +150,8 @@ impl Reader {
             None => "the server closed its stdout".to_owned(),
         };
         // The process usually exits right after closing stdout; give it a moment to say how.
-        if child::exited_within(&lock(&self.child), Duration::from_millis(100)) {
-            if let Ok(Some(status)) = lock(&self.child).try_wait() {
-                message = format!("the server exited ({status})");
-            }
+        if let Some(status) = (self.exit_within)(Duration::from_millis(100)) {
+            message = format!("the server exited ({status})");
         }
         let tail = self.tail.final_lines(Duration::from_millis(100));
         if !tail.is_empty() {
@@ -345,7 +171,7 @@ impl Reader {
 
 /// The last lines of the server's stderr.
 #[derive(Default)]
-struct StderrTail {
+pub(super) struct StderrTail {
     state: Mutex<TailState>,
     ended: Condvar,
 }
@@ -358,7 +184,7 @@ struct TailState {
 }
 
 impl StderrTail {
-    fn push(&self, line: String) {
+    pub(super) fn push(&self, line: String) {
         let mut state = lock(&self.state);
         if state.lines.len() == STDERR_TAIL_LINES {
             state.lines.pop_front();
@@ -366,17 +192,17 @@ impl StderrTail {
         state.lines.push_back(line);
     }
 
-    fn lines(&self) -> Vec<String> {
+    pub(super) fn lines(&self) -> Vec<String> {
         lock(&self.state).lines.iter().cloned().collect()
     }
 
-    fn finish(&self) {
+    pub(super) fn finish(&self) {
         lock(&self.state).done = true;
         self.ended.notify_all();
     }
 
     /// The lines once stderr has ended, waiting at most `limit` for its last lines.
-    fn final_lines(&self, limit: Duration) -> Vec<String> {
+    pub(super) fn final_lines(&self, limit: Duration) -> Vec<String> {
         let state = lock(&self.state);
         let (state, _) = self
             .ended
@@ -384,59 +210,4 @@ impl StderrTail {
             .unwrap_or_else(|e| e.into_inner());
         state.lines.iter().cloned().collect()
     }
-}
-
-/// Ends a thread blocked in `poll`: a flag it looks at, and a pipe that wakes it.
-struct StopSignal {
-    stopped: AtomicBool,
-    wake: WakePipe,
-}
-
-impl StopSignal {
-    fn new() -> io::Result<StopSignal> {
-        Ok(StopSignal {
-            stopped: AtomicBool::new(false),
-            wake: WakePipe::new()?,
-        })
-    }
-
-    fn stop(&self) {
-        self.stopped.store(true, Ordering::Release);
-        self.wake.wake();
-    }
-
-    fn is_stopped(&self) -> bool {
-        self.stopped.load(Ordering::Acquire)
-    }
-}
-
-/// Reads stderr (non-blocking) so the server can never block on a full pipe: to its end, or
-/// until `stop`, since a process the server started may hold stderr open for ever. The
-/// descriptor is closed on return.
-fn drain_stderr(
-    stderr: ChildStderr,
-    stop: &StopSignal,
-    tail: &StderrTail,
-    callback: Option<StderrCallback>,
-) {
-    let fd = stderr.as_raw_fd();
-    let mut reader = BufReader::new(stderr);
-    let mut lines = LineReader::new(STDERR_LINE_MAX);
-    while !stop.is_stopped() {
-        match lines.read(&mut reader) {
-            Ok(Line::Complete) => {
-                let line = String::from_utf8_lossy(lines.line()).into_owned();
-                if let Some(callback) = &callback {
-                    callback(&line);
-                }
-                tail.push(line);
-            }
-            Ok(Line::TooLong) => tail.push(format!("[a stderr line over {STDERR_LINE_MAX} bytes]")),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                wake::poll_readable(fd, &stop.wake, None);
-            }
-            Ok(Line::Eof) | Err(_) => break,
-        }
-    }
-    tail.finish();
 }

@@ -11,6 +11,7 @@
 
 use super::child::ExitWatch;
 use super::lines::{Line, LineReader};
+use super::stdio::Frames;
 use super::wake::{self, WakePipe};
 use super::Waker;
 use crate::sync::lock;
@@ -23,15 +24,6 @@ use std::time::{Duration, Instant};
 /// caller's next call takes the baton well within it. Also how often it looks again while a
 /// caller reads. What arrives between calls waits at most about twice this long.
 const GRACE: Duration = Duration::from_millis(2);
-
-/// What the lines are for: the stdio transport routes them to the engine.
-pub trait Frames: Send + Sync {
-    fn line(&self, line: &[u8]);
-    /// A line over the limit was skipped.
-    fn too_long(&self);
-    /// stdout ended (`None`) or failed; called once.
-    fn ended(&self, error: Option<io::Error>);
-}
 
 pub struct StdoutReader {
     baton: Mutex<Baton>,

@@ -264,12 +264,12 @@ impl fmt::Debug for Tracked {
 /// Opens TCP connections, through a proxy's tunnel if the request takes one, TLS on top for
 /// https, and wraps them in [`Tracked`].
 pub struct TrackingConnector {
-    tls: Arc<rustls::ClientConfig>,
+    tls: super::trust::TlsSetup,
     routes: Arc<Routes>,
 }
 
 impl TrackingConnector {
-    pub fn new(tls: Arc<rustls::ClientConfig>, routes: Arc<Routes>) -> Self {
+    pub fn new(tls: super::trust::TlsSetup, routes: Arc<Routes>) -> Self {
         TrackingConnector { tls, routes }
     }
 }

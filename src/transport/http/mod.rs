@@ -27,8 +27,17 @@ mod listener;
 mod proxy;
 mod redact;
 pub mod sse;
+#[cfg(feature = "tls")]
 mod tls;
+#[cfg(feature = "tls")]
 mod trust;
+// A build without TLS: https fails with NOT_SUPPORTED (`no_tls` has the same functions).
+#[cfg(not(feature = "tls"))]
+mod no_tls;
+#[cfg(not(feature = "tls"))]
+use no_tls as tls;
+#[cfg(not(feature = "tls"))]
+use no_tls as trust;
 
 use super::workers::Workers;
 use super::{Inbound, OutgoingRequest, Transport, WireCancel};
@@ -44,6 +53,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+pub use trust::require_tls;
 use trust::ClientIdentity;
 use ureq::http::Uri;
 
@@ -384,7 +394,7 @@ fn check_url(url: &str) -> Result<()> {
 }
 
 /// Everything `open` checks in the configuration, and the TLS setup and proxy routes it makes.
-fn open_checks(config: &HttpConfig) -> Result<(Arc<rustls::ClientConfig>, Arc<Routes>)> {
+fn open_checks(config: &HttpConfig) -> Result<(trust::TlsSetup, Arc<Routes>)> {
     check_url(&config.url)?;
     headers::check_extra(&config.headers)?;
     if config.max_message_bytes == 0 {

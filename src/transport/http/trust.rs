@@ -13,6 +13,14 @@ use rustls::{ClientConfig, RootCertStore};
 use std::path::Path;
 use std::sync::Arc;
 
+/// The TLS client setup every https connection of a client uses.
+pub type TlsSetup = Arc<ClientConfig>;
+
+/// TLS settings are accepted: this build has TLS (see `no_tls` for one without).
+pub fn require_tls(_what: &str) -> Result<()> {
+    Ok(())
+}
+
 /// A client certificate chain and its key, in PEM.
 #[derive(Clone)]
 pub struct ClientIdentity {
