@@ -30,6 +30,15 @@ now_ms() {
     esac
 }
 
+# The slow tool's duration and the bound on a run that a cancel, precancel or timeout must end
+# early: a run that reaches the bound did not end early. Under an emulator (Wine), starting each
+# process can take seconds on a loaded machine, so both are longer there.
+if [ -n "${MCPC_TEST_EMULATOR:-}" ]; then
+    slow_ms=30000 bound_ms=15000
+else
+    slow_ms=5000 bound_ms=2500
+fi
+
 # A sanitizer exits with 1 by default, which could pass for an expected exit code; its report
 # on stderr cannot.
 check_no_sanitizer_report() {
