@@ -31,8 +31,10 @@ fn main() {
     let crate_dir = PathBuf::from(env("CARGO_MANIFEST_DIR"));
     let mut config =
         cbindgen::Config::from_file(crate_dir.join("cbindgen.toml")).expect("cbindgen.toml");
+    // The version macros follow what cbindgen.toml puts after the includes.
     config.after_includes = Some(format!(
-        "\n#define MCPC_VERSION \"{}\"\n#define MCPC_VERSION_MAJOR {}\n#define MCPC_VERSION_MINOR {}\n#define MCPC_VERSION_PATCH {}",
+        "{}\n#define MCPC_VERSION \"{}\"\n#define MCPC_VERSION_MAJOR {}\n#define MCPC_VERSION_MINOR {}\n#define MCPC_VERSION_PATCH {}",
+        config.after_includes.as_deref().unwrap_or_default(),
         env("CARGO_PKG_VERSION"),
         major,
         env("CARGO_PKG_VERSION_MINOR"),

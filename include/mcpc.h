@@ -20,6 +20,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#if defined(_WIN32) && !defined(MCPC_STATIC)
+#define MCPC_API __declspec(dllimport)
+#else
+#define MCPC_API
+#endif
+
 #define MCPC_VERSION "0.1.0"
 #define MCPC_VERSION_MAJOR 0
 #define MCPC_VERSION_MINOR 1
@@ -217,6 +223,7 @@ extern "C" {
 // # Safety
 // `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
 // for as long as a client made from these options is alive.
+MCPC_API
 mcp_status mcp_client_options_set_progress_callback(mcp_client_options *options,
                                                     mcp_progress_callback callback,
                                                     void *userdata);
@@ -235,6 +242,7 @@ mcp_status mcp_client_options_set_progress_callback(mcp_client_options *options,
 // # Safety
 // `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
 // while such a call runs.
+MCPC_API
 mcp_status mcp_request_options_set_progress_callback(mcp_request_options *options,
                                                      mcp_progress_callback callback,
                                                      void *userdata);
@@ -243,6 +251,7 @@ mcp_status mcp_request_options_set_progress_callback(mcp_request_options *option
 //
 // # Safety
 // As for `mcp_client_options_set_progress_callback`.
+MCPC_API
 mcp_status mcp_client_options_set_message_callback(mcp_client_options *options,
                                                    mcp_message_callback callback,
                                                    void *userdata);
@@ -251,6 +260,7 @@ mcp_status mcp_client_options_set_message_callback(mcp_client_options *options,
 //
 // # Safety
 // As for `mcp_client_options_set_progress_callback`.
+MCPC_API
 mcp_status mcp_client_options_set_list_changed_callback(mcp_client_options *options,
                                                         mcp_list_changed_callback callback,
                                                         void *userdata);
@@ -259,6 +269,7 @@ mcp_status mcp_client_options_set_list_changed_callback(mcp_client_options *opti
 //
 // # Safety
 // As for `mcp_client_options_set_progress_callback`.
+MCPC_API
 mcp_status mcp_client_options_set_resource_updated_callback(mcp_client_options *options,
                                                             mcp_resource_updated_callback callback,
                                                             void *userdata);
@@ -267,6 +278,7 @@ mcp_status mcp_client_options_set_resource_updated_callback(mcp_client_options *
 //
 // # Safety
 // As for `mcp_client_options_set_progress_callback`.
+MCPC_API
 mcp_status mcp_client_options_set_notification_callback(mcp_client_options *options,
                                                         mcp_notification_callback callback,
                                                         void *userdata);
@@ -277,6 +289,7 @@ mcp_status mcp_client_options_set_notification_callback(mcp_client_options *opti
 // # Safety
 // `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
 // for as long as any client made from these options is alive.
+MCPC_API
 mcp_status mcp_client_options_set_stderr_callback(mcp_client_options *options,
                                                   mcp_stderr_callback callback,
                                                   void *userdata);
@@ -286,12 +299,13 @@ mcp_status mcp_client_options_set_stderr_callback(mcp_client_options *options,
 // # Safety
 // `options` is NULL or live; `callback` is safe to call from any thread with `userdata` for as
 // long as a client made from these options is alive.
+MCPC_API
 mcp_status mcp_client_options_set_log_callback(mcp_client_options *options,
                                                mcp_log_callback callback,
                                                void *userdata);
 
 // Creates a token. Free it with `mcp_cancellation_free`.
-mcp_cancellation *mcp_cancellation_new(void);
+MCPC_API mcp_cancellation *mcp_cancellation_new(void);
 
 // Cancels every call that uses the token, now and later. Returns true only for the first
 // cancel. Safe from any thread at any time; never blocks on I/O: each blocked call wakes at
@@ -301,26 +315,26 @@ mcp_cancellation *mcp_cancellation_new(void);
 //
 // # Safety
 // `token` is NULL or a live token; `reason` is NULL or a NUL-terminated string.
-bool mcp_cancellation_cancel(mcp_cancellation *token, const char *reason);
+MCPC_API bool mcp_cancellation_cancel(mcp_cancellation *token, const char *reason);
 
 // Whether the token has been cancelled. NULL returns false.
 //
 // # Safety
 // `token` is NULL or a live token.
-bool mcp_cancellation_is_cancelled(const mcp_cancellation *token);
+MCPC_API bool mcp_cancellation_is_cancelled(const mcp_cancellation *token);
 
 // The reason given to the first cancel, or NULL (not cancelled, or no reason). The string is
 // owned by the token and valid until it is freed.
 //
 // # Safety
 // `token` is NULL or a live token.
-const char *mcp_cancellation_reason(const mcp_cancellation *token);
+MCPC_API const char *mcp_cancellation_reason(const mcp_cancellation *token);
 
 // Frees the token. Calls still using it are unaffected. NULL is accepted.
 //
 // # Safety
 // `token` is NULL or a token from `mcp_cancellation_new` not yet freed.
-void mcp_cancellation_free(mcp_cancellation *token);
+MCPC_API void mcp_cancellation_free(mcp_cancellation *token);
 
 // A client for a server run as a child process: `argv` is a NULL-terminated array, executed
 // directly (no shell; `argv[0]` is looked up in PATH). `options` may be NULL and is copied.
@@ -329,7 +343,9 @@ void mcp_cancellation_free(mcp_cancellation *token);
 //
 // # Safety
 // `argv` is NULL or a NULL-terminated array of NUL-terminated strings; `options` is NULL or live.
-mcp_client *mcp_client_new_stdio(const char *const *argv, const mcp_client_options *options);
+MCPC_API
+mcp_client *mcp_client_new_stdio(const char *const *argv,
+                                 const mcp_client_options *options);
 
 // A client for a server reached by Streamable HTTP at `url` (e.g. "https://host/mcp"; https
 // is verified, plain http is for loopback and tests). `options` may be NULL and is copied; its
@@ -339,7 +355,7 @@ mcp_client *mcp_client_new_stdio(const char *const *argv, const mcp_client_optio
 //
 // # Safety
 // `url` is NULL or NUL-terminated; `options` is NULL or live.
-mcp_client *mcp_client_new_http(const char *url, const mcp_client_options *options);
+MCPC_API mcp_client *mcp_client_new_http(const char *url, const mcp_client_options *options);
 
 // A client over a transport of the host's own (see `mcp_transport_vtable`). The vtable is
 // copied; `userdata` is passed to every function in it and must stay valid until
@@ -347,6 +363,7 @@ mcp_client *mcp_client_new_http(const char *url, const mcp_client_options *optio
 //
 // # Safety
 // `vtable` is NULL or points to a vtable; its functions follow the contract documented on it.
+MCPC_API
 mcp_client *mcp_client_new_custom(const mcp_transport_vtable *vtable,
                                   void *userdata,
                                   const mcp_client_options *options);
@@ -367,7 +384,7 @@ mcp_client *mcp_client_new_custom(const mcp_transport_vtable *vtable,
 //
 // # Safety
 // `client` is NULL or a live client.
-mcp_result *mcp_client_connect(mcp_client *client);
+MCPC_API mcp_result *mcp_client_connect(mcp_client *client);
 
 // Ends the session: every pending call returns MCP_STATUS_CLOSED at once, and request handlers
 // still running are told (`mcp_handler_reply_is_cancelled` turns true; their answers are not
@@ -384,7 +401,7 @@ mcp_result *mcp_client_connect(mcp_client *client);
 //
 // # Safety
 // `client` is NULL or a live client.
-void mcp_client_close(mcp_client *client);
+MCPC_API void mcp_client_close(mcp_client *client);
 
 // Closes the client if needed (see `mcp_client_close`: when free returns, no callback runs, with
 // the same 2 s bound) and frees it. NULL is accepted. No other thread may be using the client
@@ -393,39 +410,39 @@ void mcp_client_close(mcp_client *client);
 //
 // # Safety
 // `client` is NULL or a client not yet freed.
-void mcp_client_free(mcp_client *client);
+MCPC_API void mcp_client_free(mcp_client *client);
 
 // The server's `initialize` result (modern era: its `server/discover` result) as JSON, or
 // NULL before connect. Owned by the client.
 //
 // # Safety
 // `client` is NULL or a live client.
-const char *mcp_client_server_info(const mcp_client *client);
+MCPC_API const char *mcp_client_server_info(const mcp_client *client);
 
 // The negotiated protocol version, e.g. "2025-11-25", or NULL before connect. Owned by the
 // client.
 //
 // # Safety
 // `client` is NULL or a live client.
-const char *mcp_client_protocol_version(const mcp_client *client);
+MCPC_API const char *mcp_client_protocol_version(const mcp_client *client);
 
 // The server's capabilities as JSON, or NULL before connect. Owned by the client.
 //
 // # Safety
 // `client` is NULL or a live client.
-const char *mcp_client_server_capabilities(const mcp_client *client);
+MCPC_API const char *mcp_client_server_capabilities(const mcp_client *client);
 
 // The server's instructions, or NULL when it gave none. Owned by the client.
 //
 // # Safety
 // `client` is NULL or a live client.
-const char *mcp_client_instructions(const mcp_client *client);
+MCPC_API const char *mcp_client_instructions(const mcp_client *client);
 
 // Whether the connection speaks the modern (2026-07-28) era. False before connect.
 //
 // # Safety
 // `client` is NULL or a live client.
-bool mcp_client_is_modern(const mcp_client *client);
+MCPC_API bool mcp_client_is_modern(const mcp_client *client);
 
 // Where the client stands. MCP_CONNECTION_STATE_FAILED means the connection failed after
 // connecting (the stdio server exited, the HTTP server ended the session); the next
@@ -433,30 +450,31 @@ bool mcp_client_is_modern(const mcp_client *client);
 //
 // # Safety
 // `client` is NULL or a live client.
-mcp_connection_state mcp_client_connection_state(const mcp_client *client);
+MCPC_API mcp_connection_state mcp_client_connection_state(const mcp_client *client);
 
 // The server's implementation info (`{"name":...,"version":...}`) as JSON, in either era, or
 // NULL. Owned by the client.
 //
 // # Safety
 // `client` is NULL or a live client.
-const char *mcp_client_server_implementation(const mcp_client *client);
+MCPC_API const char *mcp_client_server_implementation(const mcp_client *client);
 
 // Default client options: client info `{"name":"mcpc","version":"<library version>"}`, no
 // capabilities, no request timeout, a 30 s connect timeout, lines up to 4 MiB, 1000 pages,
 // stderr kept as a tail. Free with `mcp_client_options_free`.
-mcp_client_options *mcp_client_options_new(void);
+MCPC_API mcp_client_options *mcp_client_options_new(void);
 
 // Frees the options. NULL is accepted.
 //
 // # Safety
 // `options` is NULL or options not yet freed.
-void mcp_client_options_free(mcp_client_options *options);
+MCPC_API void mcp_client_options_free(mcp_client_options *options);
 
 // The `clientInfo` sent in `initialize`.
 //
 // # Safety
 // `options` is NULL or live; the strings are NULL or NUL-terminated.
+MCPC_API
 mcp_status mcp_client_options_set_client_info(mcp_client_options *options,
                                               const char *name,
                                               const char *version);
@@ -465,38 +483,45 @@ mcp_status mcp_client_options_set_client_info(mcp_client_options *options,
 //
 // # Safety
 // `options` is NULL or live; `json` is NULL or NUL-terminated.
-mcp_status mcp_client_options_set_capabilities(mcp_client_options *options, const char *json);
+MCPC_API
+mcp_status mcp_client_options_set_capabilities(mcp_client_options *options,
+                                               const char *json);
 
 // The timeout of every request that sets none itself; 0 means no timeout (the default).
 // A request that times out returns MCP_STATUS_TIMEOUT and the server is told, as for a cancel.
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_timeout_ms(mcp_client_options *options, uint64_t ms);
+MCPC_API mcp_status mcp_client_options_set_timeout_ms(mcp_client_options *options, uint64_t ms);
 
 // How long `mcp_client_connect` waits for the handshake; must be positive (default 30000).
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_connect_timeout_ms(mcp_client_options *options, uint64_t ms);
+MCPC_API
+mcp_status mcp_client_options_set_connect_timeout_ms(mcp_client_options *options,
+                                                     uint64_t ms);
 
 // The longest line accepted from a stdio server (default 4 MiB). A longer line fails the
 // calls pending at that moment with MCP_STATUS_PROTOCOL_ERROR; reading goes on after it.
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_max_line_bytes(mcp_client_options *options, size_t bytes);
+MCPC_API
+mcp_status mcp_client_options_set_max_line_bytes(mcp_client_options *options,
+                                                 size_t bytes);
 
 // The most pages an all-pages call fetches before MCP_STATUS_PAGINATION_LIMIT (default 1000).
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_max_pages(mcp_client_options *options, uint32_t pages);
+MCPC_API mcp_status mcp_client_options_set_max_pages(mcp_client_options *options, uint32_t pages);
 
 // Adds (or overrides) one environment variable for a stdio server; the rest is inherited.
 //
 // # Safety
 // `options` is NULL or live; the strings are NULL or NUL-terminated.
+MCPC_API
 mcp_status mcp_client_options_set_env(mcp_client_options *options,
                                       const char *name,
                                       const char *value);
@@ -505,25 +530,26 @@ mcp_status mcp_client_options_set_env(mcp_client_options *options,
 //
 // # Safety
 // `options` is NULL or live; `path` is NULL or NUL-terminated.
-mcp_status mcp_client_options_set_cwd(mcp_client_options *options, const char *path);
+MCPC_API mcp_status mcp_client_options_set_cwd(mcp_client_options *options, const char *path);
 
 // What happens to a stdio server's stderr: an `mcp_stderr_mode` value.
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_stderr(mcp_client_options *options, int mode);
+MCPC_API mcp_status mcp_client_options_set_stderr(mcp_client_options *options, int mode);
 
 // Which protocol era to speak: an `mcp_connect_mode` value (default MCP_CONNECT_MODE_AUTO).
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_mode(mcp_client_options *options, int mode);
+MCPC_API mcp_status mcp_client_options_set_mode(mcp_client_options *options, int mode);
 
 // Pins a protocol version (NULL: none). A handshake version ("2025-11-25" and older) means the
 // `initialize` handshake offering it; a modern one ("2026-07-28") is never downgraded.
 //
 // # Safety
 // `options` is NULL or live; `version` is NULL or NUL-terminated.
+MCPC_API
 mcp_status mcp_client_options_set_protocol_version(mcp_client_options *options,
                                                    const char *version);
 
@@ -531,12 +557,15 @@ mcp_status mcp_client_options_set_protocol_version(mcp_client_options *options,
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_discover_timeout_ms(mcp_client_options *options, uint64_t ms);
+MCPC_API
+mcp_status mcp_client_options_set_discover_timeout_ms(mcp_client_options *options,
+                                                      uint64_t ms);
 
 // The most `input_required` rounds one call may take (default 10).
 //
 // # Safety
 // `options` is NULL or live.
+MCPC_API
 mcp_status mcp_client_options_set_input_required_max_rounds(mcp_client_options *options,
                                                             uint32_t rounds);
 
@@ -551,6 +580,7 @@ mcp_status mcp_client_options_set_input_required_max_rounds(mcp_client_options *
 //
 // # Safety
 // `options` is NULL or live; `name` and `value` are NULL or NUL-terminated.
+MCPC_API
 mcp_status mcp_client_options_add_header(mcp_client_options *options,
                                          const char *name,
                                          const char *value);
@@ -560,7 +590,9 @@ mcp_status mcp_client_options_add_header(mcp_client_options *options,
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_http_connect_timeout_ms(mcp_client_options *options, uint64_t ms);
+MCPC_API
+mcp_status mcp_client_options_set_http_connect_timeout_ms(mcp_client_options *options,
+                                                          uint64_t ms);
 
 // The longest silence while reading an HTTP response before the call fails with
 // MCP_STATUS_TRANSPORT_ERROR; 0 means none (the default: a slow tool may say nothing for
@@ -568,7 +600,9 @@ mcp_status mcp_client_options_set_http_connect_timeout_ms(mcp_client_options *op
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_http_idle_timeout_ms(mcp_client_options *options, uint64_t ms);
+MCPC_API
+mcp_status mcp_client_options_set_http_idle_timeout_ms(mcp_client_options *options,
+                                                       uint64_t ms);
 
 // Whether a handshake-era HTTP client opens the standalone GET stream once connected, for
 // what the server sends outside any call (its requests, list changes). On by default; a
@@ -576,7 +610,7 @@ mcp_status mcp_client_options_set_http_idle_timeout_ms(mcp_client_options *optio
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_http_listen(mcp_client_options *options, bool listen);
+MCPC_API mcp_status mcp_client_options_set_http_listen(mcp_client_options *options, bool listen);
 
 // The proxy for every HTTP request: `http://[user:password@]host[:port]` or `https://...`
 // (credentials percent-encoded, sent as Proxy-Authorization and never shown in messages).
@@ -585,7 +619,7 @@ mcp_status mcp_client_options_set_http_listen(mcp_client_options *options, bool 
 //
 // # Safety
 // `options` is NULL or live; `url` is NULL or NUL-terminated.
-mcp_status mcp_client_options_set_proxy(mcp_client_options *options, const char *url);
+MCPC_API mcp_status mcp_client_options_set_proxy(mcp_client_options *options, const char *url);
 
 // Hosts reached without the proxy, in curl's NO_PROXY syntax: comma-separated host names,
 // domain suffixes (".corp.example"), IP addresses, or "*" for every host. Replaces the
@@ -593,7 +627,7 @@ mcp_status mcp_client_options_set_proxy(mcp_client_options *options, const char 
 //
 // # Safety
 // `options` is NULL or live; `list` is NULL or NUL-terminated.
-mcp_status mcp_client_options_set_noproxy(mcp_client_options *options, const char *list);
+MCPC_API mcp_status mcp_client_options_set_noproxy(mcp_client_options *options, const char *list);
 
 // Whether HTTP clients also take their proxy from the environment: HTTPS_PROXY for https
 // URLs, HTTP_PROXY for http ones, ALL_PROXY for both, and NO_PROXY (lower-case names first).
@@ -601,27 +635,29 @@ mcp_status mcp_client_options_set_noproxy(mcp_client_options *options, const cha
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_proxy_from_env(mcp_client_options *options, bool from_env);
+MCPC_API
+mcp_status mcp_client_options_set_proxy_from_env(mcp_client_options *options,
+                                                 bool from_env);
 
 // Trusts the CA certificates of a PEM file (read now) for https, besides the bundled roots.
 // Rejected (MCP_STATUS_INVALID_ARGUMENT): a file that cannot be read or holds no certificate.
 //
 // # Safety
 // `options` is NULL or live; `path` is NULL or NUL-terminated.
-mcp_status mcp_client_options_add_ca_file(mcp_client_options *options, const char *path);
+MCPC_API mcp_status mcp_client_options_add_ca_file(mcp_client_options *options, const char *path);
 
 // Trusts the CA certificates of every PEM file in a directory (read now; like curl's
 // --capath, files without a certificate are skipped, but one must have some).
 //
 // # Safety
 // `options` is NULL or live; `path` is NULL or NUL-terminated.
-mcp_status mcp_client_options_add_ca_dir(mcp_client_options *options, const char *path);
+MCPC_API mcp_status mcp_client_options_add_ca_dir(mcp_client_options *options, const char *path);
 
 // Trusts the CA certificates of a PEM text (one or more "BEGIN CERTIFICATE" blocks).
 //
 // # Safety
 // `options` is NULL or live; `pem` is NULL or NUL-terminated.
-mcp_status mcp_client_options_add_ca_pem(mcp_client_options *options, const char *pem);
+MCPC_API mcp_status mcp_client_options_add_ca_pem(mcp_client_options *options, const char *pem);
 
 // Whether the added CAs (and the system store, if used) replace the bundled Mozilla roots
 // instead of adding to them. Off by default. A client left with no root fails to connect
@@ -629,14 +665,16 @@ mcp_status mcp_client_options_add_ca_pem(mcp_client_options *options, const char
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_ca_replace(mcp_client_options *options, bool replace);
+MCPC_API mcp_status mcp_client_options_set_ca_replace(mcp_client_options *options, bool replace);
 
 // Whether https also trusts the operating system's certificate store (on Linux the
 // distribution's CA bundle, or SSL_CERT_FILE / SSL_CERT_DIR). Off by default.
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_client_options_set_use_system_roots(mcp_client_options *options, bool use_system);
+MCPC_API
+mcp_status mcp_client_options_set_use_system_roots(mcp_client_options *options,
+                                                   bool use_system);
 
 // The client certificate (PEM chain) and its private key (PEM: PKCS#8, PKCS#1 or SEC1) shown
 // to https servers that ask for one; the two paths may name the same file. Read and checked
@@ -644,6 +682,7 @@ mcp_status mcp_client_options_set_use_system_roots(mcp_client_options *options, 
 //
 // # Safety
 // `options` is NULL or live; `cert_file` and `key_file` are NULL or NUL-terminated.
+MCPC_API
 mcp_status mcp_client_options_set_client_cert(mcp_client_options *options,
                                               const char *cert_file,
                                               const char *key_file);
@@ -653,27 +692,31 @@ mcp_status mcp_client_options_set_client_cert(mcp_client_options *options,
 //
 // # Safety
 // `reply` is the pointer passed to the handler, during that call.
-bool mcp_handler_reply_is_cancelled(const mcp_handler_reply *reply);
+MCPC_API bool mcp_handler_reply_is_cancelled(const mcp_handler_reply *reply);
 
 // Gives a handler's result (a JSON object, copied). Returns false if it is not one.
 //
 // # Safety
 // `reply` is the pointer passed to the handler, during that call; `json` is NULL or
 // NUL-terminated.
-bool mcp_handler_reply_set_result(mcp_handler_reply *reply, const char *json);
+MCPC_API bool mcp_handler_reply_set_result(mcp_handler_reply *reply, const char *json);
 
 // Gives a handler's error: a JSON-RPC code and message (copied; NULL message: "handler failed").
 //
 // # Safety
 // `reply` is the pointer passed to the handler, during that call; `message` is NULL or
 // NUL-terminated.
-void mcp_handler_reply_set_error(mcp_handler_reply *reply, int64_t code, const char *message);
+MCPC_API
+void mcp_handler_reply_set_error(mcp_handler_reply *reply,
+                                 int64_t code,
+                                 const char *message);
 
 // Registers the handler for one method the server may ask for (NULL handler: remove it).
 //
 // # Safety
 // `options` is NULL or live; `method` is NULL or NUL-terminated; `handler` is safe to call
 // from any thread with `userdata` for as long as a client made from these options is alive.
+MCPC_API
 mcp_status mcp_client_options_set_request_handler(mcp_client_options *options,
                                                   const char *method,
                                                   mcp_request_handler handler,
@@ -685,23 +728,26 @@ mcp_status mcp_client_options_set_request_handler(mcp_client_options *options,
 //
 // # Safety
 // The strings are NULL or NUL-terminated.
-mcp_result *mcp_elicitation_defaults(const char *requested_schema_json, const char *content_json);
+MCPC_API
+mcp_result *mcp_elicitation_defaults(const char *requested_schema_json,
+                                     const char *content_json);
 
 // Default request options: no token, the client's timeout, no progress token, no `_meta`.
 // Free with `mcp_request_options_free`. One options object may serve many calls at once.
-mcp_request_options *mcp_request_options_new(void);
+MCPC_API mcp_request_options *mcp_request_options_new(void);
 
 // Frees the options. NULL is accepted. Calls already made with them are unaffected.
 //
 // # Safety
 // `options` is NULL or options not yet freed, and no call is reading them.
-void mcp_request_options_free(mcp_request_options *options);
+MCPC_API void mcp_request_options_free(mcp_request_options *options);
 
 // The token that cancels calls made with these options (NULL: none). The options keep their
 // own reference, so the token handle may be freed first.
 //
 // # Safety
 // `options` is NULL or live; `token` is NULL or live.
+MCPC_API
 mcp_status mcp_request_options_set_cancellation(mcp_request_options *options,
                                                 const mcp_cancellation *token);
 
@@ -709,12 +755,13 @@ mcp_status mcp_request_options_set_cancellation(mcp_request_options *options,
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_request_options_set_timeout_ms(mcp_request_options *options, uint64_t ms);
+MCPC_API mcp_status mcp_request_options_set_timeout_ms(mcp_request_options *options, uint64_t ms);
 
 // Progress restarts the call's timeout (never past the maximum total, if one is set).
 //
 // # Safety
 // `options` is NULL or live.
+MCPC_API
 mcp_status mcp_request_options_set_reset_timeout_on_progress(mcp_request_options *options,
                                                              bool reset);
 
@@ -723,52 +770,61 @@ mcp_status mcp_request_options_set_reset_timeout_on_progress(mcp_request_options
 //
 // # Safety
 // `options` is NULL or live.
-mcp_status mcp_request_options_set_max_total_timeout_ms(mcp_request_options *options, uint64_t ms);
+MCPC_API
+mcp_status mcp_request_options_set_max_total_timeout_ms(mcp_request_options *options,
+                                                        uint64_t ms);
 
 // A progress token sent as `params._meta.progressToken` (NULL: none).
 //
 // # Safety
 // `options` is NULL or live; `token` is NULL or NUL-terminated.
-mcp_status mcp_request_options_set_progress_token(mcp_request_options *options, const char *token);
+MCPC_API
+mcp_status mcp_request_options_set_progress_token(mcp_request_options *options,
+                                                  const char *token);
 
 // Extra `params._meta` entries, as a JSON object (NULL: none).
 //
 // # Safety
 // `options` is NULL or live; `json` is NULL or NUL-terminated.
-mcp_status mcp_request_options_set_meta(mcp_request_options *options, const char *json);
+MCPC_API mcp_status mcp_request_options_set_meta(mcp_request_options *options, const char *json);
 
 // Continues an `input_required` result by hand: the answers as a JSON object keyed like its
 // `inputRequests` (sent as `inputResponses`; NULL: none).
 //
 // # Safety
 // `options` is NULL or live; `json` is NULL or NUL-terminated.
-mcp_status mcp_request_options_set_input_responses(mcp_request_options *options, const char *json);
+MCPC_API
+mcp_status mcp_request_options_set_input_responses(mcp_request_options *options,
+                                                   const char *json);
 
 // Continues an `input_required` result by hand: its `requestState`, sent back unchanged (NULL:
 // none).
 //
 // # Safety
 // `options` is NULL or live; `state` is NULL or NUL-terminated.
-mcp_status mcp_request_options_set_request_state(mcp_request_options *options, const char *state);
+MCPC_API
+mcp_status mcp_request_options_set_request_state(mcp_request_options *options,
+                                                 const char *state);
 
 // `ping` (handshake era; a modern server answers MCP_STATUS_SERVER_ERROR -32601). The result
 // is `{}`.
 //
 // # Safety
 // `client` is NULL or live; `options` is NULL or live.
-mcp_result *mcp_client_ping(mcp_client *client, const mcp_request_options *options);
+MCPC_API mcp_result *mcp_client_ping(mcp_client *client, const mcp_request_options *options);
 
 // `server/discover`. Servers of the handshake era answer MCP_STATUS_SERVER_ERROR (-32601).
 //
 // # Safety
 // `client` is NULL or live; `options` is NULL or live.
-mcp_result *mcp_client_discover(mcp_client *client, const mcp_request_options *options);
+MCPC_API mcp_result *mcp_client_discover(mcp_client *client, const mcp_request_options *options);
 
 // `tools/call`. `arguments_json` is a JSON object or NULL. The result is the tool's result
 // object (`content`, `structuredContent`, `isError`).
 //
 // # Safety
 // `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_call_tool(mcp_client *client,
                                  const char *name,
                                  const char *arguments_json,
@@ -778,6 +834,7 @@ mcp_result *mcp_client_call_tool(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_read_resource(mcp_client *client,
                                      const char *uri,
                                      const mcp_request_options *options);
@@ -786,6 +843,7 @@ mcp_result *mcp_client_read_resource(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_get_prompt(mcp_client *client,
                                   const char *name,
                                   const char *arguments_json,
@@ -797,6 +855,7 @@ mcp_result *mcp_client_get_prompt(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_complete(mcp_client *client,
                                 const char *ref_json,
                                 const char *argument_json,
@@ -808,6 +867,7 @@ mcp_result *mcp_client_complete(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_request(mcp_client *client,
                                const char *method,
                                const char *params_json,
@@ -818,6 +878,7 @@ mcp_result *mcp_client_request(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `level` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_set_logging_level(mcp_client *client,
                                          const char *level,
                                          const mcp_request_options *options);
@@ -827,6 +888,7 @@ mcp_result *mcp_client_set_logging_level(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_subscribe_resource(mcp_client *client,
                                           const char *uri,
                                           const mcp_request_options *options);
@@ -835,6 +897,7 @@ mcp_result *mcp_client_subscribe_resource(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_unsubscribe_resource(mcp_client *client,
                                             const char *uri,
                                             const mcp_request_options *options);
@@ -844,6 +907,7 @@ mcp_result *mcp_client_unsubscribe_resource(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_list_tools(mcp_client *client,
                                   const char *cursor,
                                   const mcp_request_options *options);
@@ -853,6 +917,7 @@ mcp_result *mcp_client_list_tools(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_list_resources(mcp_client *client,
                                       const char *cursor,
                                       const mcp_request_options *options);
@@ -862,6 +927,7 @@ mcp_result *mcp_client_list_resources(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_list_resource_templates(mcp_client *client,
                                                const char *cursor,
                                                const mcp_request_options *options);
@@ -871,6 +937,7 @@ mcp_result *mcp_client_list_resource_templates(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_list_prompts(mcp_client *client,
                                     const char *cursor,
                                     const mcp_request_options *options);
@@ -880,20 +947,21 @@ mcp_result *mcp_client_list_prompts(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `options` is NULL or live.
-mcp_result *mcp_client_tools(mcp_client *client, const mcp_request_options *options);
+MCPC_API mcp_result *mcp_client_tools(mcp_client *client, const mcp_request_options *options);
 
 // Every resource, over all pages: `{"resources": [...]}`. One token cancels the walk; a repeated
 // cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
 //
 // # Safety
 // `client` is NULL or live; `options` is NULL or live.
-mcp_result *mcp_client_resources(mcp_client *client, const mcp_request_options *options);
+MCPC_API mcp_result *mcp_client_resources(mcp_client *client, const mcp_request_options *options);
 
 // Every resource template, over all pages: `{"resourceTemplates": [...]}`. One token cancels the walk; a repeated
 // cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
 //
 // # Safety
 // `client` is NULL or live; `options` is NULL or live.
+MCPC_API
 mcp_result *mcp_client_resource_templates(mcp_client *client,
                                           const mcp_request_options *options);
 
@@ -902,40 +970,40 @@ mcp_result *mcp_client_resource_templates(mcp_client *client,
 //
 // # Safety
 // `client` is NULL or live; `options` is NULL or live.
-mcp_result *mcp_client_prompts(mcp_client *client, const mcp_request_options *options);
+MCPC_API mcp_result *mcp_client_prompts(mcp_client *client, const mcp_request_options *options);
 
 // The status. NULL gives MCP_STATUS_INVALID_ARGUMENT.
 //
 // # Safety
 // `result` is NULL or a live result.
-mcp_status mcp_result_status(const mcp_result *result);
+MCPC_API mcp_status mcp_result_status(const mcp_result *result);
 
 // The result as JSON text when the status is OK (and the server's interim result for
 // MCP_STATUS_INPUT_REQUIRED), else NULL. Owned by the result.
 //
 // # Safety
 // `result` is NULL or a live result.
-const char *mcp_result_json(const mcp_result *result);
+MCPC_API const char *mcp_result_json(const mcp_result *result);
 
 // What went wrong, for any status but OK ("" for OK). For MCP_STATUS_SERVER_ERROR it is the
 // JSON-RPC error message. Owned by the result.
 //
 // # Safety
 // `result` is NULL or a live result.
-const char *mcp_result_message(const mcp_result *result);
+MCPC_API const char *mcp_result_message(const mcp_result *result);
 
 // The JSON-RPC error code for MCP_STATUS_SERVER_ERROR, else 0.
 //
 // # Safety
 // `result` is NULL or a live result.
-int64_t mcp_result_error_code(const mcp_result *result);
+MCPC_API int64_t mcp_result_error_code(const mcp_result *result);
 
 // The JSON-RPC error's `data` as JSON text, or NULL when the server sent none. Owned by the
 // result.
 //
 // # Safety
 // `result` is NULL or a live result.
-const char *mcp_result_error_data(const mcp_result *result);
+MCPC_API const char *mcp_result_error_data(const mcp_result *result);
 
 // For a failed call, the JSON-RPC id of its request when one was sent (positive), so a
 // cancel or error can be matched with the server's log; 0 for OK results and when nothing was
@@ -943,27 +1011,27 @@ const char *mcp_result_error_data(const mcp_result *result);
 //
 // # Safety
 // `result` is NULL or a live result.
-int64_t mcp_result_request_id(const mcp_result *result);
+MCPC_API int64_t mcp_result_request_id(const mcp_result *result);
 
 // The cancel reason for MCP_STATUS_CANCELLED (NULL when the cancel gave none) and for
 // MCP_STATUS_TIMEOUT ("timed out after N ms"). Owned by the result.
 //
 // # Safety
 // `result` is NULL or a live result.
-const char *mcp_result_cancel_reason(const mcp_result *result);
+MCPC_API const char *mcp_result_cancel_reason(const mcp_result *result);
 
 // Frees a result and every string it returned. NULL is accepted.
 //
 // # Safety
 // `result` is NULL or a result not yet freed.
-void mcp_result_free(mcp_result *result);
+MCPC_API void mcp_result_free(mcp_result *result);
 
 // The stable name of a status, e.g. "CANCELLED"; "UNKNOWN" for a number that is not one.
 // Takes an int so that any value from C is safe to pass.
-const char *mcp_status_name(int status);
+MCPC_API const char *mcp_status_name(int status);
 
 // The library version at run time, e.g. "0.1.0" (compare with MCPC_VERSION at build time).
-const char *mcp_version(void);
+MCPC_API const char *mcp_version(void);
 
 // Gives the response to a request (JSON text, copied). Returns false for NULL arguments or
 // text that is not UTF-8.
@@ -971,14 +1039,14 @@ const char *mcp_version(void);
 // # Safety
 // `reply` is the pointer passed to `send_request`, during that call; `json` is NULL or
 // NUL-terminated.
-bool mcp_transport_reply_set_response(mcp_transport_reply *reply, const char *json);
+MCPC_API bool mcp_transport_reply_set_response(mcp_transport_reply *reply, const char *json);
 
 // Says why a request failed (copied; invalid UTF-8 is replaced).
 //
 // # Safety
 // `reply` is the pointer passed to `send_request`, during that call; `message` is NULL or
 // NUL-terminated.
-void mcp_transport_reply_set_error(mcp_transport_reply *reply, const char *message);
+MCPC_API void mcp_transport_reply_set_error(mcp_transport_reply *reply, const char *message);
 
 #ifdef __cplusplus
 }  // extern "C"

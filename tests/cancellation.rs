@@ -315,6 +315,9 @@ fn close_ends_pending_calls_with_closed_and_leaves_no_child() {
     client.close(); // twice is fine
 }
 
+// Unix: a server that ignores stdin's end gets SIGTERM, then SIGKILL. Windows has no SIGTERM
+// for a console-less server: its job is ended after the one grace period (the test below).
+#[cfg(unix)]
 #[test]
 fn close_escalates_to_sigterm_then_sigkill() {
     for (args, at_least) in [
@@ -335,6 +338,21 @@ fn close_escalates_to_sigterm_then_sigkill() {
         );
         assert!(!process_exists(pid), "{args:?}: the server is gone");
     }
+}
+
+#[cfg(windows)]
+#[test]
+fn close_ends_the_server_after_one_grace_period_on_windows() {
+    let client = connect(&["--ignore-stdin-eof", "--ignore-sigterm"]);
+    let pid = client.server_pid().unwrap();
+    let start = Instant::now();
+    client.close();
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(1900) && took < Duration::from_secs(5),
+        "{took:?}"
+    );
+    assert!(!process_exists(pid), "the server is gone");
 }
 
 #[test]

@@ -6,6 +6,10 @@
 //! The server (our test server with `--stall-reading-while`) stops reading once initialized,
 //! for as long as a file exists. Each call runs on its own thread and its outcome is awaited
 //! with a bound, so a caller that is never freed fails the test instead of hanging it.
+//!
+//! Unix only: the tests wait until the request's bytes are in the server's stdin pipe by
+//! reading its unread count through /proc, which Windows has no counterpart of.
+#![cfg(unix)]
 
 mod common;
 

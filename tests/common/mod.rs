@@ -141,8 +141,28 @@ pub fn text(result: &Value) -> &str {
 
 /// Whether a process with this pid still exists (zombies count as gone for us: they are reaped
 /// by close, and kill(pid, 0) fails once they are).
+#[cfg(unix)]
 pub fn process_exists(pid: u32) -> bool {
     unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
+}
+
+/// Whether a process with this pid is still running (Windows: its handle is not signalled).
+#[cfg(windows)]
+pub fn process_exists(pid: u32) -> bool {
+    use windows_sys::Win32::Foundation::{CloseHandle, WAIT_TIMEOUT};
+    use windows_sys::Win32::System::Threading::{
+        OpenProcess, WaitForSingleObject, PROCESS_SYNCHRONIZE,
+    };
+    // SAFETY: opens, waits on (without waiting) and closes a process handle of our own.
+    unsafe {
+        let process = OpenProcess(PROCESS_SYNCHRONIZE, 0, pid);
+        if process.is_null() {
+            return false;
+        }
+        let running = WaitForSingleObject(process, 0) == WAIT_TIMEOUT;
+        CloseHandle(process);
+        running
+    }
 }
 
 /// Where scripts/install-peers.sh put the real MCP servers, or None (the test then skips,

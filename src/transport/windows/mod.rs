@@ -280,7 +280,7 @@ fn drain_stderr(pipe: Pipe, stop: &Arc<Stop>, tail: &StderrTail, callback: Optio
         stop: stop.clone(),
         exit: None,
     };
-    let mut reader = BufReader::new(stream);
+    let mut reader = BufReader::with_capacity(64 * 1024, stream);
     let mut lines = LineReader::new(STDERR_LINE_MAX);
     loop {
         match lines.read(&mut reader) {

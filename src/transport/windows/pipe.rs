@@ -190,7 +190,8 @@ impl Pipe {
             return finished_with(io::Error::last_os_error());
         }
         let mut cancelled = None;
-        loop {
+        // Done at once (data was waiting, the pipe had room): no wait needed.
+        while !started {
             let mut handles = vec![self.done.raw(), stop.0.raw()];
             handles.extend(exit.map(|h| h as HANDLE));
             // SAFETY: live handles, as many as the count says.
