@@ -64,7 +64,8 @@ typedef enum {
   // `Mcp-Session-Id`). The session is forgotten: connect a new client to start another.
   MCP_STATUS_SESSION_EXPIRED = 12,
   // The request does not exist in the connection's protocol era (for example
-  // `logging/setLevel` on a 2026-07-28 connection). Nothing was sent.
+  // `logging/setLevel` on a 2026-07-28 connection). Nothing was sent. Also: https (or a TLS
+  // setting) in a library built without its `tls` feature.
   MCP_STATUS_NOT_SUPPORTED = 13,
 } mcp_status;
 

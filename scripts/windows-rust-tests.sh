@@ -14,7 +14,7 @@ TESTS=("$@")
 if [ ${#TESTS[@]} -eq 0 ]; then
     # The stdio tests that are portable; the others are unix-only or need peers/HTTP servers
     # this run does not start (see the Platforms section of the README).
-    TESTS=(stdio_client cancellation)
+    TESTS=(stdio_client cancellation windows_job http connect_close cancel_latency callbacks custom_transport)
 fi
 
 # A wine prefix of our own, made once, so the run does not touch the user's ~/.wine.
@@ -37,12 +37,13 @@ cargo build --quiet --target "$TARGET" --lib
 cargo build --quiet --target "$TARGET" -p mcpc-test-server
 args=()
 for t in "${TESTS[@]}"; do args+=(--test "$t"); done
-mapfile -t exes < <(cargo test --no-run --target "$TARGET" "${args[@]}" --message-format=json 2>/dev/null \
-    | python3 -c 'import json,sys
-for line in sys.stdin:
+cargo test --no-run --quiet --target "$TARGET" "${args[@]}" --message-format=json \
+    > "target/$TARGET/test-build.json"
+mapfile -t exes < <(python3 -c 'import json,sys
+for line in open(sys.argv[1]):
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
-        print(m["executable"])')
+        print(m["executable"])' "target/$TARGET/test-build.json")
 
 server_unix="target/$TARGET/debug/mcpc-test-server.exe"
 MCPC_TEST_SERVER="$(winepath -w "$server_unix" 2>/dev/null)"

@@ -37,7 +37,8 @@ pub enum Status {
     /// `Mcp-Session-Id`). The session is forgotten: connect a new client to start another.
     SessionExpired = 12,
     /// The request does not exist in the connection's protocol era (for example
-    /// `logging/setLevel` on a 2026-07-28 connection). Nothing was sent.
+    /// `logging/setLevel` on a 2026-07-28 connection). Nothing was sent. Also: https (or a TLS
+    /// setting) in a library built without its `tls` feature.
     NotSupported = 13,
 }
 

@@ -611,12 +611,15 @@ fn calls_reuse_connections_and_are_not_slower_than_the_first() {
 }
 
 /// A local port that refuses connections for as long as the socket lives: bound, never
-/// listening, so no other test's server can take it meanwhile.
+/// listening, so no other test's server can take it meanwhile. Unix only: made with libc
+/// sockets, and Windows retries a refused connect for about a second, past the test's bound.
+#[cfg(unix)]
 struct RefusingPort {
     fd: libc::c_int,
     port: u16,
 }
 
+#[cfg(unix)]
 impl RefusingPort {
     fn new() -> Self {
         // SAFETY: plain socket calls on a socket we own, with correctly sized addresses.
@@ -638,6 +641,7 @@ impl RefusingPort {
     }
 }
 
+#[cfg(unix)]
 impl Drop for RefusingPort {
     fn drop(&mut self) {
         // SAFETY: our own descriptor, closed once.
@@ -645,6 +649,7 @@ impl Drop for RefusingPort {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn a_refused_connection_fails_fast() {
     let refusing = RefusingPort::new();

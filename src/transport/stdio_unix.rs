@@ -106,12 +106,14 @@ impl StdioTransport {
             .map_err(|e| Error::transport(format!("cannot set up writing to the server: {e}")))?;
         let exit_within = {
             let child = child.clone();
-            Box::new(
-                move |limit| match child::exited_within(&lock(&child), limit) {
-                    true => lock(&child).try_wait().ok().flatten(),
+            Box::new(move |limit| {
+                // One lock for both: a second one inside a `match` on the first deadlocks.
+                let mut child = lock(&child);
+                match child::exited_within(&child, limit) {
+                    true => child.try_wait().ok().flatten(),
                     false => None,
-                },
-            )
+                }
+            })
         };
         let frames = Reader {
             inbound,

@@ -183,13 +183,27 @@ impl Socket {
         let mut owner = self.lock();
         if owner.exchange == Some(exchange) {
             owner.dead = true;
-            let _ = self.stream.shutdown(Shutdown::Both);
+            self.shut();
         }
     }
 
     fn kill(&self) {
         self.lock().dead = true;
+        self.shut();
+    }
+
+    /// Shuts the socket down, which the server sees, and wakes a thread blocked on it.
+    fn shut(&self) {
         let _ = self.stream.shutdown(Shutdown::Both);
+        // Windows: shutdown alone does not end a recv blocked in another thread while the peer
+        // stays silent; cancelling the socket's pending I/O does.
+        #[cfg(windows)]
+        {
+            use std::os::windows::io::AsRawSocket;
+            let socket = self.stream.as_raw_socket() as windows_sys::Win32::Foundation::HANDLE;
+            // SAFETY: cancels I/O on a socket we own; no memory is passed.
+            unsafe { windows_sys::Win32::System::IO::CancelIoEx(socket, std::ptr::null()) };
+        }
     }
 
     /// The connection is between requests: nobody owns it. False if it is dead.

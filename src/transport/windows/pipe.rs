@@ -191,25 +191,27 @@ impl Pipe {
         }
         let mut cancelled = None;
         // Done at once (data was waiting, the pipe had room): no wait needed.
-        while !started {
-            let mut handles = vec![self.done.raw(), stop.0.raw()];
-            handles.extend(exit.map(|h| h as HANDLE));
-            // SAFETY: live handles, as many as the count says.
-            let which = unsafe {
-                WaitForMultipleObjects(handles.len() as u32, handles.as_ptr(), 0, INFINITE)
-            };
-            match which.wrapping_sub(WAIT_OBJECT_0) {
-                0 => break,
-                1 => {
-                    cancelled = Some(Transfer::Stopped);
-                    break;
+        if !started {
+            loop {
+                let mut handles = vec![self.done.raw(), stop.0.raw()];
+                handles.extend(exit.map(|h| h as HANDLE));
+                // SAFETY: live handles, as many as the count says.
+                let which = unsafe {
+                    WaitForMultipleObjects(handles.len() as u32, handles.as_ptr(), 0, INFINITE)
+                };
+                match which.wrapping_sub(WAIT_OBJECT_0) {
+                    0 => break,
+                    1 => {
+                        cancelled = Some(Transfer::Stopped);
+                        break;
+                    }
+                    2 if self.available() > 0 => exit = None, // read what it wrote first
+                    2 => {
+                        cancelled = Some(Transfer::Exited);
+                        break;
+                    }
+                    _ => return Err(io::Error::last_os_error()),
                 }
-                2 if self.available() > 0 => exit = None, // read what it wrote first
-                2 => {
-                    cancelled = Some(Transfer::Exited);
-                    break;
-                }
-                _ => return Err(io::Error::last_os_error()),
             }
         }
         if cancelled.is_some() {

@@ -31,9 +31,9 @@ pub fn ignore_sigterm() {
     }
 }
 
-/// Starts `sleep secs` in a session of its own (setsid), outside the server's process group,
-/// inheriting stdin, stdout and stderr; returns its pid. Unix only: it stands for a daemonizing
-/// helper, which has no one-to-one Windows form (tests/descendants.rs is unix-only too).
+/// A descendant that keeps the server's stdout and stderr open after the server has gone;
+/// returns its pid. Unix: `sleep secs` in a session of its own (setsid), outside the server's
+/// process group, inheriting stdin, stdout and stderr: what a daemonizing helper does.
 #[cfg(unix)]
 pub fn detach_child(secs: u64) -> std::io::Result<u32> {
     use std::os::unix::process::CommandExt;
@@ -49,12 +49,17 @@ pub fn detach_child(secs: u64) -> std::io::Result<u32> {
     Ok(command.spawn()?.id())
 }
 
-#[cfg(not(unix))]
+/// Windows: this server again, idle (its stdin empty, its end ignored), holding the server's
+/// stdout and stderr. There is no session to leave: it stays in the server's Job object, which
+/// is what tests/windows_job.rs checks that close ends. (`secs` is not used: it lives until
+/// the job ends.)
+#[cfg(windows)]
 pub fn detach_child(_secs: u64) -> std::io::Result<u32> {
-    Err(std::io::Error::new(
-        std::io::ErrorKind::Unsupported,
-        "detach_child is unix-only",
-    ))
+    let child = std::process::Command::new(std::env::current_exe()?)
+        .arg("--ignore-stdin-eof")
+        .stdin(std::process::Stdio::null())
+        .spawn()?;
+    Ok(child.id())
 }
 
 /// Whether the peer hung up or reset (Some(true)), is still there with nothing to read

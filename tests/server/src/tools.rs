@@ -43,7 +43,7 @@ pub fn definitions(args: &Args) -> Vec<Value> {
         (
             "detach_child",
             "Starts `sleep secs` in a session of its own (setsid) that inherits stdin, stdout \
-             and stderr; returns its pid",
+             and stderr (Windows: an idle copy of this server in the same job); returns its pid",
             json!({ "secs": { "type": "integer" } }),
         ),
         ("noise", "Writes a non-JSON line to stdout", json!({})),
@@ -163,11 +163,11 @@ pub fn never(request: &Request) -> Reply {
     Err(RpcError::cancelled())
 }
 
-/// A descendant outside the server's process group that keeps the server's pipes open after
-/// the server has gone: what a daemonizing helper does (unix only).
+/// A descendant that keeps the server's pipes open after the server has gone (see
+/// platform::detach_child).
 fn detach_child(secs: u64) -> Reply {
     let pid = crate::platform::detach_child(secs)
-        .map_err(|e| RpcError::new(-32603, format!("cannot start sleep: {e}")))?;
+        .map_err(|e| RpcError::new(-32603, format!("cannot start the descendant: {e}")))?;
     Ok(text_result(pid.to_string()))
 }
 
