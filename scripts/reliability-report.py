@@ -415,6 +415,9 @@ def section_platforms(out, windows, windows_ctest, macos):
         failed = [name for name, result, _ in runs if result.lower() != "passed"]
         if failed or not runs:
             INCOMPLETE.append("Windows tests failed or none ran: " + ", ".join(failed))
+        for binary, result in re.findall(r"^== wine (\S+?)(?:-[0-9a-f]+)?\.exe\n(test result: .*)$",
+                                         windows, re.M):
+            out.append(f"| Windows (Wine) | Rust tests/{binary}.rs | {result[len('test result: '):]} |")
         for line in windows.splitlines():
             if line.startswith("windows: ") and "FAIL" not in line:
                 out.append(f"| Windows | {line[len('windows: '):]} | |")
