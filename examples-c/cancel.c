@@ -13,15 +13,13 @@
  * without making anyone wait for that write.
  */
 #include "mcpc.h"
+#include "portable.h" /* threads, clock, sleep, temporary file: POSIX or Windows */
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #define REASON "user pressed cancel"
 
@@ -32,17 +30,8 @@ static void fail(const char *fmt, const char *detail) {
     exit(1);
 }
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts); /* monotonic: immune to wall-clock changes */
-    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
-
-static void sleep_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-}
+static double now_ms(void) { return port_now_ms(); /* monotonic: immune to clock changes */ }
+static void sleep_ms(long ms) { port_sleep_ms(ms); }
 
 /* ---- The worker: one blocking call -------------------------------------------------- */
 
@@ -143,13 +132,9 @@ int main(int argc, char **argv) {
     }
 
     /* The server writes every line it reads to this file. */
-    const char *tmpdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char log_path[4096];
-    snprintf(log_path, sizeof log_path, "%s/mcpc-cancel-XXXXXX", tmpdir);
-    int fd = mkstemp(log_path);
-    if (fd < 0)
-        fail("cannot create a temporary file in %s", tmpdir);
-    close(fd);
+    if (!port_temp_file(log_path, sizeof log_path, "mcpc-cancel"))
+        fail("%s", "cannot create a temporary file");
 
     /* SERVER [ARGS...] --log FILE, NULL-terminated. */
     const char **server_argv = calloc((size_t)argc + 2, sizeof *server_argv);
@@ -173,8 +158,8 @@ int main(int argc, char **argv) {
     mcp_request_options_set_cancellation(options, token);
 
     struct worker worker = {client, options, NULL, 0};
-    pthread_t thread;
-    if (pthread_create(&thread, NULL, worker_main, &worker) != 0)
+    port_thread thread;
+    if (!port_thread_start(&thread, worker_main, &worker))
         fail("%s", "cannot start the worker thread");
     printf("worker: calling slow (10 s)...\n");
 
@@ -182,7 +167,7 @@ int main(int argc, char **argv) {
     double cancelled_ms = now_ms();
     bool first = mcp_cancellation_cancel(token, REASON);
     printf("main: cancelled after 200 ms (\"%s\")\n", REASON);
-    pthread_join(thread, NULL);
+    port_thread_join(thread);
 
     /* The worker must have woken with CANCELLED, the reason, and the id of its request. */
     mcp_status status = mcp_result_status(worker.result);

@@ -10,12 +10,15 @@
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "mcpc.h"
+#include "portable.h" /* threads, timed wait, paths: POSIX or Windows */
 
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
 #include <signal.h>
+#ifndef _WIN32
+#include <pthread.h>
+#endif
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -372,59 +375,35 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
 
 /* ---- The canceller thread (--cancel-after-ms) ------------------------------------------ */
 
-/* It sleeps until the deadline on a condition variable, so that a call that ends sooner can
- * wake it and let it go without cancelling anything. */
+/* It waits for the call's end until the deadline, so that a call that ends sooner can wake it
+ * and let it go without cancelling anything. */
 struct canceller {
-    pthread_mutex_t lock;
-    pthread_cond_t wake;
-    bool call_done;
-    struct timespec deadline; /* CLOCK_MONOTONIC */
+    struct port_signal call_done;
+    long after_ms;
     mcp_cancellation *token;
     const char *reason;
 };
 
 static void *canceller_main(void *arg) {
     struct canceller *c = arg;
-    pthread_mutex_lock(&c->lock);
-    int rc = 0;
-    while (!c->call_done && rc != ETIMEDOUT)
-        rc = pthread_cond_timedwait(&c->wake, &c->lock, &c->deadline);
-    bool fire = !c->call_done;
-    pthread_mutex_unlock(&c->lock);
-    if (fire) /* safe from any thread, and never blocks on I/O */
-        mcp_cancellation_cancel(c->token, c->reason);
+    if (!port_signal_wait_ms(&c->call_done, c->after_ms)) /* on a monotonic clock */
+        mcp_cancellation_cancel(c->token, c->reason); /* safe from any thread, never blocks */
     return NULL;
 }
 
-static bool canceller_start(struct canceller *c, pthread_t *thread, uint64_t after_ms,
+static bool canceller_start(struct canceller *c, port_thread *thread, uint64_t after_ms,
                             mcp_cancellation *token, const char *reason) {
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* immune to wall-clock jumps */
-    pthread_cond_init(&c->wake, &attr);
-    pthread_condattr_destroy(&attr);
-    pthread_mutex_init(&c->lock, NULL);
-    c->call_done = false;
+    port_signal_init(&c->call_done);
+    c->after_ms = after_ms > LONG_MAX ? LONG_MAX : (long)after_ms;
     c->token = token;
     c->reason = reason;
-    clock_gettime(CLOCK_MONOTONIC, &c->deadline);
-    c->deadline.tv_sec += (time_t)(after_ms / 1000);
-    c->deadline.tv_nsec += (long)(after_ms % 1000) * 1000000L;
-    if (c->deadline.tv_nsec >= 1000000000L) {
-        c->deadline.tv_sec += 1;
-        c->deadline.tv_nsec -= 1000000000L;
-    }
-    return pthread_create(thread, NULL, canceller_main, c) == 0;
+    return port_thread_start(thread, canceller_main, c);
 }
 
-static void canceller_finish(struct canceller *c, pthread_t thread) {
-    pthread_mutex_lock(&c->lock);
-    c->call_done = true;
-    pthread_cond_signal(&c->wake);
-    pthread_mutex_unlock(&c->lock);
-    pthread_join(thread, NULL);
-    pthread_cond_destroy(&c->wake);
-    pthread_mutex_destroy(&c->lock);
+static void canceller_finish(struct canceller *c, port_thread thread) {
+    port_signal_set(&c->call_done);
+    port_thread_join(thread);
+    port_signal_destroy(&c->call_done);
 }
 
 /* ---- Output ---------------------------------------------------------------------------- */
@@ -553,7 +532,7 @@ static bool on_roots(void *userdata, const char *method, const char *params_json
 
 /* The file:// URI of a directory, or NULL if it does not exist or cannot be written as one. */
 static char *directory_uri(const char *dir) {
-    char *path = realpath(dir, NULL);
+    char *path = port_directory_uri_path(dir);
     if (path == NULL)
         return NULL;
     bool plain = true; /* keep the JSON above trivially valid: no quotes, backslashes or controls */
@@ -597,8 +576,19 @@ static void on_trace(void *userdata, mcp_trace_direction direction, const char *
 /* SIGINT and SIGTERM are taken by a thread of their own (sigwait), which cancels the listen:
  * a cancel is not safe from a signal handler. SIGUSR1 lets that thread go once the listen is
  * over. The mask is set before the client exists, so every library thread inherits it. */
-static sigset_t listen_signals;
 static mcp_cancellation *listen_token;
+#ifdef _WIN32
+/* Windows has no sigwait: Ctrl-C ends the process there; --listen-ms ends a listen. */
+typedef int signal_thread_t;
+static bool block_listen_signals(void) { return false; }
+static bool start_signal_thread(signal_thread_t *thread) {
+    (void)thread;
+    return false;
+}
+static void stop_signal_thread(signal_thread_t thread) { (void)thread; }
+#else
+typedef pthread_t signal_thread_t;
+static sigset_t listen_signals;
 
 static void *signal_main(void *arg) {
     (void)arg;
@@ -607,6 +597,24 @@ static void *signal_main(void *arg) {
         mcp_cancellation_cancel(listen_token, LISTEN_INTERRUPTED);
     return NULL;
 }
+
+static bool block_listen_signals(void) {
+    sigemptyset(&listen_signals);
+    sigaddset(&listen_signals, SIGINT);
+    sigaddset(&listen_signals, SIGTERM);
+    sigaddset(&listen_signals, SIGUSR1);
+    return pthread_sigmask(SIG_BLOCK, &listen_signals, NULL) == 0;
+}
+
+static bool start_signal_thread(signal_thread_t *thread) {
+    return pthread_create(thread, NULL, signal_main, NULL) == 0;
+}
+
+static void stop_signal_thread(signal_thread_t thread) {
+    pthread_kill(thread, SIGUSR1);
+    pthread_join(thread, NULL);
+}
+#endif
 
 static mcp_listen *make_listen(const struct command_line *cl) {
     mcp_listen *listen = mcp_listen_new();
@@ -746,15 +754,8 @@ int main(int argc, char **argv) {
         mcp_client_options_set_notification_callback(copts, on_listen_notification, NULL);
     if (cl.trace)
         mcp_client_options_set_trace_callback(copts, on_trace, NULL);
-    pthread_t signal_thread;
-    bool signals_taken = false;
-    if (cl.action == ACTION_LISTEN) {
-        sigemptyset(&listen_signals);
-        sigaddset(&listen_signals, SIGINT);
-        sigaddset(&listen_signals, SIGTERM);
-        sigaddset(&listen_signals, SIGUSR1);
-        signals_taken = pthread_sigmask(SIG_BLOCK, &listen_signals, NULL) == 0;
-    }
+    signal_thread_t signal_thread;
+    bool signals_taken = cl.action == ACTION_LISTEN && block_listen_signals();
     for (int i = 0; i < cl.header_count; i++) {
         /* "Name: value" -> name, value; the library rejects bad names and CR/LF in values. */
         char name[256];
@@ -828,9 +829,9 @@ int main(int argc, char **argv) {
     /* issue 19: an interrupt and --listen-ms end a listen through the same token. */
     listen_token = token;
     if (signals_taken)
-        signals_taken = pthread_create(&signal_thread, NULL, signal_main, NULL) == 0;
+        signals_taken = start_signal_thread(&signal_thread);
     struct canceller listen_timer;
-    pthread_t listen_timer_thread;
+    port_thread listen_timer_thread;
     bool listen_timing = cl.has_listen_ms &&
                          canceller_start(&listen_timer, &listen_timer_thread, cl.listen_ms, token,
                                          LISTEN_TIME_UP);
@@ -844,7 +845,7 @@ int main(int argc, char **argv) {
             mcp_cancellation_cancel(token, cl.reason);
 
         struct canceller canceller;
-        pthread_t thread;
+        port_thread thread;
         bool cancelling = false;
         if (cl.has_cancel_after) {
             cancelling = canceller_start(&canceller, &thread, cl.cancel_after_ms, token,
@@ -869,10 +870,8 @@ int main(int argc, char **argv) {
     /* issue 19: let the listen's timer and signal threads go. */
     if (listen_timing)
         canceller_finish(&listen_timer, listen_timer_thread);
-    if (signals_taken) {
-        pthread_kill(signal_thread, SIGUSR1);
-        pthread_join(signal_thread, NULL);
-    }
+    if (signals_taken)
+        stop_signal_thread(signal_thread);
     mcp_request_options_free(ropts);
     mcp_cancellation_free(token);
     mcp_client_free(client); /* closes the session: the server's stdin is closed */

@@ -7,17 +7,15 @@
  * userdata it was registered with. A timeout is a cancel with a reason: the call returns
  * MCP_STATUS_TIMEOUT and the server is told to stop.
  */
-#define _GNU_SOURCE /* pthread_getname_np */
 #include "mcpc.h"
+#include "portable.h" /* threads and their names, clock, sleep: POSIX or Windows */
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct bar {
-    pthread_t caller;  /* the thread blocked in the call */
+    port_thread_id caller; /* the thread blocked in the call */
     int updates;       /* callbacks seen */
     int wrong_thread;  /* callbacks that ran on the caller's thread or an unnamed one */
 };
@@ -34,8 +32,8 @@ static void draw(void *userdata, const char *token_json, double progress, double
     (void)message;
     struct bar *bar = userdata;
     char name[32] = "";
-    pthread_getname_np(pthread_self(), name, sizeof name);
-    if (pthread_equal(pthread_self(), bar->caller) || strcmp(name, "mcpc-callbacks") != 0)
+    port_thread_name(name, sizeof name);
+    if (port_thread_same(port_thread_self(), bar->caller) || strcmp(name, "mcpc-callbacks") != 0)
         bar->wrong_thread++;
     bar->updates++;
     int filled = total > 0 ? (int)(30.0 * progress / total) : 0;
@@ -43,11 +41,7 @@ static void draw(void *userdata, const char *token_json, double progress, double
             total);
 }
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
+static double now_ms(void) { return port_now_ms(); }
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -61,7 +55,7 @@ int main(int argc, char **argv) {
     mcp_result_free(r);
 
     /* 1. A 1 s tool reporting progress every 50 ms draws a bar. */
-    struct bar bar = {.caller = pthread_self()};
+    struct bar bar = {.caller = port_thread_self()};
     mcp_request_options *opts = mcp_request_options_new();
     mcp_request_options_set_progress_callback(opts, draw, &bar);
     r = mcp_client_call_tool(client, "slow", "{\"ms\":1000}", opts);
@@ -72,7 +66,7 @@ int main(int argc, char **argv) {
     mcp_request_options_free(opts);
     /* The last callbacks may still be queued when the call returns; they run in order soon. */
     for (int i = 0; i < 100 && bar.updates < 15; i++)
-        nanosleep(&(struct timespec){0, 10 * 1000000L}, NULL);
+        port_sleep_ms(10);
     printf("progress: %d updates, all on the callback thread: %s\n", bar.updates,
            bar.wrong_thread == 0 ? "yes" : "no");
     if (bar.updates < 15 || bar.wrong_thread != 0) {

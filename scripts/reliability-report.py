@@ -6,6 +6,9 @@ Inputs (all written by that run; a missing one is reported as "not run", never i
   build/logs/ctest.log                         ctest's console output: every C test and its result
   build/examples/Testing/Temporary/LastTest.log  ctest's full log: the stress runs' own summaries
   build/logs/fuzz.log                          scripts/fuzz.sh output: libFuzzer's run counts
+  build/logs/windows-checks.log, windows-ctest.log  scripts/windows-checks.sh: the Windows build
+                                               and its tests under Wine
+  build/logs/macos-checks.log                  scripts/macos-checks.sh: check and clippy for macOS
   build/report/figures.txt                     figures the tests recorded (common::report_figure)
   build/report/bad_input.txt                   each bad-input call and which arguments were NULL
   include/mcpc.h                               every export and its pointer parameters
@@ -398,6 +401,44 @@ def section_fuzz(out, log):
     out.append("")
 
 
+def section_platforms(out, windows, windows_ctest, macos):
+    out.append("## Platforms\n")
+    out.append(
+        "Linux runs everything above. Windows: the library, the test server and the C examples "
+        "cross-built with mingw-w64 (`scripts/windows-checks.sh`) and run under Wine against the "
+        "Windows test server. macOS: compiled and linted for x86_64 and arm64, nothing run "
+        "(`scripts/macos-checks.sh`).\n"
+    )
+    out.append("| platform | check | result |")
+    out.append("|---|---|---|")
+    if windows_ctest is None or windows is None:
+        INCOMPLETE.append("the Windows checks did not run")
+        out.append("| Windows | scripts/windows-checks.sh | **not run** |")
+    else:
+        runs = re.findall(r"Test +#\d+: (\S+) \.*\s*\**(\w+).*?([\d.]+) sec", windows_ctest)
+        for name, result, seconds in runs:
+            out.append(f"| Windows (Wine) | {name} | {result.lower()}, {seconds} s |")
+        failed = [name for name, result, _ in runs if result.lower() != "passed"]
+        if failed or not runs:
+            INCOMPLETE.append("Windows tests failed or none ran: " + ", ".join(failed))
+        for binary, result in re.findall(r"^== wine (\S+?)(?:-[0-9a-f]+)?\.exe\n(test result: .*)$",
+                                         windows, re.M):
+            out.append(f"| Windows (Wine) | Rust tests/{binary}.rs | {result[len('test result: '):]} |")
+        for line in windows.splitlines():
+            if line.startswith("windows: ") and "FAIL" not in line:
+                out.append(f"| Windows | {line[len('windows: '):]} | |")
+    if macos is None:
+        INCOMPLETE.append("the macOS checks did not run")
+        out.append("| macOS | scripts/macos-checks.sh | **not run** |")
+    else:
+        checked = re.findall(r"^macos: (\S+) checked in (\d+) s", macos, re.M)
+        for target, seconds in checked:
+            out.append(f"| macOS | {target}: cargo check, clippy -D warnings | passed, {seconds} s |")
+        if len(checked) != 2:
+            INCOMPLETE.append("the macOS checks did not pass for both targets")
+    out.append("")
+
+
 def main():
     output = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build/reliability.md")
     cargo_log = read("build/logs/cargo-test.log")
@@ -423,6 +464,8 @@ def main():
     section_stress(out, runs)
     section_figures(out, read("build/report/figures.txt"))
     section_fuzz(out, read("build/logs/fuzz.log"))
+    section_platforms(out, read("build/logs/windows-checks.log"), read("build/logs/windows-ctest.log"),
+                      read("build/logs/macos-checks.log"))
     out.append("What is checked and why: docs/security.md (limits, no shell, TLS, logging).\n")
     with open(output, "w", encoding="utf-8") as f:
         f.write("\n".join(out))

@@ -2,7 +2,9 @@
 # Runs every test: Rust unit and integration tests (the header freshness check and the interop
 # tests against real MCP servers among them), clippy, rustfmt, then the C examples under ctest,
 # plain, with ASan/UBSan, with TSan and under valgrind, with the packaging and header tests, the
-# fuzz targets for a bounded time, the benchmark smoke run and the Go bindings. Ends by writing
+# fuzz targets for a bounded time, the benchmark smoke run and the Go bindings, then the Windows
+# checks (cross-built with mingw-w64, run under Wine) and the macOS ones (compiled and linted for
+# both macOS targets; nothing runs). Ends by writing
 # build/reliability.md from this run's logs (scripts/update-reliability.sh copies it to docs/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,5 +54,11 @@ bash bench/run.sh --smoke >/dev/null
 
 echo "== Go bindings: gofmt, go vet, go test -race"
 bash bindings/go/test.sh
+
+echo "== Windows: cross-built with mingw-w64, run under Wine"
+bash scripts/windows-checks.sh 2>&1 | tee build/logs/windows-checks.log
+
+echo "== macOS: cargo check and clippy for x86_64-apple-darwin and aarch64-apple-darwin"
+bash scripts/macos-checks.sh 2>&1 | tee build/logs/macos-checks.log
 
 python3 scripts/reliability-report.py

@@ -13,7 +13,7 @@ out=$(mktemp "$scratch/stdout.XXXXXX") || exit 1
 err=$(mktemp "$scratch/stderr.XXXXXX") || exit 1
 trap 'rm -f "$out" "$err"' EXIT
 
-"$@" >"$out" 2>"$err"
+run "$@" >"$out" 2>"$err"
 code=$?
 
 echo "command: $*"

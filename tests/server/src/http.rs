@@ -20,8 +20,6 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-#[cfg(unix)]
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
@@ -773,34 +771,10 @@ fn error_body(code: i64, message: &str) -> Vec<u8> {
         .into_bytes()
 }
 
-/// Whether the client closed (or reset) the connection, checked without blocking (Windows:
-/// a non-blocking peek; no POLLRDHUP there).
-#[cfg(not(unix))]
-fn client_closed(connection: &TcpStream) -> bool {
-    let _ = connection.set_nonblocking(true);
-    let peeked = connection.peek(&mut [0]);
-    let _ = connection.set_nonblocking(false);
-    match peeked {
-        Ok(n) => n == 0,
-        Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
-    }
-}
-
 /// Whether the client closed (or reset) the connection, checked without blocking.
-#[cfg(unix)]
 fn client_closed(connection: &TcpStream) -> bool {
-    let mut poll = libc::pollfd {
-        fd: connection.as_raw_fd(),
-        events: libc::POLLIN | libc::POLLRDHUP,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd, no timeout.
-    let ready = unsafe { libc::poll(&mut poll, 1, 0) };
-    if ready <= 0 {
-        return false;
-    }
-    if poll.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0 {
-        return true;
+    if let Some(hung_up) = crate::platform::peer_hung_up(connection) {
+        return hung_up;
     }
     // Readable while we owe an answer: only an end of stream is expected.
     matches!(connection.peek(&mut [0]), Ok(0) | Err(_))

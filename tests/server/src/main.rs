@@ -17,6 +17,7 @@ mod listen;
 mod methods;
 mod modern;
 mod oauth;
+mod platform;
 mod rounds;
 mod tasks;
 mod tools;
@@ -52,8 +53,7 @@ fn main() {
         thread::sleep(std::time::Duration::from_millis(args.slow_start_ms));
     }
     if args.ignore_sigterm {
-        // SAFETY: installs the predefined "ignore" disposition; no handler code runs.
-        unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
+        platform::ignore_sigterm();
     }
     if args.stderr_lines > 0 {
         // On its own thread: if the client does not drain stderr, only this

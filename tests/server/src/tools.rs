@@ -43,7 +43,7 @@ pub fn definitions(args: &Args) -> Vec<Value> {
         (
             "detach_child",
             "Starts `sleep secs` in a session of its own (setsid) that inherits stdin, stdout \
-             and stderr; returns its pid",
+             and stderr (Windows: an idle copy of this server in the same job); returns its pid",
             json!({ "secs": { "type": "integer" } }),
         ),
         ("noise", "Writes a non-JSON line to stdout", json!({})),
@@ -168,39 +168,12 @@ pub fn never(request: &Request) -> Reply {
     Err(RpcError::cancelled())
 }
 
-/// A descendant outside the server's process group that keeps the server's pipes open after
-/// the server has gone: what a daemonizing helper does.
-/// Windows: a descendant (this server, idle: its stdin is empty and its end ignored) that
-/// holds the server's stdout and stderr. There is no session to leave: it stays in the
-/// server's job, which is what tests/windows_job.rs checks close ends.
-#[cfg(not(unix))]
-fn detach_child(_secs: u64) -> Reply {
-    let exe = std::env::current_exe()
-        .map_err(|e| RpcError::new(-32603, format!("cannot find this program: {e}")))?;
-    let child = std::process::Command::new(exe)
-        .arg("--ignore-stdin-eof")
-        .stdin(std::process::Stdio::null())
-        .spawn()
-        .map_err(|e| RpcError::new(-32603, format!("cannot start a child: {e}")))?;
-    Ok(text_result(child.id().to_string()))
-}
-
-#[cfg(unix)]
+/// A descendant that keeps the server's pipes open after the server has gone (see
+/// platform::detach_child).
 fn detach_child(secs: u64) -> Reply {
-    use std::os::unix::process::CommandExt;
-    let mut command = std::process::Command::new("sleep");
-    command.arg(secs.to_string());
-    // SAFETY: setsid is async-signal-safe, as required between fork and exec.
-    unsafe {
-        command.pre_exec(|| match libc::setsid() {
-            -1 => Err(std::io::Error::last_os_error()),
-            _ => Ok(()),
-        });
-    }
-    let child = command
-        .spawn()
-        .map_err(|e| RpcError::new(-32603, format!("cannot start sleep: {e}")))?;
-    Ok(text_result(child.id().to_string()))
+    let pid = crate::platform::detach_child(secs)
+        .map_err(|e| RpcError::new(-32603, format!("cannot start the descendant: {e}")))?;
+    Ok(text_result(pid.to_string()))
 }
 
 pub fn text_result(text: impl Into<String>) -> Value {
