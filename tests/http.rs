@@ -665,6 +665,10 @@ fn a_refused_connection_fails_fast() {
     assert!(start.elapsed() < Duration::from_secs(1));
 }
 
+/// Unix only: it runs the `openssl` tool (to make the certificate and as the TLS server), which
+/// a Windows process under Wine cannot start; TLS on Windows is covered by tests/network.rs
+/// (certificates made in the test, a TLS server in the test), which runs under Wine.
+#[cfg(unix)]
 #[test]
 fn https_verifies_the_server_certificate() {
     // A TLS server with a self-signed certificate, made by the openssl tool when there is one.
