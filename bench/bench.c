@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -234,6 +235,94 @@ static void throughput(mcp_client *client, const char *prefix, double seconds) {
     }
 }
 
+/* ---- throughput: the completion API from one thread ---- */
+
+/* One call in flight in a completion window: the text it sent, to check its result against. */
+typedef struct {
+    char text[1025];
+} window_slot;
+
+/* Starts an echo of 1 KiB whose first 16 characters are `serial` in hex (unique per call, so a
+ * result routed to the wrong call fails the check), tagged with its slot. */
+static void start_echo(mcp_client *client, mcp_completion_queue *queue, window_slot *slots,
+                       uint64_t slot, uint64_t serial) {
+    char *text = slots[slot].text;
+    memcpy(text, kib_text(), 1025);
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)serial);
+    memcpy(text, hex, 16);
+    char args[1100];
+    snprintf(args, sizeof args, "{\"text\":\"%s\"}", text);
+    mcp_request *request = mcp_request_call_tool("echo", args);
+    if (mcp_client_start(client, request, NULL, queue, slot) != MCP_STATUS_OK)
+        die("bench: mcp_client_start failed");
+    mcp_request_free(request);
+}
+
+/* Whether the result of a tools/call echo holds exactly `want` as its text content. */
+static bool echoed(const mcp_result *result, const char *want) {
+    const char *json = mcp_result_json(result);
+    const char *key = json ? strstr(json, "\"text\"") : NULL;
+    /* The first "text" may be the value of "type": skip to the one followed by a colon. */
+    while (key) {
+        const char *p = key + 6;
+        while (*p == ' ') p++;
+        if (*p == ':') {
+            p++;
+            while (*p == ' ') p++;
+            size_t len = strlen(want);
+            return *p == '"' && strncmp(p + 1, want, len) == 0 && p[1 + len] == '"';
+        }
+        key = strstr(key + 6, "\"text\"");
+    }
+    return false;
+}
+
+/* One host thread keeps N echo calls in flight with mcp_client_start on a completion queue, as
+ * an event loop would: poll() on the queue's descriptor, pop every completion that is there,
+ * check it, and start the next call in its slot until the time is up. */
+static void completion_throughput(mcp_client *client, const char *prefix, double seconds) {
+    static const int counts[] = {8, 16};
+    for (int k = 0; k < 2; k++) {
+        int count = counts[k];
+        mcp_completion_queue *queue = mcp_completion_queue_new();
+        if (!queue) die("bench: mcp_completion_queue_new failed");
+        struct pollfd pfd = {.fd = mcp_completion_queue_fd(queue), .events = POLLIN};
+        window_slot slots[MAX_IN_FLIGHT];
+        uint64_t serial = 0;
+        long calls = 0;
+        usage_mark since = usage_now();
+        double start = now_us(), end = start + seconds * 1e6;
+        for (int i = 0; i < count; i++) start_echo(client, queue, slots, (uint64_t)i, serial++);
+        int outstanding = count;
+        while (outstanding > 0) {
+            if (poll(&pfd, 1, 30000) != 1) die("bench: no completion within 30 s");
+            uint64_t slot;
+            mcp_result *result;
+            while (mcp_completion_queue_pop(queue, &slot, &result)) {
+                if (slot >= (uint64_t)count) die("bench: a completion with an unknown tag");
+                if (mcp_result_status(result) != MCP_STATUS_OK ||
+                    !echoed(result, slots[slot].text)) {
+                    fprintf(stderr, "bench: completion echo: status %d, result %.80s\n",
+                            mcp_result_status(result),
+                            mcp_result_json(result) ? mcp_result_json(result) : "(none)");
+                    exit(1);
+                }
+                mcp_result_free(result);
+                calls++;
+                if (now_us() < end)
+                    start_echo(client, queue, slots, slot, serial++);
+                else
+                    outstanding--;
+            }
+        }
+        char name[64];
+        snprintf(name, sizeof name, "%s.completion.tput%d", prefix, count);
+        report_rate("mcpc", name, calls, (now_us() - start) / 1e6, since);
+        mcp_completion_queue_free(queue);
+    }
+}
+
 /* ---- cancellation ---- */
 
 typedef struct {
@@ -445,6 +534,7 @@ int main(int argc, char **argv) {
         mcp_client *client = stdio_client(modes[e], NULL);
         sequential(client, prefix, e == 0, iterations);
         if (e == 0) throughput(client, "stdio", seconds);
+        if (e == 0) completion_throughput(client, "stdio", seconds);
         mcp_client_free(client);
     }
     for (int e = 0; e < 2 && section("http"); e++) {

@@ -106,16 +106,24 @@ class Tables:
         self.emit("| case | server | in flight | mcpc | floor | mcpc/floor | "
                   + " | ".join(NAMES[p] for p in PEERS) + " | mcpc/rmcp |")
         self.emit("|---" * (7 + len(PEERS)) + "|")
-        for label, prefix, server in [("stdio", "stdio", "echo"), ("stdio", "stdio", "test"),
-                                      ("HTTP (legacy)", "http.legacy", "test"),
-                                      ("HTTP (modern)", "http.modern", "test")]:
-            for n in (1, 8, 16):
+        # The completion rows are compared with the same floor and rmcp rows as the blocking
+        # ones: the floor's N pipelined requests and rmcp's N tasks.
+        for label, prefix, server, counts in [
+                ("stdio", "stdio", "echo", (1, 8, 16)), ("stdio", "stdio", "test", (1, 8, 16)),
+                ("stdio, completion API, one thread", "stdio.completion", "echo", (8, 16)),
+                ("stdio, completion API, one thread", "stdio.completion", "test", (8, 16)),
+                ("HTTP (legacy)", "http.legacy", "test", (1, 8, 16)),
+                ("HTTP (modern)", "http.modern", "test", (1, 8, 16))]:
+            for n in counts:
                 case = f"{prefix}.tput{n}"
-                floor_case = case.replace("modern", "legacy")
+                blocking_case = case.replace(".completion", "")
+                floor_case = blocking_case.replace("modern", "legacy")
                 rate = self.get("mcpc", case, server, mode, "rate")
                 floor = self.get("floor", floor_case, server, mode, "rate")
-                rmcp = self.get("rmcp", case, server, mode, "rate")
-                peers = [self.triple(p, case, server, mode, "rate") for p in PEERS]
+                rmcp = self.get("rmcp", blocking_case, server, mode, "rate")
+                # Peers have no completion case: their cells stay on the blocking rows.
+                peers = ([self.triple(p, case, server, mode, "rate") for p in PEERS]
+                         if case == blocking_case else ["-"] * len(PEERS))
                 self.emit(f"| {label} | {SERVERS[server]} | {n} | "
                           f"{self.triple('mcpc', case, server, mode, 'rate')} | "
                           f"{self.triple('floor', floor_case, server, mode, 'rate')} | "
@@ -204,8 +212,10 @@ class Tables:
                     figure, met)
             for n in (8, 16):
                 case = f"stdio.completion.tput{n}"
-                figure, met = vs(g("mcpc", case, "rate"), g("floor", f"stdio.tput{n}", "rate"),
-                                 0.5, True)
+                floor_case = f"stdio.tput{n}"
+                figure, met = vs(g("mcpc", case, "rate"), g("floor", floor_case, "rate"), 0.5,
+                                 True, what=f" ({fmt(g('mcpc', case, 'rate'))} against "
+                                            f"{fmt(g('floor', floor_case, 'rate'))} calls/s)")
                 row(f"minimal server: completion API, one thread, {n} in flight, >= 0.5x the "
                     "floor's pipelined throughput", mode, figure, met)
             for era in ("legacy", "modern"):
