@@ -1905,3 +1905,108 @@ unsafe extern "C" fn headers_with_nulls(
     );
     true
 }
+
+unsafe extern "C" fn ignore_trace(
+    _: *mut c_void,
+    _: mcp_trace_direction,
+    _: *const c_char,
+    _: *const c_char,
+) {
+}
+
+const TRACE: mcp_trace_callback = Some(ignore_trace);
+
+/// The parameters the tests above only passed NULL together with another NULL (a NULL
+/// options object beside a NULL client, say): here each is the only NULL of its call.
+#[test]
+fn completion_task_and_trace_exports_with_one_null_each() {
+    unsafe {
+        let client = connected_client();
+        let queue = mcp_completion_queue_new();
+        let opts = mcp_request_options_new();
+        let mut userdata = 0u8;
+        let ud: *mut c_void = (&raw mut userdata).cast();
+        let bad = mcp_status::InvalidArgument;
+        let ping = mcp_request_ping();
+
+        // Starting: each of client, request and queue NULL alone is refused at once.
+        assert_eq!(
+            call!(mcp_client_start(null_mut(), ping, opts, queue, 1)),
+            bad
+        );
+        assert_eq!(call!(mcp_client_start(client, null(), opts, queue, 1)), bad);
+        assert_eq!(
+            call!(mcp_client_start(client, ping, opts, null_mut(), 1)),
+            bad
+        );
+        let cb = COMPLETION;
+        assert_eq!(
+            call!(mcp_client_start_callback(null_mut(), ping, opts, cb, ud, 1)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_start_callback(client, null(), opts, cb, ud, 1)),
+            bad
+        );
+        // NULL options are the defaults, NULL userdata is the host's business.
+        assert_eq!(
+            call!(mcp_client_start_callback(client, ping, null(), cb, ud, 2)),
+            mcp_status::Ok
+        );
+        assert_eq!(
+            call!(mcp_client_start_callback(
+                client,
+                ping,
+                opts,
+                cb,
+                null_mut(),
+                3
+            )),
+            mcp_status::Ok
+        );
+
+        // Optional JSON left NULL alone: a request like any other.
+        let tool = call!(mcp_request_call_tool(c"echo".as_ptr(), null()));
+        assert!(!tool.is_null());
+        call!(mcp_request_free(tool));
+        let other = call!(mcp_request_other(c"ping".as_ptr(), null()));
+        assert!(!other.is_null());
+        call!(mcp_request_free(other));
+
+        // Tasks by hand with NULL options: the defaults (the test server knows no such task).
+        let (status, _) = take(call!(mcp_client_update_task(
+            client,
+            c"task-none".as_ptr(),
+            c"{}".as_ptr(),
+            null()
+        )));
+        assert_ne!(status, mcp_status::InvalidArgument);
+        let (status, _) = take(call!(mcp_client_cancel_task(
+            client,
+            c"task-none".as_ptr(),
+            null()
+        )));
+        assert_ne!(status, mcp_status::InvalidArgument);
+
+        // The trace setter: NULL options alone refused, NULL userdata alone accepted.
+        let options = mcp_client_options_new();
+        assert_eq!(
+            call!(mcp_client_options_set_trace_callback(null_mut(), TRACE, ud)),
+            bad
+        );
+        assert_eq!(
+            call!(mcp_client_options_set_trace_callback(
+                options,
+                TRACE,
+                null_mut()
+            )),
+            mcp_status::Ok
+        );
+        mcp_client_options_free(options);
+
+        mcp_client_free(client); // the two started pings complete before free returns
+        mcp_request_free(ping);
+        mcp_request_options_free(opts);
+        mcp_completion_queue_free(queue);
+    }
+}
