@@ -37,8 +37,23 @@ cargo build --quiet --target "$TARGET" --lib
 cargo build --quiet --target "$TARGET" -p mcpc-test-server
 args=()
 for t in "${TESTS[@]}"; do args+=(--test "$t"); done
-cargo test --no-run --quiet --target "$TARGET" "${args[@]}" --message-format=json \
-    > "target/$TARGET/test-build.json"
+# The JSON messages go to a file (to find the executables), so on a failed build the
+# compiler's own errors are printed from it; without this they would never be seen.
+if ! cargo test --no-run --quiet --target "$TARGET" "${args[@]}" --message-format=json \
+    > "target/$TARGET/test-build.json"; then
+    echo "== the Windows test build failed; the compiler said:"
+    python3 -c 'import json,sys
+for line in open(sys.argv[1]):
+    try:
+        m = json.loads(line)
+    except ValueError:
+        print(line, end="")
+        continue
+    if m.get("reason") == "compiler-message" and m["message"]["level"] in ("error", "warning"):
+        print(m["message"]["rendered"], end="")' "target/$TARGET/test-build.json" | head -200
+    df -h . | tail -1
+    exit 1
+fi
 mapfile -t exes < <(python3 -c 'import json,sys
 for line in open(sys.argv[1]):
     m = json.loads(line)
