@@ -17,8 +17,11 @@ bash scripts/install-nightly.sh
 # skipping it (the interop tests, TLS, TSan, valgrind, fuzzing, the packaging tests).
 export MCPC_REQUIRE_PEERS=1
 # On a CI machine every build is a first build: incremental state would only fill the disk
-# (about 1 GiB per target directory).
-if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
+# (about 1 GiB per target directory), and line tables are all the debug info a failing
+# test's backtrace needs (full debug info is most of a debug build's size).
+if [ -n "${CI:-}" ]; then
+  export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=line-tables-only
+fi
 # Where the tests record figures for the reliability report; logs of this run go beside it.
 rm -rf build/report build/logs
 mkdir -p build/report build/logs
