@@ -706,3 +706,165 @@ fn a_started_call_hears_its_own_progress_before_it_completes() {
     outcome.unwrap();
     assert_eq!(heard_then, 5, "every progress ran before the completion");
 }
+
+/// Waits (20 s at most) until `queue` holds a completion, then pops it.
+unsafe fn pop_within(queue: *mut mcp_completion_queue, limit: Duration) -> Option<(u64, Value)> {
+    let fd = mcp_completion_queue_fd(queue);
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if readable(fd, 100) {
+            let (mut tag, mut result) = (0u64, std::ptr::null_mut());
+            if mcp_completion_queue_pop(queue, &mut tag, &mut result) {
+                let json = json_of(result);
+                mcp_result_free(result);
+                return Some((tag, json));
+            }
+        }
+    }
+    None
+}
+
+static HOLD_COMPLETION_THREAD: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+unsafe extern "C" fn hold_until_released(_: *mut c_void, _tag: u64, result: *mut mcp_result) {
+    mcp_result_free(result);
+    let deadline = Instant::now() + WIDE;
+    while HOLD_COMPLETION_THREAD.load(Ordering::SeqCst) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// A queue's completions are pushed by the thread that reads the responses: they arrive while
+/// the client's completion thread is busy in a host callback (before, every completion waited
+/// for that thread, one hand-off per call).
+#[test]
+fn c_queue_completions_do_not_wait_for_the_completion_thread() {
+    unsafe {
+        let log = log_path("completion-c-queue-direct");
+        let client = c_client(&log);
+        HOLD_COMPLETION_THREAD.store(true, Ordering::SeqCst);
+        let ping = mcp_request_ping();
+        let status = mcp_client_start_callback(
+            client,
+            ping,
+            null(),
+            Some(hold_until_released),
+            std::ptr::null_mut(),
+            0,
+        );
+        assert_eq!(status, mcp_status::Ok);
+        mcp_request_free(ping);
+        wait_for_requests(&log, "ping", 1);
+        std::thread::sleep(Duration::from_millis(50)); // the callback is holding the thread
+        let queue = mcp_completion_queue_new();
+        let n = 8u64;
+        for tag in 0..n {
+            let args = CString::new(json!({ "text": format!("q {tag}") }).to_string()).unwrap();
+            let request = mcp_request_call_tool(c"echo".as_ptr(), args.as_ptr());
+            assert_eq!(
+                mcp_client_start(client, request, null(), queue, tag),
+                mcp_status::Ok
+            );
+            mcp_request_free(request);
+        }
+        let mut seen = std::collections::HashSet::new();
+        while seen.len() < n as usize {
+            let popped = pop_within(queue, Duration::from_secs(10));
+            let Some((tag, json)) = popped else {
+                HOLD_COMPLETION_THREAD.store(false, Ordering::SeqCst);
+                panic!(
+                    "only {} of {n} completions while the completion thread was busy",
+                    seen.len()
+                );
+            };
+            assert_eq!(text(&json), format!("q {tag}"));
+            assert!(seen.insert(tag), "tag {tag} twice");
+        }
+        HOLD_COMPLETION_THREAD.store(false, Ordering::SeqCst);
+        mcp_client_free(client);
+        mcp_completion_queue_free(queue);
+    }
+}
+
+struct HandlerSeen {
+    client: std::sync::atomic::AtomicPtr<mcp_client>,
+    threads: Mutex<Vec<String>>,
+    nested: Mutex<Vec<mcp_status>>,
+}
+
+unsafe extern "C" fn confirm_with_a_nested_call(
+    userdata: *mut c_void,
+    _method: *const std::ffi::c_char,
+    _params: *const std::ffi::c_char,
+    reply: *mut mcp_handler_reply,
+) -> bool {
+    let seen = &*(userdata as *const HandlerSeen);
+    let name = std::thread::current().name().unwrap_or("").to_owned();
+    seen.threads.lock().unwrap().push(name);
+    // Host code that blocks on the same client: fine on the completion thread, a deadlock on
+    // the thread that reads the responses.
+    let result = mcp_client_call_tool(
+        seen.client.load(Ordering::SeqCst),
+        c"echo".as_ptr(),
+        c"{\"text\":\"nested\"}".as_ptr(),
+        null(),
+    );
+    seen.nested.lock().unwrap().push(mcp_result_status(result));
+    mcp_result_free(result);
+    mcp_handler_reply_set_result(
+        reply,
+        c"{\"action\":\"accept\",\"content\":{\"ok\":true}}".as_ptr(),
+    )
+}
+
+/// A queued call whose server needs input runs the input handler (host code) on the completion
+/// thread, never on the thread that routed the response, even though its completion may be
+/// pushed from there.
+#[test]
+fn c_queue_input_handlers_run_on_the_completion_thread() {
+    unsafe {
+        let seen = Box::new(HandlerSeen {
+            client: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
+            threads: Mutex::default(),
+            nested: Mutex::default(),
+        });
+        let options = mcp_client_options_new();
+        let status = mcp_client_options_set_request_handler(
+            options,
+            c"elicitation/create".as_ptr(),
+            Some(confirm_with_a_nested_call),
+            &*seen as *const HandlerSeen as *mut c_void,
+        );
+        assert_eq!(status, mcp_status::Ok);
+        let server = CString::new(SERVER.as_str()).unwrap();
+        let argv = [server.as_ptr(), c"--modern".as_ptr(), null()];
+        let client = mcp_client_new_stdio(argv.as_ptr(), options);
+        mcp_client_options_free(options);
+        let connected = mcp_client_connect(client);
+        assert_eq!(mcp_result_status(connected), mcp_status::Ok);
+        mcp_result_free(connected);
+        seen.client.store(client, Ordering::SeqCst);
+        let queue = mcp_completion_queue_new();
+        for tag in 0..3u64 {
+            let request = mcp_request_call_tool(c"confirm".as_ptr(), c"{}".as_ptr());
+            assert_eq!(
+                mcp_client_start(client, request, null(), queue, tag),
+                mcp_status::Ok
+            );
+            mcp_request_free(request);
+        }
+        for _ in 0..3 {
+            let (tag, json) = pop_within(queue, WIDE).expect("a completion");
+            assert!(text(&json).starts_with("confirmed"), "tag {tag}: {json}");
+        }
+        assert_eq!(
+            *seen.threads.lock().unwrap(),
+            vec!["mcpc-complete"; 3],
+            "the input handlers ran on the completion thread"
+        );
+        assert_eq!(*seen.nested.lock().unwrap(), vec![mcp_status::Ok; 3]);
+        mcp_client_free(client);
+        mcp_completion_queue_free(queue);
+    }
+}

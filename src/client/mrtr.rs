@@ -54,56 +54,61 @@ impl ClientCore {
     }
 
     /// One leg, then the next round if the server still needs input.
-    fn leg(self: &Arc<Self>, mut rounds: Rounds, leg: Value) -> Step {
+    fn leg(self: &Arc<Self>, rounds: Rounds, leg: Value) -> Step {
         let core = self.clone();
         self.raw(&rounds.method, Some(leg), &rounds.opts)
-            .map_ok(move |result| {
-                if !is_input_required(&result) {
-                    return Step::Done(Ok(result));
-                }
-                let method = rounds.method.clone();
-                rounds.done += 1;
-                if rounds.done > core.options.input_required_max_rounds {
-                    let message = format!(
-                        "{method}: still input_required after {} rounds",
-                        core.options.input_required_max_rounds
-                    );
-                    return Step::Done(Err(input_required(result, message)));
-                }
-                let requests = match result.get("inputRequests") {
-                    Some(Value::Object(requests)) => requests.clone(),
-                    None | Some(Value::Null) => Map::new(),
-                    Some(_) => {
-                        return Step::Done(Err(Error::protocol(format!(
-                            "{method}: inputRequests is not an object"
-                        ))))
-                    }
-                };
-                let responses = match core.answer_inputs(&method, &requests, &rounds.opts) {
-                    Ok(responses) => responses,
-                    Err(message) => return Step::Done(Err(input_required(result, message))),
-                };
-                let mut leg = rounds.params.clone();
-                if !requests.is_empty() {
-                    leg["inputResponses"] = Value::Object(responses);
-                }
-                // Echoed byte for byte, and only when the server sent one.
-                if let Some(state) = result.get("requestState") {
-                    leg["requestState"] = state.clone();
-                }
-                if !requests.is_empty() {
-                    rounds.backoff = FIRST_BACKOFF;
-                    return core.leg(rounds, leg);
-                }
-                // A state-only leg (load shedding) waits before retrying.
-                let until = Instant::now() + rounds.backoff;
-                rounds.backoff = (rounds.backoff * 2).min(MAX_BACKOFF);
-                Step::Pause {
-                    until,
-                    cancellation: rounds.opts.cancellation.clone(),
-                    then: Box::new(move || core.leg(rounds, leg)),
-                }
+            .map_ok(move |result| match is_input_required(&result) {
+                false => Step::Done(Ok(result)),
+                // The input handlers are host code.
+                true => Step::defer(move || core.next_round(rounds, result)),
             })
+    }
+
+    /// The server still needs input: answer it and send the next leg (or give up).
+    fn next_round(self: Arc<Self>, mut rounds: Rounds, result: Value) -> Step {
+        let core = self;
+        let method = rounds.method.clone();
+        rounds.done += 1;
+        if rounds.done > core.options.input_required_max_rounds {
+            let message = format!(
+                "{method}: still input_required after {} rounds",
+                core.options.input_required_max_rounds
+            );
+            return Step::Done(Err(input_required(result, message)));
+        }
+        let requests = match result.get("inputRequests") {
+            Some(Value::Object(requests)) => requests.clone(),
+            None | Some(Value::Null) => Map::new(),
+            Some(_) => {
+                return Step::Done(Err(Error::protocol(format!(
+                    "{method}: inputRequests is not an object"
+                ))))
+            }
+        };
+        let responses = match core.answer_inputs(&method, &requests, &rounds.opts) {
+            Ok(responses) => responses,
+            Err(message) => return Step::Done(Err(input_required(result, message))),
+        };
+        let mut leg = rounds.params.clone();
+        if !requests.is_empty() {
+            leg["inputResponses"] = Value::Object(responses);
+        }
+        // Echoed byte for byte, and only when the server sent one.
+        if let Some(state) = result.get("requestState") {
+            leg["requestState"] = state.clone();
+        }
+        if !requests.is_empty() {
+            rounds.backoff = FIRST_BACKOFF;
+            return core.leg(rounds, leg);
+        }
+        // A state-only leg (load shedding) waits before retrying.
+        let until = Instant::now() + rounds.backoff;
+        rounds.backoff = (rounds.backoff * 2).min(MAX_BACKOFF);
+        Step::Pause {
+            until,
+            cancellation: rounds.opts.cancellation.clone(),
+            then: Box::new(move || core.leg(rounds, leg)),
+        }
     }
 
     /// Runs the handler of each input request; the error says which one could not be answered.

@@ -20,7 +20,7 @@
 
 use super::{Client, ClientCore, RequestOptions};
 use crate::cancellation::CancellationToken;
-use crate::engine::completer::{Completer, Then};
+use crate::engine::completer::{self, Completer, Then};
 use crate::engine::{CallOptions, Connection};
 use crate::error::Result;
 use serde_json::Value;
@@ -109,6 +109,10 @@ pub(crate) enum Step {
         cancellation: Option<CancellationToken>,
         then: Box<dyn FnOnce() -> Step + Send>,
     },
+    /// Host code ahead (an input handler, the library log): [`drive`] runs it on the caller's
+    /// thread, [`drive_async`] on the completion thread, never on the thread that routed a
+    /// response (see `engine::completer::inline`).
+    Defer(Box<dyn FnOnce() -> Step + Send>),
     /// Work that blocks its thread for a while (a task's poll loop, `tasks`): [`drive`] runs it
     /// on the caller's thread, [`drive_async`] on a thread of its own, so the completion thread
     /// never waits on it.
@@ -144,6 +148,11 @@ impl Step {
         }
     }
 
+    /// Runs `then` where host code may run (see `Step::Defer`).
+    pub(crate) fn defer(then: impl FnOnce() -> Step + Send + 'static) -> Step {
+        Step::Defer(Box::new(then))
+    }
+
     /// This step's chain, then `next` with its result.
     pub(crate) fn and_then(
         self,
@@ -173,6 +182,7 @@ impl Step {
                 cancellation,
                 then: Box::new(move || then().and_then(next)),
             },
+            Step::Defer(then) => Step::Defer(Box::new(move || then().and_then(next))),
             Step::Blocking { job, then } => Step::Blocking {
                 job,
                 then: Box::new(move |result| then(result).and_then(next)),
@@ -213,16 +223,32 @@ pub(crate) fn drive(mut step: Step) -> Result<Value> {
                 sleep_unless_cancelled(until, cancellation.as_ref());
                 then()
             }
+            Step::Defer(then) => then(),
             Step::Blocking { job, then } => then(job()),
         }
     }
 }
 
-/// Runs a chain without blocking: each request's continuation runs on the completion thread,
-/// and `deliver` gets the result there.
-pub(crate) fn drive_async(completer: &Completer, step: Step, deliver: Then) {
+/// Where a started operation's result goes.
+pub(crate) struct Deliver {
+    pub done: Then,
+    /// `done` neither blocks nor calls the host (it pushes to a completion queue): it may run on
+    /// the thread that routed the last response, saving a hand-off to the completion thread.
+    pub anywhere: bool,
+}
+
+/// Runs a chain without blocking: each request's continuation runs on the completion thread
+/// (or, for a `deliver` that may run anywhere, on the thread that routed the response, inside
+/// `completer::inline`), and `deliver` gets the result there.
+pub(crate) fn drive_async(completer: &Completer, step: Step, deliver: Deliver) {
+    if completer::inline() && !matches!(step, Step::Done(_)) {
+        // The next request, a pause or host code: not on the thread that reads the transport.
+        let next = completer.clone();
+        return completer.post(Box::new(move || drive_async(&next, step, deliver)));
+    }
     match step {
-        Step::Done(result) => completer.run(Box::new(move || deliver(result))),
+        Step::Done(result) if deliver.anywhere && completer::inline() => (deliver.done)(result),
+        Step::Done(result) => completer.run(Box::new(move || (deliver.done)(result))),
         Step::Send {
             connection,
             method,
@@ -231,11 +257,13 @@ pub(crate) fn drive_async(completer: &Completer, step: Step, deliver: Then) {
             then,
         } => {
             let next = completer.clone();
+            let anywhere = deliver.anywhere;
             completer.call(
                 &connection,
                 &method,
                 params.as_ref(),
                 call,
+                anywhere,
                 Box::new(move |result| drive_async(&next, then(result), deliver)),
             );
         }
@@ -247,6 +275,10 @@ pub(crate) fn drive_async(completer: &Completer, step: Step, deliver: Then) {
             let next = completer.clone();
             let job = Box::new(move || drive_async(&next, then(), deliver));
             completer.after(until, cancellation.as_ref(), job);
+        }
+        Step::Defer(then) => {
+            let next = completer.clone();
+            completer.run(Box::new(move || drive_async(&next, then(), deliver)));
         }
         Step::Blocking { job, then } => {
             // The outcome is delivered whatever happens to the thread: a panic in `job` is its
@@ -312,15 +344,17 @@ impl Client {
         opts: &RequestOptions,
         done: impl FnOnce(Result<Value>) + Send + 'static,
     ) -> Result<()> {
-        self.start_checked(Ok(request), opts, done)
+        self.start_checked(Ok(request), opts, false, done)
     }
 
     /// As `start`, for a request that may already have failed its checks (the C API's
-    /// arguments): the failure is its completion.
+    /// arguments): the failure is its completion. `anywhere`: `done` neither blocks nor calls
+    /// the host, so it may run on the thread that routed the response (see [`Deliver`]).
     pub(crate) fn start_checked(
         &self,
         request: Result<Request>,
         opts: &RequestOptions,
+        anywhere: bool,
         done: impl FnOnce(Result<Value>) + Send + 'static,
     ) -> Result<()> {
         let ticket = self.completer.admit()?;
@@ -329,7 +363,7 @@ impl Client {
             Ok(request) => self.core.step_for(request, opts),
             Err(error) => Step::Done(Err(error)),
         };
-        let deliver: Then = Box::new(move |result| {
+        let done: Then = Box::new(move |result| {
             // Entered before the ticket goes back, so a close that saw the ticket back waits
             // for this callback (or it never starts, once the gate is shut).
             let entered = gate.enter();
@@ -338,7 +372,7 @@ impl Client {
                 done(result);
             }
         });
-        drive_async(&self.completer, step, deliver);
+        drive_async(&self.completer, step, Deliver { done, anywhere });
         Ok(())
     }
 }

@@ -265,8 +265,12 @@ impl ClientCore {
         sent.and_then(move |result| {
             if let Err(e) = &result {
                 if e.status == Status::SessionExpired {
-                    // The server forgot us: the next connect starts a new session.
-                    core.forget_session(&session);
+                    // The server forgot us: the next connect starts a new session. Closing the
+                    // connection waits for its threads: never on one of them.
+                    return Step::defer(move || {
+                        core.forget_session(&session);
+                        Step::Done(result)
+                    });
                 }
             }
             Step::Done(result.and_then(|result| match result.get("resultType") {
@@ -350,12 +354,15 @@ impl ClientCore {
         opts: &RequestOptions,
     ) -> Step {
         let core = self.clone();
+        // Dropping a tool logs why (host code).
         self.list_page(methods::TOOLS_LIST, cursor, opts)
             .map_ok(move |mut page| {
-                if let Some(Value::Array(tools)) = page.get_mut("tools") {
-                    core.drop_invalid_tools(tools);
-                }
-                Step::Done(Ok(page))
+                Step::defer(move || {
+                    if let Some(Value::Array(tools)) = page.get_mut("tools") {
+                        core.drop_invalid_tools(tools);
+                    }
+                    Step::Done(Ok(page))
+                })
             })
     }
 
@@ -364,10 +371,12 @@ impl ClientCore {
         let core = self.clone();
         self.all_pages(methods::TOOLS_LIST, "tools", opts)
             .map_ok(move |mut all| {
-                if let Some(Value::Array(tools)) = all.get_mut("tools") {
-                    core.drop_invalid_tools(tools);
-                }
-                Step::Done(Ok(all))
+                Step::defer(move || {
+                    if let Some(Value::Array(tools)) = all.get_mut("tools") {
+                        core.drop_invalid_tools(tools);
+                    }
+                    Step::Done(Ok(all))
+                })
             })
     }
 

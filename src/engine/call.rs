@@ -53,12 +53,15 @@ pub struct Call {
     /// Wakes the caller when it is reading the transport itself (see `start_reading`).
     reader_waker: Option<Waker>,
     /// For a call nobody blocks on (started without blocking): tells the completion thread
-    /// that the outcome is decided. Runs under the call's lock, so it must only queue.
+    /// that the outcome is decided. Runs on the thread that decided it, after the call's lock
+    /// is released (it may take the outcome there).
     notify: Option<Notify>,
 }
 
-/// Tells the completion thread that a started call has its outcome (see `engine::completer`).
-pub type Notify = Box<dyn Fn() + Send + Sync>;
+/// Tells the completion thread that a started call has its outcome (see `engine::completer`);
+/// the argument says whether the outcome is the server's response (routed by the thread that
+/// reads the transport) rather than a cancel, timeout or failure.
+pub type Notify = Box<dyn Fn(bool) + Send + Sync>;
 
 #[derive(Default)]
 struct State {
@@ -146,7 +149,13 @@ impl Call {
         if state.outcome.is_some() || state.taken {
             return false;
         }
+        let answered = matches!(outcome, Outcome::Response(_));
         state.outcome = Some(outcome);
+        if let Some(notify) = &self.notify {
+            drop(state);
+            notify(answered);
+            return true;
+        }
         self.wake_caller(&state);
         true
     }
@@ -165,6 +174,11 @@ impl Call {
         });
         if self.wire == WireCancel::Notify {
             state.notice = Notice::WaitingForSend(reason.map(str::to_owned));
+        }
+        if let Some(notify) = &self.notify {
+            drop(state);
+            notify(false);
+            return true;
         }
         self.wake_caller(&state);
         true
@@ -252,9 +266,6 @@ impl Call {
     /// its own response, in the transport (unless this is its own thread, which routed its own
     /// response). One wake-up either way: a cancel costs the canceller as little as possible.
     fn wake_caller(&self, state: &State) {
-        if let Some(notify) = &self.notify {
-            return notify();
-        }
         match (state.reading, &self.reader_waker) {
             (Some(reader), Some(wake)) => {
                 if reader != std::thread::current().id() {

@@ -17,6 +17,13 @@
 //! for the tickets to be given back, so every started operation is delivered exactly once.
 //! Close made on this thread (from a completion) drains the queue itself instead of waiting.
 //!
+//! One hand-off is skipped when it can be: a call whose continuation is allowed to run
+//! anywhere (`call`'s `anywhere`: the operation ends by pushing to a completion queue, no host
+//! code on the way) is finished on the thread that routed its response (the transport's
+//! reader), so a queue's host is woken by that thread directly. There the continuation runs
+//! inside [`inline`]: whatever it does next that may block or call the host (another request,
+//! a pause, host code) it hands to this thread instead (see `client::operation`).
+//!
 //! The thread starts with the first started call: a client that only blocks never has it.
 
 use super::call::Notify;
@@ -27,8 +34,9 @@ use crate::error::{Error, Result, Status};
 use crate::sync::{lock, spawn, wait_until};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use serde_json::Value;
+use std::cell::Cell;
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::thread::ThreadId;
 use std::time::Instant;
 
@@ -107,6 +115,19 @@ struct Watched {
     connection: Arc<Connection>,
     timeout: Timeout,
     then: Then,
+    /// `then` may run on the thread that routed the response (see the module docs).
+    anywhere: bool,
+}
+
+thread_local! {
+    /// Set while a continuation runs on the thread that routed its call's response.
+    static INLINE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether this thread is running a continuation away from the completion thread: it must
+/// then hand anything that may block or call the host to the completion thread.
+pub fn inline() -> bool {
+    INLINE.with(Cell::get)
 }
 
 /// An operation admitted and not yet delivered; giving it back (dropping it) lets close end.
@@ -152,13 +173,15 @@ impl Completer {
         })
     }
 
-    /// Starts a request on `connection`; its result goes to `then` on the completion thread.
+    /// Starts a request on `connection`; its result goes to `then` on the completion thread,
+    /// or, when `anywhere`, on the thread that routed the response (inside [`inline`]).
     pub fn call(
         &self,
         connection: &Arc<Connection>,
         method: &str,
         params: Option<&Value>,
         opts: CallOptions,
+        anywhere: bool,
         then: Then,
     ) {
         let key = {
@@ -167,11 +190,17 @@ impl Completer {
             state.next_key
         };
         let events = self.shared.events.clone();
-        let notify: Notify = Box::new(move || {
+        let shared = Arc::downgrade(&self.shared);
+        let notify: Notify = Box::new(move |answered| {
+            if answered && Shared::complete_here(&shared, key) {
+                return;
+            }
             // Disconnected only once the client is gone: nobody is left to tell.
             let _ = events.send(Event::Ready(key));
         });
         let started = connection.start(method, params, opts, Some(notify));
+        // Finishing a call with its own progress callback waits for that host code.
+        let anywhere = anywhere && !started.has_own_progress();
         let timeout = Timeout::start(started.options());
         let call = started.call().clone();
         let deadline = timeout.deadline();
@@ -184,6 +213,7 @@ impl Completer {
                     connection: connection.clone(),
                     timeout,
                     then,
+                    anywhere,
                 },
             );
             if let Some(deadline) = deadline {
@@ -244,6 +274,12 @@ impl Completer {
             true => job(),
             false => self.send(Event::Run(job)),
         }
+    }
+
+    /// Queues `job` for the completion thread, even from the thread itself (behind what is
+    /// queued already).
+    pub fn post(&self, job: Job) {
+        self.send(Event::Run(job));
     }
 
     pub fn is_current(&self) -> bool {
@@ -405,6 +441,26 @@ impl Shared {
             Event::Run(job) => job(),
             Event::Wake => self.fire_due(),
             Event::Stop => {}
+        }
+    }
+
+    /// A response was routed for the call under `key`, on this thread: finishes it here if its
+    /// continuation may run anywhere. False when the completion thread must do it (or the call
+    /// is not in the table yet: `call` queues it once it is).
+    fn complete_here(shared: &Weak<Shared>, key: u64) -> bool {
+        let Some(shared) = shared.upgrade() else {
+            return false;
+        };
+        let anywhere = shared.lock().watched.get(&key).map(|w| w.anywhere);
+        match anywhere {
+            Some(true) => {
+                let was = INLINE.with(|inline| inline.replace(true));
+                let _ = crate::panic_guard::catch(|| shared.complete(key));
+                INLINE.with(|inline| inline.set(was));
+                true
+            }
+            Some(false) => false,
+            None => true,
         }
     }
 

@@ -102,6 +102,11 @@ impl Started {
         &self.opts
     }
 
+    /// Whether finishing the call waits for its own progress callback (host code) to run.
+    pub fn has_own_progress(&self) -> bool {
+        self.own.is_some()
+    }
+
     /// Ends the call with the outcome taken from it: out of the table, the hook off the token,
     /// its own progress settled, and the outcome as the caller sees it.
     pub fn finish(self, connection: &Connection, outcome: Outcome) -> Result<Value> {

@@ -388,7 +388,9 @@ pub unsafe extern "C" fn mcp_client_start(
     let Some(queue) = borrow(queue).map(|q| q.queue.clone()) else {
         return mcp_status::InvalidArgument;
     };
-    start(client, request, options, move |result| {
+    // Pushing to the queue neither blocks nor calls the host: the thread that reads the
+    // server's response may push it, with no hand-off to the completion thread.
+    start(client, request, options, true, move |result| {
         queue.push(tag, result)
     })
 }
@@ -423,7 +425,7 @@ pub unsafe extern "C" fn mcp_client_start_callback(
         return mcp_status::InvalidArgument;
     };
     let userdata = UserData(userdata);
-    start(client, request, options, move |result| {
+    start(client, request, options, false, move |result| {
         let userdata = userdata;
         // SAFETY: the host's contract for `callback`; the result is handed over.
         unsafe { callback(userdata.0, tag, Box::into_raw(result)) }
@@ -438,6 +440,7 @@ unsafe fn start(
     client: *mut mcp_client,
     request: *const mcp_request,
     options: *const mcp_request_options,
+    anywhere: bool,
     deliver: impl FnOnce(Box<mcp_result>) + Send + 'static,
 ) -> mcp_status {
     guard(
@@ -462,7 +465,7 @@ unsafe fn start(
                 let result = unsafe { Box::from_raw(into_result(|| outcome)) };
                 deliver(result);
             };
-            match client.start_checked(request, opts, done) {
+            match client.start_checked(request, opts, anywhere, done) {
                 Ok(()) => mcp_status::Ok,
                 Err(error) => error.status.into(),
             }
