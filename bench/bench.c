@@ -501,8 +501,16 @@ int main(int argc, char **argv) {
     const char *eras[] = {"legacy", "modern"};
 
     /* MCPC_BENCH_PROFILE=stdio (or 1), =modern (stdio, modern era), =http or =http-modern:
-     * only sequential echo calls, a steady loop to run under perf or callgrind. */
+     * only sequential echo calls, a steady loop to run under perf or callgrind;
+     * =completion: the completion API's throughput loop (8 then 16 in flight). */
     const char *profile = getenv("MCPC_BENCH_PROFILE");
+    if (profile && strcmp(profile, "completion") == 0) {
+        /* The completion API from one thread, 16 in flight, for `seconds`. */
+        mcp_client *client = stdio_client(MCP_CONNECT_MODE_LEGACY, NULL);
+        completion_throughput(client, "profile", seconds);
+        mcp_client_free(client);
+        return 0;
+    }
     if (profile) {
         bool http = strncmp(profile, "http", 4) == 0;
         int mode = strstr(profile, "modern") ? MCP_CONNECT_MODE_MODERN : MCP_CONNECT_MODE_LEGACY;

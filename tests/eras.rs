@@ -577,3 +577,40 @@ fn a_modern_server_slower_than_the_probe_is_still_spoken_to_in_the_modern_era() 
         ["server/discover", "initialize", "server/discover"]
     );
 }
+
+/// A blocking call waiting between load-shedding legs (a pause of up to 250 ms) is woken by its
+/// cancel at once, like a call blocked on the wire, and sends no further leg.
+#[test]
+fn a_cancel_between_input_rounds_wakes_the_blocked_caller_and_ends_the_legs() {
+    let log = log_path("eras-cancel-between-legs");
+    let client = Arc::new(connect_logged(&log, &["--modern"]));
+    let token = CancellationToken::new();
+    let caller = {
+        let (client, opts) = (client.clone(), RequestOptions::with_cancellation(&token));
+        std::thread::spawn(move || {
+            let result = client.call_tool("state_only", Some(json!({"legs": 1000})), &opts);
+            (result, Instant::now())
+        })
+    };
+    // Five legs in, the pauses between legs have grown to their longest (250 ms).
+    let is_leg = |l: &Value| is_method(l, "tools/call");
+    wait_for_log(&log, |lines| lines.iter().filter(|l| is_leg(l)).count() >= 5);
+    std::thread::sleep(Duration::from_millis(20)); // inside the pause after the fifth leg
+    let legs_at_cancel = read_log(&log).iter().filter(|l| is_leg(l)).count();
+    let cancelled_at = Instant::now();
+    assert!(token.cancel(Some("enough")));
+    let (result, returned_at) = caller.join().unwrap();
+    assert_eq!(result.unwrap_err().status, Status::Cancelled);
+    let took = returned_at.saturating_duration_since(cancelled_at);
+    // A wide margin against hangs; the figure is reported (before, the pause polled every 5 ms).
+    assert!(took < Duration::from_secs(2), "returned {took:?} after the cancel");
+    report_figure(&format!(
+        "eras: a blocking call paused between input rounds returned {took:?} after its cancel"
+    ));
+    std::thread::sleep(Duration::from_millis(300)); // longer than any pause
+    let legs_after = read_log(&log).iter().filter(|l| is_leg(l)).count();
+    assert!(
+        legs_after <= legs_at_cancel + 1,
+        "legs went on after the cancel: {legs_at_cancel} then {legs_after}"
+    );
+}

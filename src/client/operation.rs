@@ -25,7 +25,7 @@ use crate::engine::{CallOptions, Connection};
 use crate::error::Result;
 use serde_json::Value;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// One MCP request, to run with [`Client::run`] (blocking) or start with [`Client::start`].
 /// Each blocking request method is `run` of one of these.
@@ -309,13 +309,20 @@ pub(crate) fn drive_async(completer: &Completer, step: Step, deliver: Deliver) {
     }
 }
 
-/// Waits until `until`, waking early if the token is cancelled.
+/// Waits until `until`, or until the token is cancelled: its cancel wakes this thread at once
+/// (through a hook on the token), as it wakes a call blocked on the wire.
 fn sleep_unless_cancelled(until: Instant, token: Option<&CancellationToken>) {
-    while Instant::now() < until {
-        if token.is_some_and(CancellationToken::is_cancelled) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(5).min(until - Instant::now()));
+    let Some(token) = token else {
+        std::thread::sleep(until.saturating_duration_since(Instant::now()));
+        return;
+    };
+    let (woken, wake) = crossbeam_channel::bounded::<()>(1);
+    let hook = token.on_cancel(move |_| {
+        let _ = woken.try_send(());
+    });
+    let _ = wake.recv_deadline(until);
+    if let Some(hook) = hook {
+        token.off_cancel(hook);
     }
 }
 
