@@ -74,6 +74,122 @@ func (c *Client) StartRequest(ctx context.Context, method string, params any, op
 	return c.start(ctx, opts, func() *C.mcp_request { return C.mcp_request_other(cmethod, cparams) })
 }
 
+// StartDiscover starts server/discover.
+func (c *Client) StartDiscover(ctx context.Context, opts ...CallOption) *Pending {
+	return c.start(ctx, opts, func() *C.mcp_request { return C.mcp_request_discover() })
+}
+
+// StartReadResource starts resources/read.
+func (c *Client) StartReadResource(ctx context.Context, uri string, opts ...CallOption) *Pending {
+	curi := C.CString(uri)
+	defer C.free(unsafe.Pointer(curi))
+	return c.start(ctx, opts, func() *C.mcp_request { return C.mcp_request_read_resource(curi) })
+}
+
+// StartGetPrompt starts prompts/get; args is a JSON object of strings, or nil.
+func (c *Client) StartGetPrompt(ctx context.Context, name string, args any, opts ...CallOption) *Pending {
+	cargs, err := cJSON(args)
+	if err != nil {
+		return failed(err)
+	}
+	defer C.free(unsafe.Pointer(cargs))
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	return c.start(ctx, opts, func() *C.mcp_request { return C.mcp_request_get_prompt(cname, cargs) })
+}
+
+// StartComplete starts completion/complete, with Complete's arguments.
+func (c *Client) StartComplete(ctx context.Context, ref, argument, completionContext any, opts ...CallOption) *Pending {
+	var cstrs [3]*C.char
+	for i, v := range []any{ref, argument, completionContext} {
+		cv, err := cJSON(v)
+		if err != nil {
+			for _, done := range cstrs[:i] {
+				C.free(unsafe.Pointer(done))
+			}
+			return failed(err)
+		}
+		cstrs[i] = cv
+	}
+	defer func() {
+		for _, cv := range cstrs {
+			C.free(unsafe.Pointer(cv))
+		}
+	}()
+	return c.start(ctx, opts, func() *C.mcp_request {
+		return C.mcp_request_complete(cstrs[0], cstrs[1], cstrs[2])
+	})
+}
+
+// StartSetLoggingLevel starts logging/setLevel (handshake era only).
+func (c *Client) StartSetLoggingLevel(ctx context.Context, level string, opts ...CallOption) *Pending {
+	clevel := C.CString(level)
+	defer C.free(unsafe.Pointer(clevel))
+	return c.start(ctx, opts, func() *C.mcp_request { return C.mcp_request_set_logging_level(clevel) })
+}
+
+// StartSubscribeResource starts resources/subscribe (handshake era only).
+func (c *Client) StartSubscribeResource(ctx context.Context, uri string, opts ...CallOption) *Pending {
+	curi := C.CString(uri)
+	defer C.free(unsafe.Pointer(curi))
+	return c.start(ctx, opts, func() *C.mcp_request { return C.mcp_request_subscribe_resource(curi) })
+}
+
+// StartUnsubscribeResource starts resources/unsubscribe (handshake era only).
+func (c *Client) StartUnsubscribeResource(ctx context.Context, uri string, opts ...CallOption) *Pending {
+	curi := C.CString(uri)
+	defer C.free(unsafe.Pointer(curi))
+	return c.start(ctx, opts, func() *C.mcp_request { return C.mcp_request_unsubscribe_resource(curi) })
+}
+
+// StartListTools starts one page of tools/list ("" for the first page).
+func (c *Client) StartListTools(ctx context.Context, cursor string, opts ...CallOption) *Pending {
+	return c.startPage(ctx, cursor, opts, func(cur *C.char) *C.mcp_request { return C.mcp_request_list_tools(cur) })
+}
+
+// StartListResources starts one page of resources/list.
+func (c *Client) StartListResources(ctx context.Context, cursor string, opts ...CallOption) *Pending {
+	return c.startPage(ctx, cursor, opts, func(cur *C.char) *C.mcp_request { return C.mcp_request_list_resources(cur) })
+}
+
+// StartListResourceTemplates starts one page of resources/templates/list.
+func (c *Client) StartListResourceTemplates(ctx context.Context, cursor string, opts ...CallOption) *Pending {
+	return c.startPage(ctx, cursor, opts, func(cur *C.char) *C.mcp_request {
+		return C.mcp_request_list_resource_templates(cur)
+	})
+}
+
+// StartListPrompts starts one page of prompts/list.
+func (c *Client) StartListPrompts(ctx context.Context, cursor string, opts ...CallOption) *Pending {
+	return c.startPage(ctx, cursor, opts, func(cur *C.char) *C.mcp_request { return C.mcp_request_list_prompts(cur) })
+}
+
+// StartResources starts the walk over every page of resources/list: {"resources": [...]}.
+func (c *Client) StartResources(ctx context.Context, opts ...CallOption) *Pending {
+	return c.start(ctx, opts, func() *C.mcp_request { return C.mcp_request_resources() })
+}
+
+// StartResourceTemplates starts the walk over every page of resources/templates/list.
+func (c *Client) StartResourceTemplates(ctx context.Context, opts ...CallOption) *Pending {
+	return c.start(ctx, opts, func() *C.mcp_request { return C.mcp_request_resource_templates() })
+}
+
+// StartPrompts starts the walk over every page of prompts/list: {"prompts": [...]}.
+func (c *Client) StartPrompts(ctx context.Context, opts ...CallOption) *Pending {
+	return c.start(ctx, opts, func() *C.mcp_request { return C.mcp_request_prompts() })
+}
+
+// startPage starts one page of a list; "" asks for the first page (a NULL cursor).
+func (c *Client) startPage(ctx context.Context, cursor string, opts []CallOption,
+	build func(*C.char) *C.mcp_request) *Pending {
+	var ccursor *C.char
+	if cursor != "" {
+		ccursor = C.CString(cursor)
+		defer C.free(unsafe.Pointer(ccursor))
+	}
+	return c.start(ctx, opts, func() *C.mcp_request { return build(ccursor) })
+}
+
 // start starts the request build makes, with the options and a token that ctx cancels; what
 // the call holds (token, watcher, progress func, its place in c.calls) is let go when its
 // completion arrives.

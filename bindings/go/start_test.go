@@ -76,3 +76,53 @@ func TestStartPendingAtClose(t *testing.T) {
 		t.Fatalf("a start after close: %v", err)
 	}
 }
+
+// Every Start* function, started together from one goroutine, gets what its blocking
+// counterpart gets.
+func TestStartEveryRequestKind(t *testing.T) {
+	c := connect(t, []string{"--page-size", "1"})
+	ctx := context.Background()
+	cases := []struct {
+		name    string
+		pending *Pending
+		want    string
+	}{
+		{"StartListTools page 2", c.StartListTools(ctx, "c1"), `"name":"add"`},
+		{"StartListTools page 1", c.StartListTools(ctx, ""), `"nextCursor":"c1"`},
+		{"StartListResources", c.StartListResources(ctx, ""), `"uri":"test://hello"`},
+		{"StartResources", c.StartResources(ctx), `"uri":"test://big"`},
+		{"StartListResourceTemplates", c.StartListResourceTemplates(ctx, ""), `"uriTemplate":"test://items/{id}"`},
+		{"StartResourceTemplates", c.StartResourceTemplates(ctx), `"uriTemplate":"test://items/{id}"`},
+		{"StartListPrompts", c.StartListPrompts(ctx, ""), `"name":"greet"`},
+		{"StartPrompts", c.StartPrompts(ctx), `"name":"greet"`},
+		{"StartReadResource", c.StartReadResource(ctx, "test://hello"), `"text":"Hello, world"`},
+		{"StartGetPrompt", c.StartGetPrompt(ctx, "greet", map[string]string{"name": "Go"}), `"text":"Hello, Go!"`},
+		{"StartComplete", c.StartComplete(ctx, json.RawMessage(`{"type":"ref/prompt","name":"greet"}`),
+			map[string]string{"name": "name", "value": "ga"}, nil), `"values":["gamma","gamut"]`},
+		{"StartSetLoggingLevel", c.StartSetLoggingLevel(ctx, "debug"), `{}`},
+		{"StartSubscribeResource", c.StartSubscribeResource(ctx, "test://hello"), `{}`},
+		{"StartUnsubscribeResource", c.StartUnsubscribeResource(ctx, "test://hello"), `{}`},
+	}
+	for _, tc := range cases {
+		select {
+		case <-tc.pending.Done():
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s never completed", tc.name)
+		}
+		res, err := tc.pending.Wait()
+		if err != nil || !strings.Contains(string(res), tc.want) {
+			t.Errorf("%s = %s, %v; want %s in it", tc.name, res, err, tc.want)
+		}
+	}
+	// A server error and a bad argument complete like their blocking forms.
+	if _, err := c.StartSetLoggingLevel(ctx, "loud").Wait(); err == nil || asError(t, err).Code != -32602 {
+		t.Errorf("StartSetLoggingLevel(loud): %v, want the server's -32602", err)
+	}
+	if _, err := c.StartGetPrompt(ctx, "greet", func() {}).Wait(); err == nil || asError(t, err).Status != StatusInvalidArgument {
+		t.Errorf("StartGetPrompt with args Go cannot encode: %v", err)
+	}
+	// A handshake-era server does not know server/discover.
+	if _, err := c.StartDiscover(ctx).Wait(); err == nil || asError(t, err).Code != -32601 {
+		t.Errorf("StartDiscover: %v", err)
+	}
+}
