@@ -594,7 +594,9 @@ fn a_cancel_between_input_rounds_wakes_the_blocked_caller_and_ends_the_legs() {
     };
     // Five legs in, the pauses between legs have grown to their longest (250 ms).
     let is_leg = |l: &Value| is_method(l, "tools/call");
-    wait_for_log(&log, |lines| lines.iter().filter(|l| is_leg(l)).count() >= 5);
+    wait_for_log(&log, |lines| {
+        lines.iter().filter(|l| is_leg(l)).count() >= 5
+    });
     std::thread::sleep(Duration::from_millis(20)); // inside the pause after the fifth leg
     let legs_at_cancel = read_log(&log).iter().filter(|l| is_leg(l)).count();
     let cancelled_at = Instant::now();
@@ -603,7 +605,10 @@ fn a_cancel_between_input_rounds_wakes_the_blocked_caller_and_ends_the_legs() {
     assert_eq!(result.unwrap_err().status, Status::Cancelled);
     let took = returned_at.saturating_duration_since(cancelled_at);
     // A wide margin against hangs; the figure is reported (before, the pause polled every 5 ms).
-    assert!(took < Duration::from_secs(2), "returned {took:?} after the cancel");
+    assert!(
+        took < Duration::from_secs(2),
+        "returned {took:?} after the cancel"
+    );
     report_figure(&format!(
         "eras: a blocking call paused between input rounds returned {took:?} after its cancel"
     ));
