@@ -19,6 +19,11 @@
  * - MCPC_STRESS_PAD=BYTES: every echo carries BYTES of padding, so that a server that stops
  *   reading (ctest passes --pause-reading-every N:MS to the server) soon has its stdin pipe full
  *   and writers block until it reads again.
+ * - MCPC_STRESS_COMPLETION=1: beside the 8 blocking threads, an event-loop thread keeps 16 calls
+ *   in flight with mcp_client_start on a completion queue (as many calls again as the blocking
+ *   threads make), with the same mix of cancels, timeouts and tokens freed in use, checked the
+ *   same way; in phase 2 it also has 8 calls pending on its queue at the close, each of which
+ *   must be in the queue, CLOSED, when the close returns.
  *
  * Built plain, with ASan/UBSan and with TSan, and run under valgrind, by ctest. With
  * MCPC_STRESS_RACE_CANARY set, the workers also bump a counter without a lock: a data race on
@@ -28,6 +33,7 @@
 #include "mcpc.h"
 
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +52,7 @@ static long ok_calls, cancelled_calls, timed_out_calls, notices_expected, failur
 static long callback_pings;
 
 static int callbacks_mode; /* MCPC_STRESS_CALLBACKS */
+static int completion_mode; /* MCPC_STRESS_COMPLETION */
 static char *padding = "";  /* MCPC_STRESS_PAD */
 
 static long race_canary; /* written without a lock, only with MCPC_STRESS_RACE_CANARY */
@@ -125,6 +132,32 @@ static void ping_on_progress(void *userdata, const char *token_json, double prog
 
 /* ---- Phase 1 ---------------------------------------------------------------------------- */
 
+/* Counts one call's outcome; an OK result must hold `want_text`, its own call's text. */
+static void account(long call, mcp_result *r, const char *want_text) {
+    mcp_status status = mcp_result_status(r);
+    pthread_mutex_lock(&totals_lock);
+    if (status == MCP_STATUS_OK)
+        ok_calls++;
+    else if (status == MCP_STATUS_CANCELLED)
+        cancelled_calls++;
+    else if (status == MCP_STATUS_TIMEOUT)
+        timed_out_calls++;
+    /* A notice is owed only when the request was on the wire (it has an id). */
+    if ((status == MCP_STATUS_CANCELLED || status == MCP_STATUS_TIMEOUT) &&
+        mcp_result_request_id(r) != 0)
+        notices_expected++;
+    pthread_mutex_unlock(&totals_lock);
+
+    if (status == MCP_STATUS_OK) {
+        char want[96];
+        snprintf(want, sizeof want, "\"text\":\"%s\"", want_text);
+        if (strstr(mcp_result_json(r), want) == NULL)
+            failure("a response was delivered to the wrong call", call, r);
+    } else if (status != MCP_STATUS_CANCELLED && status != MCP_STATUS_TIMEOUT) {
+        failure("unexpected status", call, r);
+    }
+}
+
 static void *worker_main(void *arg) {
     long thread = (long)(intptr_t)arg;
     unsigned int seed = (unsigned int)(thread * 7919 + 1);
@@ -165,31 +198,104 @@ static void *worker_main(void *arg) {
         mcp_result *r =
             mcp_client_call_tool(client, with_progress ? "progress" : "echo", args, opts);
         free(args);
-        mcp_status status = mcp_result_status(r);
-        pthread_mutex_lock(&totals_lock);
-        if (status == MCP_STATUS_OK)
-            ok_calls++;
-        else if (status == MCP_STATUS_CANCELLED)
-            cancelled_calls++;
-        else if (status == MCP_STATUS_TIMEOUT)
-            timed_out_calls++;
-        /* A notice is owed only when the request was on the wire (it has an id). */
-        if ((status == MCP_STATUS_CANCELLED || status == MCP_STATUS_TIMEOUT) &&
-            mcp_result_request_id(r) != 0)
-            notices_expected++;
-        pthread_mutex_unlock(&totals_lock);
-
-        if (status == MCP_STATUS_OK) {
-            char want[96];
-            snprintf(want, sizeof want, "\"text\":\"%s\"", with_progress ? "done" : payload);
-            if (strstr(mcp_result_json(r), want) == NULL)
-                failure("a response was delivered to the wrong call", call, r);
-        } else if (status != MCP_STATUS_CANCELLED && status != MCP_STATUS_TIMEOUT) {
-            failure("unexpected status", call, r);
-        }
+        account(call, r, with_progress ? "done" : payload);
         mcp_result_free(r);
         mcp_request_options_free(opts);
     }
+
+    pthread_mutex_lock(&canceller.lock);
+    canceller.done = 1;
+    pthread_cond_signal(&canceller.ready);
+    pthread_mutex_unlock(&canceller.lock);
+    pthread_join(canceller_thread, NULL);
+    pthread_cond_destroy(&canceller.ready);
+    pthread_mutex_destroy(&canceller.lock);
+    return NULL;
+}
+
+/* ---- Phase 1, MCPC_STRESS_COMPLETION: an event loop with many calls in flight ------------ */
+
+#define IN_FLIGHT 16
+
+static long completion_calls; /* how many calls the event loop makes */
+
+struct slot {
+    long call;
+    char payload[64];
+};
+
+/* Starts call `call` in `slot`: an echo with a random plan, as the blocking workers make. */
+static void start_in_slot(mcp_completion_queue *queue, struct slot *slots, uint64_t slot, long call,
+                          unsigned int *seed, struct canceller *canceller) {
+    slots[slot].call = call;
+    snprintf(slots[slot].payload, sizeof slots[slot].payload, "e-c%ld", call);
+    size_t args_size = strlen(padding) + 128;
+    char *args = malloc(args_size);
+    snprintf(args, args_size, "{\"text\":\"%s\",\"delay_ms\":%d,\"pad\":\"%s\"}",
+             slots[slot].payload, rand_r(seed) % 4, padding);
+    mcp_request *request = mcp_request_call_tool("echo", args);
+    free(args);
+    mcp_cancellation *token = mcp_cancellation_new();
+    mcp_request_options *opts = mcp_request_options_new();
+    mcp_request_options_set_cancellation(opts, token);
+    int plan = rand_r(seed) % 6;
+    if (plan == 0)
+        mcp_request_options_set_timeout_ms(opts, (uint64_t)(1 + rand_r(seed) % 3));
+    mcp_status status = mcp_client_start(client, request, opts, queue, slot);
+    if (plan == 1 || plan == 2)
+        canceller_queue(canceller, token, rand_r(seed) % 3000);
+    else
+        mcp_cancellation_free(token); /* freed while in use: the call keeps a reference */
+    /* The request and options may go as soon as the start has returned. */
+    mcp_request_free(request);
+    mcp_request_options_free(opts);
+    if (status != MCP_STATUS_OK) {
+        fprintf(stderr, "stress: FAIL call %ld: mcp_client_start returned %s\n", call,
+                mcp_status_name((int)status));
+        pthread_mutex_lock(&totals_lock);
+        failures++;
+        pthread_mutex_unlock(&totals_lock);
+    }
+}
+
+static void *event_loop_main(void *arg) {
+    (void)arg;
+    unsigned int seed = 4242;
+    struct canceller canceller = {.count = 0, .done = 0};
+    pthread_mutex_init(&canceller.lock, NULL);
+    pthread_cond_init(&canceller.ready, NULL);
+    pthread_t canceller_thread;
+    pthread_create(&canceller_thread, NULL, canceller_main, &canceller);
+
+    mcp_completion_queue *queue = mcp_completion_queue_new();
+    struct pollfd pfd = {.fd = mcp_completion_queue_fd(queue), .events = POLLIN};
+    struct slot slots[IN_FLIGHT];
+    long started = 0, finished = 0;
+    for (uint64_t slot = 0; slot < IN_FLIGHT && started < completion_calls; slot++)
+        start_in_slot(queue, slots, slot, started++, &seed, &canceller);
+    while (finished < started) {
+        if (poll(&pfd, 1, 30000) != 1) {
+            fputs("stress: FAIL: no completion within 30 s\n", stderr);
+            pthread_mutex_lock(&totals_lock);
+            failures++;
+            pthread_mutex_unlock(&totals_lock);
+            break;
+        }
+        uint64_t slot;
+        mcp_result *r;
+        while (mcp_completion_queue_pop(queue, &slot, &r)) {
+            if (slot >= IN_FLIGHT) {
+                failure("a completion with a tag never given", -1, r);
+            } else {
+                account(slots[slot].call, r, slots[slot].payload);
+                finished++;
+                if (started < completion_calls)
+                    start_in_slot(queue, slots, slot, started++, &seed, &canceller);
+            }
+            mcp_result_free(r);
+        }
+    }
+    mcp_completion_queue_free(queue);
 
     pthread_mutex_lock(&canceller.lock);
     canceller.done = 1;
@@ -236,6 +342,9 @@ int main(int argc, char **argv) {
         return 2;
     close(fd);
     callbacks_mode = getenv("MCPC_STRESS_CALLBACKS") != NULL;
+    completion_mode = getenv("MCPC_STRESS_COMPLETION") != NULL;
+    if (completion_mode)
+        completion_calls = (long)calls_per_thread * THREADS;
     if (getenv("MCPC_STRESS_PAD") != NULL) {
         size_t pad = (size_t)atol(getenv("MCPC_STRESS_PAD"));
         padding = malloc(pad + 1);
@@ -260,17 +369,51 @@ int main(int argc, char **argv) {
     }
     mcp_result_free(r);
 
-    pthread_t threads[THREADS];
+    pthread_t threads[THREADS], event_loop;
     for (long t = 0; t < THREADS; t++)
         pthread_create(&threads[t], NULL, worker_main, (void *)(intptr_t)t);
+    if (completion_mode)
+        pthread_create(&event_loop, NULL, event_loop_main, NULL);
     for (int t = 0; t < THREADS; t++)
         pthread_join(threads[t], NULL);
+    if (completion_mode)
+        pthread_join(event_loop, NULL);
 
-    /* Phase 2: calls blocked forever, then a close from this thread. */
-    for (long t = 0; t < THREADS; t++)
+    /* Phase 2: calls blocked forever (and, in completion mode, as many started on a queue),
+     * then a close from this thread. */
+    mcp_completion_queue *pending = completion_mode ? mcp_completion_queue_new() : NULL;
+    for (long t = 0; t < THREADS; t++) {
         pthread_create(&threads[t], NULL, blocked_main, NULL);
+        if (pending) {
+            mcp_request *never = mcp_request_call_tool("never", NULL);
+            if (mcp_client_start(client, never, NULL, pending, (uint64_t)t) != MCP_STATUS_OK) {
+                fputs("stress: FAIL: a start before the close was refused\n", stderr);
+                failures++;
+            }
+            mcp_request_free(never);
+        }
+    }
     sleep_us(200 * 1000);
     mcp_client_close(client); /* queued notices are written before the server's stdin closes */
+    if (pending) {
+        /* Every pending start completed, CLOSED, before the close returned. */
+        int closed = 0;
+        uint64_t tag;
+        mcp_result *r;
+        while (mcp_completion_queue_pop(pending, &tag, &r)) {
+            if (mcp_result_status(r) == MCP_STATUS_CLOSED)
+                closed++;
+            else
+                failure("a start pending at close did not complete CLOSED", -1, r);
+            mcp_result_free(r);
+        }
+        if (closed != THREADS) {
+            fprintf(stderr, "stress: FAIL: %d of %d pending starts were in the queue at close\n",
+                    closed, THREADS);
+            failures++;
+        }
+        mcp_completion_queue_free(pending);
+    }
     for (int t = 0; t < THREADS; t++)
         pthread_join(threads[t], NULL);
     mcp_client_free(client);
@@ -278,13 +421,13 @@ int main(int argc, char **argv) {
     long notices = count_lines(log_path, "\"method\":\"notifications/cancelled\"");
     remove(log_path);
     long total = ok_calls + cancelled_calls + timed_out_calls;
-    printf("stress: %ld calls: %ld ok, %ld cancelled, %ld timed out; %ld notices owed, %ld read by "
-           "the server; %ld pings from progress callbacks\n",
-           total, ok_calls, cancelled_calls, timed_out_calls, notices_expected, notices,
-           callback_pings);
+    printf("stress: %ld calls (%ld through a completion queue): %ld ok, %ld cancelled, %ld timed "
+           "out; %ld notices owed, %ld read by the server; %ld pings from progress callbacks\n",
+           total, completion_calls, ok_calls, cancelled_calls, timed_out_calls, notices_expected,
+           notices, callback_pings);
     if (padding[0] != '\0')
         free(padding);
-    if (total != (long)calls_per_thread * THREADS) {
+    if (total != (long)calls_per_thread * THREADS + completion_calls) {
         fputs("stress: FAIL: some calls had no outcome\n", stderr);
         failures++;
     }

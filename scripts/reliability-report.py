@@ -144,6 +144,9 @@ HOSTILE = [
      ["tests/edge_values.rs", "tests/panics.rs"], [], ["edge values:"]),
     ("13", "headers that shape the exchange are refused; oversized mirrored headers too",
      ["tests/http_headers.rs"], [], ["header limits:"]),
+    ("14", "started calls (the completion API) complete exactly once, with the cancel, timeout "
+     "and close promises of blocking calls, many in flight from one thread",
+     ["tests/completion.rs"], ["stress_completion"], []),
 ]
 
 
