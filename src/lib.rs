@@ -47,6 +47,7 @@ pub mod fuzzing {
     pub use crate::protocol::header_value::{encode, render_param};
     pub use crate::protocol::json_text;
     pub use crate::protocol::jsonrpc::{classify, into_result, Incoming};
+    pub use crate::protocol::reply::parse_answer;
     pub use crate::transport::http::sse::SseReader;
 }
 

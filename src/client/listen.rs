@@ -247,6 +247,7 @@ impl Client {
             Leg::Call,
             Some(watch),
         ))
+        .and_then(crate::protocol::reply::Reply::try_into_value)
     }
 
     /// The handshake era: subscribe, set the level, report what is honoured, then wait.

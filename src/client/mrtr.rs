@@ -7,6 +7,7 @@ use super::operation::Step;
 use super::{ClientCore, RequestOptions};
 use crate::error::{Error, Status};
 use crate::handlers::ServerRequest;
+use crate::protocol::reply::Reply;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,8 +16,9 @@ use std::time::{Duration, Instant};
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 const MAX_BACKOFF: Duration = Duration::from_millis(250);
 
-pub(super) fn is_input_required(result: &Value) -> bool {
-    result.get("resultType").and_then(Value::as_str) == Some("input_required")
+/// Read without building the result's tree (see `protocol::reply`).
+pub(super) fn is_input_required(result: &Reply) -> bool {
+    result.result_type().and_then(Value::as_str) == Some("input_required")
 }
 
 /// INPUT_REQUIRED, carrying the interim result so the host can continue by hand.
@@ -60,7 +62,7 @@ impl ClientCore {
             .map_ok(move |result| match is_input_required(&result) {
                 false => Step::Done(Ok(result)),
                 // The input handlers are host code.
-                true => Step::defer(move || core.next_round(rounds, result)),
+                true => Step::defer(move || core.next_round(rounds, result.into_value())),
             })
     }
 

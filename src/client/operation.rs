@@ -23,6 +23,7 @@ use crate::cancellation::CancellationToken;
 use crate::engine::completer::{self, Completer, Then};
 use crate::engine::{CallOptions, Connection};
 use crate::error::Result;
+use crate::protocol::reply::Reply;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
@@ -101,7 +102,7 @@ pub(crate) enum Step {
         method: String,
         params: Option<Value>,
         call: CallOptions,
-        then: Box<dyn FnOnce(Result<Value>) -> Step + Send>,
+        then: Box<dyn FnOnce(Result<Reply>) -> Step + Send>,
     },
     Pause {
         until: Instant,
@@ -117,10 +118,10 @@ pub(crate) enum Step {
     /// on the caller's thread, [`drive_async`] on a thread of its own, so the completion thread
     /// never waits on it.
     Blocking {
-        job: Box<dyn FnOnce() -> Result<Value> + Send>,
-        then: Box<dyn FnOnce(Result<Value>) -> Step + Send>,
+        job: Box<dyn FnOnce() -> Result<Reply> + Send>,
+        then: Box<dyn FnOnce(Result<Reply>) -> Step + Send>,
     },
-    Done(Result<Value>),
+    Done(Result<Reply>),
 }
 
 impl Step {
@@ -143,7 +144,7 @@ impl Step {
     /// Runs `job` where it may block (see `Step::Blocking`); its result is the step's result.
     pub(crate) fn blocking(job: impl FnOnce() -> Result<Value> + Send + 'static) -> Step {
         Step::Blocking {
-            job: Box::new(job),
+            job: Box::new(move || job().map(Reply::from)),
             then: Box::new(Step::Done),
         }
     }
@@ -156,7 +157,7 @@ impl Step {
     /// This step's chain, then `next` with its result.
     pub(crate) fn and_then(
         self,
-        next: impl FnOnce(Result<Value>) -> Step + Send + 'static,
+        next: impl FnOnce(Result<Reply>) -> Step + Send + 'static,
     ) -> Step {
         match self {
             Step::Done(result) => next(result),
@@ -191,7 +192,7 @@ impl Step {
     }
 
     /// As `and_then`, for a successful result only; an error ends the chain.
-    pub(crate) fn map_ok(self, next: impl FnOnce(Value) -> Step + Send + 'static) -> Step {
+    pub(crate) fn map_ok(self, next: impl FnOnce(Reply) -> Step + Send + 'static) -> Step {
         self.and_then(|result| match result {
             Ok(value) => next(value),
             Err(error) => Step::Done(Err(error)),
@@ -200,7 +201,7 @@ impl Step {
 }
 
 /// Runs a chain on this thread, blocking until its result.
-pub(crate) fn drive(mut step: Step) -> Result<Value> {
+pub(crate) fn drive(mut step: Step) -> Result<Reply> {
     loop {
         step = match step {
             Step::Done(result) => return result,
@@ -286,7 +287,7 @@ pub(crate) fn drive_async(completer: &Completer, step: Step, deliver: Deliver) {
             let deliver = Arc::new(std::sync::Mutex::new(Some((then, deliver))));
             let finish = {
                 let (completer, deliver) = (completer.clone(), deliver.clone());
-                move |result: Result<Value>| {
+                move |result: Result<Reply>| {
                     if let Some((then, deliver)) = crate::sync::lock(&deliver).take() {
                         let next = completer.clone();
                         completer.run(Box::new(move || drive_async(&next, then(result), deliver)));
@@ -330,6 +331,12 @@ impl Client {
     /// Runs `request` on this thread until its outcome: what every blocking request method
     /// does.
     pub fn run(&self, request: Request, opts: &RequestOptions) -> Result<Value> {
+        self.run_reply(request, opts)
+            .and_then(Reply::try_into_value)
+    }
+
+    /// As `run`, the result kept as the server's text where it can be (the C API's form).
+    pub(crate) fn run_reply(&self, request: Request, opts: &RequestOptions) -> Result<Reply> {
         drive(self.core.step_for(request, opts))
     }
 
@@ -351,7 +358,9 @@ impl Client {
         opts: &RequestOptions,
         done: impl FnOnce(Result<Value>) + Send + 'static,
     ) -> Result<()> {
-        self.start_checked(Ok(request), opts, false, done)
+        self.start_checked(Ok(request), opts, false, move |result| {
+            done(result.and_then(Reply::try_into_value))
+        })
     }
 
     /// As `start`, for a request that may already have failed its checks (the C API's
@@ -362,7 +371,7 @@ impl Client {
         request: Result<Request>,
         opts: &RequestOptions,
         anywhere: bool,
-        done: impl FnOnce(Result<Value>) + Send + 'static,
+        done: impl FnOnce(Result<Reply>) + Send + 'static,
     ) -> Result<()> {
         let ticket = self.completer.admit()?;
         let gate = self.gate.clone();
@@ -396,10 +405,15 @@ impl ClientCore {
         let opts = self.with_progress_token(opts);
         let core = self.clone();
         self.request_step(request, &opts).map_ok(move |result| {
-            let is_task = result.get("resultType").and_then(Value::as_str) == Some("task");
+            let is_task = result.result_type().and_then(Value::as_str) == Some("task");
             match is_task && !opts.return_task {
                 true => Step::blocking(move || {
-                    core.settle_task(crate::protocol::methods::TOOLS_CALL, result, &opts, started)
+                    core.settle_task(
+                        crate::protocol::methods::TOOLS_CALL,
+                        result.into_value(),
+                        &opts,
+                        started,
+                    )
                 }),
                 false => Step::Done(Ok(result)),
             }

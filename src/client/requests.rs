@@ -176,7 +176,7 @@ impl ClientCore {
         self.raw(&method, params, opts).map_ok(move |result| {
             Step::Done(match is_input_required(&result) {
                 true => Err(input_required(
-                    result,
+                    result.into_value(),
                     format!("{method}: the server needs input (input_required)"),
                 )),
                 false => Ok(result),
@@ -273,7 +273,7 @@ impl ClientCore {
                     });
                 }
             }
-            Step::Done(result.and_then(|result| match result.get("resultType") {
+            Step::Done(result.and_then(|result| match result.result_type() {
                 None => Ok(result),
                 Some(Value::String(kind)) if kind == "complete" || kind == "input_required" => {
                     Ok(result)
@@ -407,7 +407,7 @@ impl ClientCore {
     ) -> Step {
         if !opts.bypass_cache {
             if let Some(page) = self.cache.get(method, cursor) {
-                return Step::Done(Ok(page));
+                return Step::Done(Ok(page.into()));
             }
         }
         let ticket = self.cache.ticket(method);
@@ -498,7 +498,7 @@ impl Walk {
     fn done(self) -> Step {
         let mut all = Map::new();
         all.insert(self.key.to_owned(), Value::Array(self.items));
-        Step::Done(Ok(Value::Object(all)))
+        Step::Done(Ok(Value::Object(all).into()))
     }
 }
 

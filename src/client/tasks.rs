@@ -381,7 +381,7 @@ impl<'a> TaskCall<'a> {
             Leg::TaskPoll,
             None,
         )) {
-            Ok(result) => Ok(result),
+            Ok(result) => Ok(result.into_value()),
             // The poll's id is not the call's; its timeout is what was left of the call's.
             Err(e) if e.status == Status::Cancelled => Err(Stop::Abandoned(Error {
                 request_id: None,

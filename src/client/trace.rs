@@ -189,6 +189,12 @@ impl Inbound for TracedInbound {
 fn encode(message: &Incoming) -> Option<String> {
     let value = match message {
         Incoming::Response { frame, .. } => return Some(frame.to_string()),
+        Incoming::Answer { id, reply } => {
+            return Some(format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{}}}"#,
+                reply.text()
+            ))
+        }
         Incoming::Request { id, method, params } => with_params(
             json!({"jsonrpc": "2.0", "id": id, "method": method}),
             params,

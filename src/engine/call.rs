@@ -9,6 +9,7 @@
 
 use crate::error::Error;
 use crate::protocol::jsonrpc;
+use crate::protocol::reply::Reply;
 use crate::sync::{lock, wait_until};
 use crate::transport::Waker;
 use crate::transport::WireCancel;
@@ -18,11 +19,20 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread::ThreadId;
 use std::time::Instant;
 
+impl Outcome {
+    /// Whether the server answered (rather than a cancel, timeout or failure ending the call).
+    pub fn is_answer(&self) -> bool {
+        matches!(self, Outcome::Response(_) | Outcome::Answer(_))
+    }
+}
+
 /// How a call ended.
 #[derive(Debug)]
 pub enum Outcome {
     /// The server's response frame, with `result` or `error`.
     Response(Value),
+    /// The server's successful result, kept as its text (see `protocol::reply`).
+    Answer(Reply),
     /// The transport failed or the client closed.
     Failed(Error),
     Cancelled {
@@ -149,7 +159,7 @@ impl Call {
         if state.outcome.is_some() || state.taken {
             return false;
         }
-        let answered = matches!(outcome, Outcome::Response(_));
+        let answered = outcome.is_answer();
         state.outcome = Some(outcome);
         if let Some(notify) = &self.notify {
             drop(state);
@@ -250,7 +260,7 @@ impl Call {
         loop {
             if let Some(outcome) = state.outcome.take() {
                 state.taken = true;
-                if state.sending == Sending::Pending && !matches!(outcome, Outcome::Response(_)) {
+                if state.sending == Sending::Pending && !outcome.is_answer() {
                     state.sending = Sending::Withdrawn;
                 }
                 if matches!(outcome, Outcome::Cancelled { .. }) {

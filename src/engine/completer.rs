@@ -31,6 +31,7 @@ use super::timeout::Timeout;
 use super::{CallOptions, Connection, Started};
 use crate::cancellation::{CancellationToken, HookId};
 use crate::error::{Error, Result, Status};
+use crate::protocol::reply::Reply;
 use crate::sync::{lock, spawn, wait_until};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use serde_json::Value;
@@ -41,7 +42,7 @@ use std::thread::ThreadId;
 use std::time::Instant;
 
 /// What to do with a started call's result, on the completion thread.
-pub type Then = Box<dyn FnOnce(Result<Value>) + Send>;
+pub type Then = Box<dyn FnOnce(Result<Reply>) + Send>;
 /// Work for the completion thread.
 pub type Job = Box<dyn FnOnce() + Send>;
 

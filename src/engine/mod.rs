@@ -33,6 +33,7 @@ use crate::cancellation::{CancellationToken, HookId};
 use crate::error::{Error, Result, Status};
 use crate::handlers::{Callbacks, LogLevel, ProgressHandler};
 use crate::protocol::jsonrpc;
+use crate::protocol::reply::Reply;
 use crate::sync::{lock, spawn};
 use crate::transport::{Inbound, OutgoingRequest, SendBoundary, Transport, WireCancel};
 use answers::AnswerReceiver;
@@ -87,7 +88,7 @@ pub struct Started {
 impl Started {
     /// Blocks this thread until the call's outcome (reading the transport itself when it is
     /// the only call in flight), then finishes it.
-    pub fn wait(self, connection: &Connection) -> Result<Value> {
+    pub fn wait(self, connection: &Connection) -> Result<Reply> {
         let outcome = wait_with_timeout(&self.call, &self.opts, |deadline| {
             connection.wait_for(&self.call, deadline)
         });
@@ -109,7 +110,7 @@ impl Started {
 
     /// Ends the call with the outcome taken from it: out of the table, the hook off the token,
     /// its own progress settled, and the outcome as the caller sees it.
-    pub fn finish(self, connection: &Connection, outcome: Outcome) -> Result<Value> {
+    pub fn finish(self, connection: &Connection, outcome: Outcome) -> Result<Reply> {
         let id = self.call.id;
         let progress_token = self.opts.progress.as_ref().map(|(token, _)| token);
         if self.registered {
@@ -124,7 +125,7 @@ impl Started {
             // returns at once. A call made on the callback thread cannot wait (they are queued
             // behind it): they are dropped.
             let ended_by_itself = match &outcome {
-                Outcome::Response(_) => true,
+                Outcome::Response(_) | Outcome::Answer(_) => true,
                 Outcome::Failed(error) => error.status != Status::Closed,
                 Outcome::Cancelled { .. } => false,
             };
@@ -132,9 +133,10 @@ impl Started {
         }
         let request_id = (self.sent && !self.call.was_withdrawn()).then_some(id);
         match outcome {
-            Outcome::Response(frame) => {
-                jsonrpc::into_result(frame).map_err(|e| e.with_request_id(request_id))
-            }
+            Outcome::Response(frame) => jsonrpc::into_result(frame)
+                .map(Reply::from)
+                .map_err(|e| e.with_request_id(request_id)),
+            Outcome::Answer(reply) => Ok(reply),
             Outcome::Failed(error) => Err(error.with_request_id(request_id)),
             Outcome::Cancelled { reason, timed_out } => Err(if timed_out {
                 timeout_error(request_id, reason)
@@ -203,7 +205,9 @@ impl Connection {
     /// Sends a request and blocks until its outcome: [`Connection::start`], then
     /// [`Started::wait`] on this thread.
     pub fn call(&self, method: &str, params: Option<&Value>, opts: &CallOptions) -> Result<Value> {
-        self.start(method, params, opts.clone(), None).wait(self)
+        self.start(method, params, opts.clone(), None)
+            .wait(self)
+            .and_then(Reply::try_into_value)
     }
 
     /// Hands a request to the transport without waiting for its outcome. With `notify`, the

@@ -226,10 +226,17 @@ impl Router {
     }
 
     fn route_response(&self, id: Value, frame: Value) {
-        let call = id
-            .as_i64()
-            .and_then(|id| self.lock().calls.get(&id).cloned());
-        let delivered = call.is_some_and(|call| call.finish(Outcome::Response(frame)));
+        // Our ids are integers: any other id matches no call.
+        let id = id.as_i64().unwrap_or(i64::MIN);
+        self.route(id, Outcome::Response(frame));
+    }
+
+    /// Hands `outcome` to the call with `id`, or counts it as unmatched.
+    fn route(&self, id: i64, outcome: Outcome) {
+        let call = (id != i64::MIN)
+            .then(|| self.lock().calls.get(&id).cloned())
+            .flatten();
+        let delivered = call.is_some_and(|call| call.finish(outcome));
         if !delivered {
             self.counters
                 .unmatched_responses
@@ -545,6 +552,7 @@ impl crate::transport::Inbound for RouterInbound {
         let router = &self.0;
         match message {
             Incoming::Response { id, frame } => router.route_response(id, frame),
+            Incoming::Answer { id, reply } => router.route(id, Outcome::Answer(reply)),
             Incoming::Request { id, method, params } => router.server_request(id, method, params),
             Incoming::Notification { method, params } => router.notification(&method, params),
             Incoming::Invalid(why) => {

@@ -9,10 +9,10 @@ use super::strings::{required_str, to_cstring};
 use super::{free_handle, guard};
 use crate::client::{Client, ClientOptions, ConnectionState, RequestOptions};
 use crate::error::{Error, Result};
+use crate::protocol::reply::Reply;
 use crate::sync::lock;
 use crate::transport::http::HttpConfig;
 use crate::transport::stdio::StdioConfig;
-use serde_json::Value;
 use std::ffi::{c_char, CString};
 use std::sync::Mutex;
 
@@ -365,9 +365,9 @@ pub(super) unsafe fn getter(
     })
 }
 
-pub(super) unsafe fn with_client(
+pub(super) unsafe fn with_client<T: Into<Reply>>(
     client: *const mcp_client,
-    body: impl FnOnce(&Client) -> Result<Value>,
+    body: impl FnOnce(&Client) -> Result<T>,
 ) -> *mut mcp_result {
     into_result(|| {
         let client = borrow(client).ok_or_else(|| Error::invalid("client must not be NULL"))?;
@@ -375,10 +375,10 @@ pub(super) unsafe fn with_client(
     })
 }
 
-pub(super) unsafe fn with_request(
+pub(super) unsafe fn with_request<T: Into<Reply>>(
     client: *const mcp_client,
     options: *const mcp_request_options,
-    body: impl FnOnce(&Client, &RequestOptions) -> Result<Value>,
+    body: impl FnOnce(&Client, &RequestOptions) -> Result<T>,
 ) -> *mut mcp_result {
     with_client(client, |c| {
         let default = RequestOptions::default();

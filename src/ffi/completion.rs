@@ -12,10 +12,10 @@ use super::strings::{optional_json, optional_str, required_str};
 use super::{free_handle, guard};
 use crate::client::{Request, RequestOptions};
 use crate::error::{Error, Result, Status};
+use crate::protocol::reply::Reply;
 use crate::sync::lock;
 #[cfg(unix)]
 use crate::transport::wake::WakePipe as Signal;
-use serde_json::Value;
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::{Arc, Mutex};
@@ -460,7 +460,7 @@ unsafe fn start(
                     None => (&o.request, request.request.clone()),
                 },
             };
-            let done = move |outcome: Result<Value>| {
+            let done = move |outcome: Result<Reply>| {
                 // SAFETY: `into_result` returns a pointer from `Box::into_raw`.
                 let result = unsafe { Box::from_raw(into_result(|| outcome)) };
                 deliver(result);

@@ -5,6 +5,7 @@ use super::client::{mcp_client, with_request};
 use super::request_options::mcp_request_options;
 use super::result::mcp_result;
 use super::strings::{optional_json, optional_str, required_str};
+use crate::client::Request;
 use crate::error::Error;
 use serde_json::json;
 use std::ffi::c_char;
@@ -19,7 +20,7 @@ pub unsafe extern "C" fn mcp_client_ping(
     client: *mut mcp_client,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| c.ping(o))
+    with_request(client, options, |c, o| c.run_reply(Request::Ping, o))
 }
 
 /// `server/discover`. Servers of the handshake era answer MCP_STATUS_SERVER_ERROR (-32601).
@@ -31,7 +32,7 @@ pub unsafe extern "C" fn mcp_client_discover(
     client: *mut mcp_client,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| c.discover(o))
+    with_request(client, options, |c, o| c.run_reply(Request::Discover, o))
 }
 
 /// `tools/call`. `arguments_json` is a JSON object or NULL. The result is the tool's result
@@ -49,7 +50,8 @@ pub unsafe extern "C" fn mcp_client_call_tool(
     with_request(client, options, |c, o| {
         let name = required_str(name, "tool name")?;
         let arguments = optional_json(arguments_json, "tool arguments", true)?;
-        c.call_tool(name, arguments, o)
+        let name = name.to_owned();
+        c.run_reply(Request::CallTool { name, arguments }, o)
     })
 }
 
@@ -64,7 +66,8 @@ pub unsafe extern "C" fn mcp_client_read_resource(
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
     with_request(client, options, |c, o| {
-        c.read_resource(required_str(uri, "resource uri")?, o)
+        let uri = required_str(uri, "resource uri")?.to_owned();
+        c.run_reply(Request::ReadResource { uri }, o)
     })
 }
 
@@ -82,7 +85,8 @@ pub unsafe extern "C" fn mcp_client_get_prompt(
     with_request(client, options, |c, o| {
         let name = required_str(name, "prompt name")?;
         let arguments = optional_json(arguments_json, "prompt arguments", true)?;
-        c.get_prompt(name, arguments, o)
+        let name = name.to_owned();
+        c.run_reply(Request::GetPrompt { name, arguments }, o)
     })
 }
 
@@ -125,7 +129,8 @@ pub unsafe extern "C" fn mcp_client_request(
     with_request(client, options, |c, o| {
         let method = required_str(method, "method")?;
         let params = optional_json(params_json, "params", true)?;
-        c.request(method, params, o)
+        let method = method.to_owned();
+        c.run_reply(Request::Other { method, params }, o)
     })
 }
 
@@ -190,7 +195,8 @@ pub unsafe extern "C" fn mcp_client_list_tools(
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
     with_request(client, options, |c, o| {
-        c.list_tools(optional_str(cursor, "cursor")?, o)
+        let cursor = optional_str(cursor, "cursor")?.map(str::to_owned);
+        c.run_reply(Request::ListTools { cursor }, o)
     })
 }
 
@@ -206,7 +212,8 @@ pub unsafe extern "C" fn mcp_client_list_resources(
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
     with_request(client, options, |c, o| {
-        c.list_resources(optional_str(cursor, "cursor")?, o)
+        let cursor = optional_str(cursor, "cursor")?.map(str::to_owned);
+        c.run_reply(Request::ListResources { cursor }, o)
     })
 }
 
@@ -222,7 +229,8 @@ pub unsafe extern "C" fn mcp_client_list_resource_templates(
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
     with_request(client, options, |c, o| {
-        c.list_resource_templates(optional_str(cursor, "cursor")?, o)
+        let cursor = optional_str(cursor, "cursor")?.map(str::to_owned);
+        c.run_reply(Request::ListResourceTemplates { cursor }, o)
     })
 }
 
@@ -238,7 +246,8 @@ pub unsafe extern "C" fn mcp_client_list_prompts(
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
     with_request(client, options, |c, o| {
-        c.list_prompts(optional_str(cursor, "cursor")?, o)
+        let cursor = optional_str(cursor, "cursor")?.map(str::to_owned);
+        c.run_reply(Request::ListPrompts { cursor }, o)
     })
 }
 

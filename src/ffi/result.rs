@@ -6,6 +6,7 @@ use super::strings::to_cstring;
 use super::{free_handle, guard};
 use crate::error::{Error, Result, Status};
 use crate::protocol::json_text;
+use crate::protocol::reply::Reply;
 use serde_json::Value;
 use std::ffi::{c_char, CString};
 
@@ -22,10 +23,11 @@ pub struct mcp_result {
 }
 
 impl mcp_result {
-    fn ok(value: &Value) -> Self {
+    /// The result's text: the server's own when the library kept it (see `protocol::reply`).
+    fn ok(reply: &Reply) -> Self {
         mcp_result {
             status: Status::Ok,
-            json: Some(json_cstring(value)),
+            json: Some(to_cstring(with_room_for_nul(&reply.text()))),
             message: CString::default(),
             error_code: 0,
             error_data: None,
@@ -55,12 +57,19 @@ impl mcp_result {
 /// A value as JSON text for C (the same text as `Value::to_string`). `json_text` leaves room
 /// for the NUL, so the CString takes the buffer over without growing or copying it when the
 /// size estimate was exact (no escapes, no floats). JSON text never holds a raw NUL.
+/// A copy of `text` with room for the NUL a CString appends (no second allocation).
+fn with_room_for_nul(text: &str) -> String {
+    let mut copy = String::with_capacity(text.len() + 1);
+    copy.push_str(text);
+    copy
+}
+
 fn json_cstring(value: &Value) -> CString {
     to_cstring(json_text::to_string(value))
 }
 
 /// Boxes an outcome for C. Panics inside `body` become MCP_STATUS_INTERNAL_ERROR.
-pub(crate) fn into_result(body: impl FnOnce() -> Result<Value>) -> *mut mcp_result {
+pub(crate) fn into_result<T: Into<Reply>>(body: impl FnOnce() -> Result<T>) -> *mut mcp_result {
     let outcome = guard(
         || {
             Err(Error::new(
@@ -71,7 +80,7 @@ pub(crate) fn into_result(body: impl FnOnce() -> Result<Value>) -> *mut mcp_resu
         body,
     );
     let result = match outcome {
-        Ok(value) => mcp_result::ok(&value),
+        Ok(value) => mcp_result::ok(&value.into()),
         Err(error) => mcp_result::error(error),
     };
     Box::into_raw(Box::new(result))
@@ -183,7 +192,10 @@ mod tests {
         let value =
             serde_json::json!({"content": [{"type": "text", "text": "a\"\u{0}é"}], "n": 1.5});
         let text = |s: &Option<CString>| s.as_ref().unwrap().to_str().unwrap().to_owned();
-        assert_eq!(text(&mcp_result::ok(&value).json), value.to_string());
+        assert_eq!(
+            text(&mcp_result::ok(&value.clone().into()).json),
+            value.to_string()
+        );
         let mut interim = Error::new(Status::InputRequired, "input");
         interim.data = Some(value.clone());
         let r = mcp_result::error(interim);

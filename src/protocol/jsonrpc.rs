@@ -88,11 +88,16 @@ pub fn encode_error_response(id: &Value, code: i64, message: &str) -> String {
     line
 }
 
+use super::reply::Reply;
+
 /// One message from the server, sorted by kind.
 #[derive(Debug, PartialEq)]
 pub enum Incoming {
     /// An answer to one of our requests: the whole frame, with `result` or `error`.
     Response { id: Value, frame: Value },
+    /// A plain success answer whose result is kept as the server's text (the stdio reader's
+    /// fast path: `protocol::reply::parse_answer`).
+    Answer { id: i64, reply: Reply },
     /// The server asks something of us and waits for an answer.
     Request {
         id: Value,

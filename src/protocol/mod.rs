@@ -7,4 +7,5 @@ pub mod json_text;
 pub mod jsonrpc;
 pub mod mcp_header;
 pub mod methods;
+pub mod reply;
 pub mod versions;

@@ -131,6 +131,11 @@ impl Reader {
         if line.iter().all(u8::is_ascii_whitespace) {
             return;
         }
+        if let Some((id, reply)) = crate::protocol::reply::parse_answer(line) {
+            return self
+                .inbound
+                .message(jsonrpc::Incoming::Answer { id, reply });
+        }
         match serde_json::from_slice(line) {
             Ok(frame) => self.inbound.message(jsonrpc::classify(frame)),
             Err(e) => {

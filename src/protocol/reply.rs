@@ -1,0 +1,346 @@
+//! A successful result as the server sent it.
+//!
+//! Most results pass through the library untouched: the C API hands their JSON text to the
+//! host, which parses it itself. Building a `serde_json::Value` tree for such a result, walking
+//! it to encode it again and freeing it was most of a call's CPU. So the stdio reader keeps a
+//! plain success response's `result` as its text ([`parse_answer`]), and a [`Reply`] builds the
+//! tree only when something looks inside (`Deref` to `Value`). Reading `resultType`, the one
+//! field every call checks, does not need the tree: it is read from the text when the reply is
+//! made. A reply changed through `DerefMut` forgets the text, so [`Reply::text`] is always the
+//! result as the library would give it.
+//!
+//! The text is the server's own: its key order, escapes and number spellings. Skipping a value
+//! checks its syntax but not serde_json's limits (numbers beyond f64, lone surrogate escapes),
+//! so such a result reaches a C host as the valid JSON it is, and the Rust API as a
+//! PROTOCOL_ERROR ([`Reply::try_into_value`]), as the general parser would have refused it.
+
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::borrow::Cow;
+use std::cell::OnceCell;
+use std::fmt;
+
+pub struct Reply {
+    /// The server's text, while `value` is unchanged from it.
+    text: Option<Box<RawValue>>,
+    /// The tree, built on first look.
+    value: OnceCell<Value>,
+    /// `resultType` as read from `text`.
+    kind: Option<Value>,
+}
+
+impl Reply {
+    /// A reply kept as the server's text.
+    pub fn from_text(text: &RawValue) -> Reply {
+        Reply {
+            kind: result_type_of(text.get()),
+            text: Some(text.to_owned()),
+            value: OnceCell::new(),
+        }
+    }
+
+    /// The result's `resultType` member, without building the tree.
+    pub fn result_type(&self) -> Option<&Value> {
+        match (&self.text, self.value.get()) {
+            (Some(_), None) => self.kind.as_ref(),
+            _ => self.value().get("resultType"),
+        }
+    }
+
+    /// The result as JSON text: the server's own text when it was kept and never changed.
+    pub fn text(&self) -> Cow<'_, str> {
+        match &self.text {
+            Some(text) => Cow::Borrowed(text.get()),
+            None => Cow::Owned(crate::protocol::json_text::to_string(self.value())),
+        }
+    }
+
+    /// The tree, for the Rust API: a text the tree cannot hold (valid JSON beyond serde_json's
+    /// limits, such as a number out of f64's range or a lone surrogate escape, which the
+    /// general parser refuses too) is a PROTOCOL_ERROR rather than a silent null.
+    pub fn try_into_value(self) -> crate::error::Result<Value> {
+        match (self.value.into_inner(), self.text) {
+            (Some(value), _) => Ok(value),
+            (None, Some(text)) => serde_json::from_str(text.get()).map_err(|e| {
+                crate::error::Error::protocol(format!("the result cannot be read ({e})"))
+            }),
+            (None, None) => Ok(Value::Null),
+        }
+    }
+
+    /// The tree; null for a text the tree cannot hold (see `try_into_value`).
+    pub fn into_value(self) -> Value {
+        match (self.value.into_inner(), self.text) {
+            (Some(value), _) => value,
+            (None, Some(text)) => parse(&text),
+            (None, None) => Value::Null,
+        }
+    }
+
+    fn value(&self) -> &Value {
+        self.value.get_or_init(|| match &self.text {
+            Some(text) => parse(text),
+            None => Value::Null,
+        })
+    }
+}
+
+/// The text is JSON the reader checked whole, so it parses; were it ever to fail (nesting the
+/// reader allowed and the tree refuses), the result reads as null rather than panicking.
+fn parse(text: &RawValue) -> Value {
+    serde_json::from_str(text.get()).unwrap_or(Value::Null)
+}
+
+impl From<Value> for Reply {
+    fn from(value: Value) -> Reply {
+        Reply {
+            text: None,
+            value: OnceCell::from(value),
+            kind: None,
+        }
+    }
+}
+
+impl std::ops::Deref for Reply {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        self.value()
+    }
+}
+
+impl std::ops::DerefMut for Reply {
+    /// Changing the tree makes the server's text stale: it is forgotten.
+    fn deref_mut(&mut self) -> &mut Value {
+        self.value();
+        self.text = None;
+        self.value.get_mut().expect("built just above")
+    }
+}
+
+impl fmt::Debug for Reply {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+impl PartialEq for Reply {
+    fn eq(&self, other: &Reply) -> bool {
+        self.value() == other.value()
+    }
+}
+
+/// A plain success response, `{"jsonrpc": ..., "id": <integer>, "result": ...}` with nothing
+/// else in it: its id and its result kept as text. `None` for anything else (requests,
+/// notifications, errors, other ids, extra members, duplicate members, bad JSON), which the
+/// general parser then handles, errors included.
+pub fn parse_answer(line: &[u8]) -> Option<(i64, Reply)> {
+    let mut frame = serde_json::Deserializer::from_slice(line);
+    let (id, result) = frame.deserialize_map(AnswerFrame).ok()??;
+    frame.end().ok()?;
+    // Skipping a value has no depth limit; building the tree has. Deeper than the tree allows
+    // goes to the general parser, which refuses the frame as it always did.
+    if !nesting_within(result.get().as_bytes(), MAX_RESULT_DEPTH) {
+        return None;
+    }
+    Some((id, Reply::from_text(result)))
+}
+
+/// The deepest nesting of a result the general parser accepts (serde_json's limit of 128
+/// levels, less the frame around the result and the one it counts at the limit).
+const MAX_RESULT_DEPTH: usize = 126;
+
+/// Whether `text` (valid JSON) nests no deeper than `limit` arrays and objects. Counting the
+/// brackets first settles almost every result at memchr speed.
+fn nesting_within(text: &[u8], limit: usize) -> bool {
+    if memchr::memchr2_iter(b'[', b'{', text).count() <= limit {
+        return true;
+    }
+    let (mut depth, mut at) = (0usize, 0);
+    while at < text.len() {
+        match text[at] {
+            b'"' => {
+                at += 1;
+                while at < text.len() && text[at] != b'"' {
+                    at += if text[at] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return false;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        at += 1;
+    }
+    true
+}
+
+struct AnswerFrame;
+
+impl<'de> Visitor<'de> for AnswerFrame {
+    type Value = Option<(i64, &'de RawValue)>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC response")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (mut jsonrpc, mut id, mut result) = (false, None, None);
+        while let Some(key) = map.next_key::<&'de str>()? {
+            match key {
+                // Read, not skipped: skipping a string does not check its UTF-8.
+                "jsonrpc" if !jsonrpc => {
+                    map.next_value::<&'de str>()?;
+                    jsonrpc = true;
+                }
+                "id" if id.is_none() => id = Some(map.next_value::<i64>()?),
+                "result" if result.is_none() => result = Some(map.next_value::<&'de RawValue>()?),
+                // Anything else is for the general parser (which this early end hands it to:
+                // the frame then fails to parse here).
+                _ => return Ok(None),
+            }
+        }
+        Ok(id.zip(result))
+    }
+}
+
+/// `resultType` of a result's text (the last one, as the tree would keep); `None` when the
+/// result is not an object or has none. Most results have none: when the text holds neither the
+/// name nor a `\u` escape (which could spell it), no parse is needed to know.
+fn result_type_of(text: &str) -> Option<Value> {
+    let finder = |needle: &str| memchr::memmem::find(text.as_bytes(), needle.as_bytes());
+    if finder("resultType").is_none() && finder("\\u").is_none() {
+        return None;
+    }
+    struct Kind;
+    impl<'de> Visitor<'de> for Kind {
+        type Value = Option<Value>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut kind = None;
+            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                match key.as_ref() {
+                    "resultType" => kind = Some(map.next_value::<Value>()?),
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(kind)
+        }
+    }
+    serde_json::Deserializer::from_str(text)
+        .deserialize_map(Kind)
+        .ok()
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_plain_answer_is_kept_as_text() {
+        let line = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a\"b"}],"z":1,"a":2}}"#;
+        let (id, reply) = parse_answer(line).expect("an answer");
+        assert_eq!(id, 7);
+        // The server's own text and key order, escapes as sent.
+        assert_eq!(
+            reply.text(),
+            r#"{"content":[{"type":"text","text":"a\"b"}],"z":1,"a":2}"#
+        );
+        assert_eq!(reply["content"][0]["text"], "a\"b");
+        assert_eq!(reply.result_type(), None);
+    }
+
+    #[test]
+    fn anything_but_a_plain_answer_goes_to_the_general_parser() {
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}"#[..],
+            br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            br#"{"jsonrpc":"2.0","id":"1","result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{},"extra":1}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{},"result":{}}"#,
+            br#"{"jsonrpc":"2.0","result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{}} trailing"#,
+            br#"[1]"#,
+        ] {
+            assert!(
+                parse_answer(line).is_none(),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
+
+    #[test]
+    fn nesting_the_tree_would_refuse_is_refused_here_too() {
+        for depth in [1, 100, 125, 126, 127, 128, 129, 200, 5000] {
+            let line = format!(
+                r#"{{"id":1,"result":{}{}}}"#,
+                "[".repeat(depth),
+                "]".repeat(depth)
+            );
+            let general = serde_json::from_str::<Value>(&line).is_ok();
+            assert_eq!(
+                parse_answer(line.as_bytes()).is_some(),
+                general,
+                "depth {depth}"
+            );
+            let objects = format!(
+                r#"{{"id":1,"result":{}1{}}}"#,
+                r#"{"a\"[":"#.repeat(depth),
+                "}".repeat(depth)
+            );
+            let general = serde_json::from_str::<Value>(&objects).is_ok();
+            assert_eq!(
+                parse_answer(objects.as_bytes()).is_some(),
+                general,
+                "{depth} objects"
+            );
+        }
+        // Brackets inside strings are text, not nesting.
+        let quoted = format!(
+            r#"{{"id":1,"result":{{"t":"{}\"{}"}}}}"#,
+            "[".repeat(300),
+            "{".repeat(300)
+        );
+        assert!(parse_answer(quoted.as_bytes()).is_some());
+    }
+
+    #[test]
+    fn result_type_spelled_with_escapes_is_still_found() {
+        let line = br#"{"id":3,"result":{"result\u0054ype":"input_required"}}"#;
+        let (_, reply) = parse_answer(line).unwrap();
+        assert_eq!(reply.result_type(), Some(&json!("input_required")));
+        let plain = br#"{"id":3,"result":{"text":"no such key here"}}"#;
+        assert_eq!(parse_answer(plain).unwrap().1.result_type(), None);
+    }
+
+    #[test]
+    fn result_type_is_read_from_the_text_and_follows_changes() {
+        let line = br#"{"id":2,"result":{"resultType":"input_required","x":{"resultType":"no"}},"jsonrpc":"2.0"}"#;
+        let (_, mut reply) = parse_answer(line).unwrap();
+        assert_eq!(reply.result_type(), Some(&json!("input_required")));
+        reply["resultType"] = json!("complete");
+        assert_eq!(reply.result_type(), Some(&json!("complete")));
+        // Changed: the text is the tree's now.
+        assert_eq!(
+            reply.text(),
+            r#"{"resultType":"complete","x":{"resultType":"no"}}"#
+        );
+        let from_value = Reply::from(json!({"resultType": "task"}));
+        assert_eq!(from_value.result_type(), Some(&json!("task")));
+        assert_eq!(from_value.into_value(), json!({"resultType": "task"}));
+    }
+}
