@@ -103,6 +103,27 @@ static void *canceller_main(void *arg) {
     }
 }
 
+static pthread_t canceller_start(struct canceller *c) {
+    c->count = 0;
+    c->done = 0;
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->ready, NULL);
+    pthread_t thread;
+    pthread_create(&thread, NULL, canceller_main, c);
+    return thread;
+}
+
+/* Lets the canceller finish what it was handed, then ends it. */
+static void canceller_stop(struct canceller *c, pthread_t thread) {
+    pthread_mutex_lock(&c->lock);
+    c->done = 1;
+    pthread_cond_signal(&c->ready);
+    pthread_mutex_unlock(&c->lock);
+    pthread_join(thread, NULL);
+    pthread_cond_destroy(&c->ready);
+    pthread_mutex_destroy(&c->lock);
+}
+
 static void canceller_queue(struct canceller *c, mcp_cancellation *token, long delay_us) {
     pthread_mutex_lock(&c->lock);
     while (c->count == 4) { /* rare: let the canceller catch up */
@@ -161,11 +182,8 @@ static void account(long call, mcp_result *r, const char *want_text) {
 static void *worker_main(void *arg) {
     long thread = (long)(intptr_t)arg;
     unsigned int seed = (unsigned int)(thread * 7919 + 1);
-    struct canceller canceller = {.count = 0, .done = 0};
-    pthread_mutex_init(&canceller.lock, NULL);
-    pthread_cond_init(&canceller.ready, NULL);
-    pthread_t canceller_thread;
-    pthread_create(&canceller_thread, NULL, canceller_main, &canceller);
+    struct canceller canceller;
+    pthread_t canceller_thread = canceller_start(&canceller);
     if (getenv("MCPC_STRESS_RACE_CANARY") != NULL)
         race_canary++;
 
@@ -203,13 +221,7 @@ static void *worker_main(void *arg) {
         mcp_request_options_free(opts);
     }
 
-    pthread_mutex_lock(&canceller.lock);
-    canceller.done = 1;
-    pthread_cond_signal(&canceller.ready);
-    pthread_mutex_unlock(&canceller.lock);
-    pthread_join(canceller_thread, NULL);
-    pthread_cond_destroy(&canceller.ready);
-    pthread_mutex_destroy(&canceller.lock);
+    canceller_stop(&canceller, canceller_thread);
     return NULL;
 }
 
@@ -261,11 +273,8 @@ static void start_in_slot(mcp_completion_queue *queue, struct slot *slots, uint6
 static void *event_loop_main(void *arg) {
     (void)arg;
     unsigned int seed = 4242;
-    struct canceller canceller = {.count = 0, .done = 0};
-    pthread_mutex_init(&canceller.lock, NULL);
-    pthread_cond_init(&canceller.ready, NULL);
-    pthread_t canceller_thread;
-    pthread_create(&canceller_thread, NULL, canceller_main, &canceller);
+    struct canceller canceller;
+    pthread_t canceller_thread = canceller_start(&canceller);
 
     mcp_completion_queue *queue = mcp_completion_queue_new();
     struct pollfd pfd = {.fd = mcp_completion_queue_fd(queue), .events = POLLIN};
@@ -297,13 +306,7 @@ static void *event_loop_main(void *arg) {
     }
     mcp_completion_queue_free(queue);
 
-    pthread_mutex_lock(&canceller.lock);
-    canceller.done = 1;
-    pthread_cond_signal(&canceller.ready);
-    pthread_mutex_unlock(&canceller.lock);
-    pthread_join(canceller_thread, NULL);
-    pthread_cond_destroy(&canceller.ready);
-    pthread_mutex_destroy(&canceller.lock);
+    canceller_stop(&canceller, canceller_thread);
     return NULL;
 }
 

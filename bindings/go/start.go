@@ -81,9 +81,7 @@ func (c *Client) StartDiscover(ctx context.Context, opts ...CallOption) *Pending
 
 // StartReadResource starts resources/read.
 func (c *Client) StartReadResource(ctx context.Context, uri string, opts ...CallOption) *Pending {
-	curi := C.CString(uri)
-	defer C.free(unsafe.Pointer(curi))
-	return c.start(ctx, opts, func() *C.mcp_request { return C.mcp_request_read_resource(curi) })
+	return c.startWith(ctx, uri, opts, func(curi *C.char) *C.mcp_request { return C.mcp_request_read_resource(curi) })
 }
 
 // StartGetPrompt starts prompts/get; args is a JSON object of strings, or nil.
@@ -123,23 +121,23 @@ func (c *Client) StartComplete(ctx context.Context, ref, argument, completionCon
 
 // StartSetLoggingLevel starts logging/setLevel (handshake era only).
 func (c *Client) StartSetLoggingLevel(ctx context.Context, level string, opts ...CallOption) *Pending {
-	clevel := C.CString(level)
-	defer C.free(unsafe.Pointer(clevel))
-	return c.start(ctx, opts, func() *C.mcp_request { return C.mcp_request_set_logging_level(clevel) })
+	return c.startWith(ctx, level, opts, func(clevel *C.char) *C.mcp_request {
+		return C.mcp_request_set_logging_level(clevel)
+	})
 }
 
 // StartSubscribeResource starts resources/subscribe (handshake era only).
 func (c *Client) StartSubscribeResource(ctx context.Context, uri string, opts ...CallOption) *Pending {
-	curi := C.CString(uri)
-	defer C.free(unsafe.Pointer(curi))
-	return c.start(ctx, opts, func() *C.mcp_request { return C.mcp_request_subscribe_resource(curi) })
+	return c.startWith(ctx, uri, opts, func(curi *C.char) *C.mcp_request {
+		return C.mcp_request_subscribe_resource(curi)
+	})
 }
 
 // StartUnsubscribeResource starts resources/unsubscribe (handshake era only).
 func (c *Client) StartUnsubscribeResource(ctx context.Context, uri string, opts ...CallOption) *Pending {
-	curi := C.CString(uri)
-	defer C.free(unsafe.Pointer(curi))
-	return c.start(ctx, opts, func() *C.mcp_request { return C.mcp_request_unsubscribe_resource(curi) })
+	return c.startWith(ctx, uri, opts, func(curi *C.char) *C.mcp_request {
+		return C.mcp_request_unsubscribe_resource(curi)
+	})
 }
 
 // StartListTools starts one page of tools/list ("" for the first page).
@@ -177,6 +175,14 @@ func (c *Client) StartResourceTemplates(ctx context.Context, opts ...CallOption)
 // StartPrompts starts the walk over every page of prompts/list: {"prompts": [...]}.
 func (c *Client) StartPrompts(ctx context.Context, opts ...CallOption) *Pending {
 	return c.start(ctx, opts, func() *C.mcp_request { return C.mcp_request_prompts() })
+}
+
+// startWith starts the request build makes from one string argument.
+func (c *Client) startWith(ctx context.Context, arg string, opts []CallOption,
+	build func(*C.char) *C.mcp_request) *Pending {
+	carg := C.CString(arg)
+	defer C.free(unsafe.Pointer(carg))
+	return c.start(ctx, opts, func() *C.mcp_request { return build(carg) })
 }
 
 // startPage starts one page of a list; "" asks for the first page (a NULL cursor).
