@@ -781,7 +781,30 @@ fn c_queue_completions_do_not_wait_for_the_completion_thread() {
             assert_eq!(text(&json), format!("q {tag}"));
             assert!(seen.insert(tag), "tag {tag} twice");
         }
+        // An outcome decided before the call is watched (here a token cancelled before the
+        // start; a very fast answer takes the same path) does not wait for that thread either.
+        let token = mcp_cancellation_new();
+        mcp_cancellation_cancel(token, c"before".as_ptr());
+        let options = mcp_request_options_new();
+        mcp_request_options_set_cancellation(options, token);
+        let ping = mcp_request_ping();
+        assert_eq!(
+            mcp_client_start(client, ping, options, queue, 99),
+            mcp_status::Ok
+        );
+        mcp_request_free(ping);
+        let fd = mcp_completion_queue_fd(queue);
+        let popped = readable(fd, 10_000).then(|| {
+            let (mut tag, mut result) = (0u64, std::ptr::null_mut());
+            assert!(mcp_completion_queue_pop(queue, &mut tag, &mut result));
+            let status = mcp_result_status(result);
+            mcp_result_free(result);
+            (tag, status)
+        });
         HOLD_COMPLETION_THREAD.store(false, Ordering::SeqCst);
+        assert_eq!(popped, Some((99, mcp_status::Cancelled)));
+        mcp_request_options_free(options);
+        mcp_cancellation_free(token);
         mcp_client_free(client);
         mcp_completion_queue_free(queue);
     }

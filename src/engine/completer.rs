@@ -223,9 +223,13 @@ impl Completer {
             deadline.is_some_and(|d| state.sleeping_until.is_none_or(|s| d < s))
         };
         // An outcome decided before the entry was in the table (a token already cancelled,
-        // a closed connection, a fast answer) found no entry: queue it again.
+        // a closed connection, a fast answer) found no entry: finish it here when it may run
+        // anywhere (else a fast answer would wait behind a busy completion thread), or queue
+        // it again.
         if call.is_finished() {
-            self.send(Event::Ready(key));
+            if !(anywhere && Shared::complete_here(&Arc::downgrade(&self.shared), key)) {
+                self.send(Event::Ready(key));
+            }
         } else if wake {
             self.send(Event::Wake);
         }
@@ -445,9 +449,10 @@ impl Shared {
         }
     }
 
-    /// A response was routed for the call under `key`, on this thread: finishes it here if its
-    /// continuation may run anywhere. False when the completion thread must do it (or the call
-    /// is not in the table yet: `call` queues it once it is).
+    /// The call under `key` has its outcome (a response routed on this thread, or one decided
+    /// before `call` put it in the table): finishes it here if its continuation may run
+    /// anywhere. False when the completion thread must do it; true also when the call is not in
+    /// the table (yet: `call` looks again once it is; or any more: already finished).
     fn complete_here(shared: &Weak<Shared>, key: u64) -> bool {
         let Some(shared) = shared.upgrade() else {
             return false;
