@@ -4,14 +4,17 @@
 //! Top-down: a [`Request`] (a value naming one MCP request and its arguments) becomes a
 //! [`Step`], a small state machine: send this JSON-RPC request, then decide what comes next
 //! from its result (`Step::Send`); wait a little (`Step::Pause`, between `input_required`
-//! rounds); or the final result (`Step::Done`). A request of several round trips (a version
+//! rounds); run host code (`Step::Defer`: input handlers, the library log); or the final result
+//! (`Step::Done`). A request of several round trips (a version
 //! retry, `input_required` rounds, an all-pages walk) is a chain of steps built with
 //! [`Step::and_then`]. Two drivers run a chain:
 //! - [`drive`] (the blocking API): each `Send` is `Connection::start` then `Started::wait` on
 //!   the caller's thread, which may read its own response (no thread hand-off);
 //! - [`drive_async`] ([`Client::start`]): each `Send` is `Connection::start` with the call
 //!   watched by the client's completion thread (`engine::completer`), whose continuation runs
-//!   the next step there; the final result goes to the host's completion.
+//!   the next step there; the final result goes to the host's completion. For a completion
+//!   queue the continuation runs on the thread that routed the response instead, and hands
+//!   every step but the last to the completion thread (see [`Deliver`]).
 //!
 //! Both end each call through `Started::finish`, so the cancellation invariants, timeouts and
 //! the result mapping are the same code. A long-lived call (a task's poll loop, a listen) fits
