@@ -7,6 +7,9 @@
 mod common;
 
 use common::http_server::{posts_of, HttpServer};
+use common::tasks::{
+    call_cancelled_once_created, check_one_tasks_cancel, count, events, position, wait_for_event,
+};
 use common::{config, log_path, read_log, text};
 use mcpc::handlers::{HandlerError, Progress, RequestHandler};
 use mcpc::{
@@ -69,34 +72,6 @@ fn setup(name: &str, transport: Transport, options: ClientOptions) -> Setup {
 
 fn none() -> RequestOptions {
     RequestOptions::default()
-}
-
-/// What the server recorded about its tasks, in order.
-fn events(client: &Client) -> Vec<String> {
-    let result = client
-        .call_tool("task_events", None, &none())
-        .expect("task_events");
-    serde_json::from_value(result["structuredContent"]["events"].clone()).unwrap()
-}
-
-/// Waits (up to 5 s) until the server has recorded an event starting with `prefix`.
-fn wait_for_event(client: &Client, prefix: &str) -> Vec<String> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let events = events(client);
-        if events.iter().any(|e| e.starts_with(prefix)) || Instant::now() > deadline {
-            return events;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-fn count(events: &[String], prefix: &str) -> usize {
-    events.iter().filter(|e| e.starts_with(prefix)).count()
-}
-
-fn position(events: &[String], event: &str) -> Option<usize> {
-    events.iter().position(|e| e == event)
 }
 
 /// Collects the messages of the progress a call hears.
@@ -269,64 +244,8 @@ fn an_input_required_task_without_a_handler_is_input_required_and_left_to_the_ho
 /// the server's side what it saw.
 fn cancel_sends_one_tasks_cancel(transport: Transport, name: &str, by_timeout: bool) {
     let s = setup(name, transport, options());
-    let token = CancellationToken::new();
-    let (created_tx, created) = crossbeam_channel::bounded::<()>(1);
-    let on_progress = Arc::new(move |_: &Progress| {
-        let _ = created_tx.try_send(());
-    });
-    let opts = RequestOptions {
-        cancellation: Some(token.clone()),
-        on_progress: Some(on_progress),
-        timeout: by_timeout.then_some(Duration::from_millis(300)),
-        ..none()
-    };
-    let canceller = {
-        let token = token.clone();
-        std::thread::spawn(move || {
-            if !by_timeout {
-                // The first status report means the task exists.
-                created.recv_timeout(Duration::from_secs(10)).unwrap();
-                token.cancel(Some("enough"));
-            }
-            Instant::now()
-        })
-    };
-    let args = json!({ "outcome": "never", "steps": 0, "poll_ms": 20 });
-    let e = s.client.call_tool("task", Some(args), &opts).unwrap_err();
-    let returned = Instant::now();
-    let cancelled_at = canceller.join().unwrap();
-    if by_timeout {
-        assert_eq!(e.status, Status::Timeout, "{e:?}");
-        assert_eq!(e.cancel_reason.as_deref(), Some("timed out after 300 ms"));
-    } else {
-        assert_eq!(e.status, Status::Cancelled, "{e:?}");
-        assert_eq!(e.cancel_reason.as_deref(), Some("enough"));
-        assert!(returned.duration_since(cancelled_at) < AT_ONCE);
-    }
-    let first = wait_for_event(&s.client, "cancel task-1");
-    // A barrier: the server answered a later request, so a second cancel would be recorded.
-    let _ = s
-        .client
-        .call_tool("echo", Some(json!({"text": "x"})), &none());
-    let events_after = events(&s.client);
-    assert!(count(&first, "cancel task-1") >= 1, "{first:?}");
-    assert_eq!(
-        count(&events_after, "cancel "),
-        1,
-        "exactly one tasks/cancel: {events_after:?}"
-    );
-    assert!(
-        position(&events_after, "created task-1") < position(&events_after, "cancel task-1"),
-        "after the task existed: {events_after:?}"
-    );
-    assert!(position(&events_after, "cancelled task-1").is_some());
-    if let Some(log) = &s.log {
-        let log = read_log(log);
-        assert!(
-            !log.iter().any(|l| l["method"] == "notifications/cancelled"),
-            "no notifications/cancelled for a call answered with a task (nor its polls)"
-        );
-    }
+    call_cancelled_once_created(&s.client, by_timeout);
+    check_one_tasks_cancel(&s.client, s.log.as_deref());
     if let Some(server) = &s.http {
         let requests = server.requests();
         let cancels = posts_of(&requests, "tasks/cancel");

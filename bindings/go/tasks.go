@@ -18,7 +18,9 @@ import (
 // server cancelled StatusCancelled); status changes reach the progress funcs ("working: step
 // 2/3"); input the task asks for goes to the request handlers. Cancelling the call's context
 // (or its timeout) returns at once and sends the server one tasks/cancel for the task; the
-// error's Data is then {"taskId": ...}.
+// error's Data is then {"taskId": ...}. On a 2025-11-25 connection it drives that era's
+// experimental tasks where the server offers them, for tools listed with
+// execution.taskSupport optional or required (list the tools first).
 func WithTasks() Option {
 	return withSetter("tasks", func(o *C.mcp_client_options) C.mcp_status {
 		return C.mcp_client_options_set_tasks(o, true)

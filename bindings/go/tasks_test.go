@@ -60,6 +60,26 @@ func TestTaskBackedCallReturnsTheResultAndReportsStatus(t *testing.T) {
 	}
 }
 
+// A 2025-11-25 server's experimental tasks: once listed as task-capable, the tool runs as a
+// task and the call returns what tasks/result gave.
+func TestLegacyTaskBackedCallReturnsTheResult(t *testing.T) {
+	c := connect(t, []string{"--legacy-tasks"}, WithMode(ModeLegacy), WithTasks())
+	ctx := context.Background()
+	if _, err := c.Tools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.CallTool(ctx, "task", map[string]any{"steps": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := toolText(t, res); text != "task done after 2 steps" {
+		t.Fatalf("got %s", text)
+	}
+	if events := taskEvents(t, c); countPrefix(events, "result task-1") != 1 {
+		t.Fatalf("the server gave no tasks/result: %q", events)
+	}
+}
+
 func TestCancellingATaskBackedCallSendsOneTasksCancel(t *testing.T) {
 	c := connect(t, []string{"--modern"}, WithMode(ModeModern), WithTasks())
 	ctx, cancel := context.WithCancel(context.Background())

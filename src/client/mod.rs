@@ -34,6 +34,7 @@ pub use listen::Listen;
 pub use operation::Request;
 use serde_json::{json, Map, Value};
 pub use state::ConnectionState;
+use std::collections::HashSet;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -66,7 +67,9 @@ pub struct ClientOptions {
     /// The most pages an all-pages call (`tools`, `resources`...) will fetch.
     pub max_pages: usize,
     /// Declares the tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28 era): the
-    /// server may then answer `tools/call` with a task, which the call polls to its end.
+    /// server may then answer `tools/call` with a task, which the call polls to its end. On a
+    /// 2025-11-25 connection, calls tools listed as task-capable as tasks of that era, where the
+    /// server offers them (see `tasks.rs`).
     pub tasks: bool,
     /// The `elicitation/create` handler also accepts URL mode: declares `elicitation.url`.
     pub elicitation_url: bool,
@@ -224,6 +227,9 @@ struct Session {
     protocol_version: String,
     /// Set in the modern era: what every request carries in `_meta`.
     envelope: Option<Envelope>,
+    /// 2025-11-25 experimental tasks: the tools this connection's `tools/list` pages said may
+    /// run as tasks (`execution.taskSupport` optional or required).
+    task_tools: Mutex<HashSet<String>>,
 }
 
 impl Client {
@@ -415,6 +421,7 @@ impl ClientCore {
                     server_info: negotiated.server_info,
                     protocol_version: negotiated.protocol_version,
                     envelope: negotiated.envelope,
+                    task_tools: Mutex::default(),
                 }));
                 Ok(server_info)
             }

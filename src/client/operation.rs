@@ -400,31 +400,43 @@ impl ClientCore {
     /// The chain that carries out `request`.
     pub(super) fn step_for(self: &Arc<Self>, request: Request, opts: &RequestOptions) -> Step {
         if !self.options.tasks {
-            return self.request_step(request, opts);
+            return self.request_step(request, opts, false);
         }
         // With the tasks extension, every leg of the call (input rounds, the task's status)
         // reports under one progress token, and a task result is polled to its end.
         let started = Instant::now();
         let opts = self.with_progress_token(opts);
         let core = self.clone();
-        self.request_step(request, &opts).map_ok(move |result| {
-            let is_task = result.result_type().and_then(Value::as_str) == Some("task");
-            match is_task && !opts.return_task {
-                true => Step::blocking(move || {
-                    core.settle_task(
-                        crate::protocol::methods::TOOLS_CALL,
-                        result.into_value(),
-                        &opts,
-                        started,
-                    )
-                }),
-                false => Step::Done(Ok(result)),
-            }
-        })
+        // A 2025-11-25 call made task-augmented is answered with `{task: {...}}`.
+        let legacy_task =
+            matches!(&request, Request::CallTool { name, .. } if self.legacy_task_tool(name));
+        self.request_step(request, &opts, legacy_task)
+            .map_ok(move |result| {
+                let is_task = match legacy_task {
+                    true => result.get("task").is_some_and(Value::is_object),
+                    false => result.result_type().and_then(Value::as_str) == Some("task"),
+                };
+                match is_task && !opts.return_task {
+                    true => Step::blocking(move || {
+                        let task = match legacy_task {
+                            true => result.into_value()["task"].take(),
+                            false => result.into_value(),
+                        };
+                        core.settle_task(crate::protocol::methods::TOOLS_CALL, task, &opts, started)
+                    }),
+                    false => Step::Done(Ok(result)),
+                }
+            })
     }
 
-    /// The chain of one request, a task result left as it is.
-    fn request_step(self: &Arc<Self>, request: Request, opts: &RequestOptions) -> Step {
+    /// The chain of one request, a task result left as it is. `legacy_task`: a `tools/call`
+    /// goes out task-augmented (2025-11-25 experimental tasks).
+    fn request_step(
+        self: &Arc<Self>,
+        request: Request,
+        opts: &RequestOptions,
+        legacy_task: bool,
+    ) -> Step {
         use crate::protocol::methods;
         let done = |result| Step::Done(result);
         match request {
@@ -432,7 +444,12 @@ impl ClientCore {
             Request::Discover => self.request(methods::DISCOVER, None, opts),
             Request::CallTool { name, arguments } => {
                 match super::requests::named_params(&name, arguments, "tool arguments") {
-                    Ok(params) => self.with_input(methods::TOOLS_CALL, params, opts),
+                    Ok(mut params) => {
+                        if legacy_task {
+                            params["task"] = serde_json::json!({});
+                        }
+                        self.with_input(methods::TOOLS_CALL, params, opts)
+                    }
                     Err(e) => done(Err(e)),
                 }
             }

@@ -360,6 +360,7 @@ impl ClientCore {
                 Step::defer(move || {
                     if let Some(Value::Array(tools)) = page.get_mut("tools") {
                         core.drop_invalid_tools(tools);
+                        core.note_task_tools(tools);
                     }
                     Step::Done(Ok(page))
                 })
@@ -374,6 +375,7 @@ impl ClientCore {
                 Step::defer(move || {
                     if let Some(Value::Array(tools)) = all.get_mut("tools") {
                         core.drop_invalid_tools(tools);
+                        core.note_task_tools(tools);
                     }
                     Step::Done(Ok(all))
                 })

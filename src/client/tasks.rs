@@ -8,6 +8,14 @@
 //! out afterwards on a thread of its own (the request the server answered with the task is over,
 //! so it gets no `notifications/cancelled`; the polls in flight are dropped without one either).
 //! This file is the whole task leg of the call path: `settle_task` is where a call meets it.
+//!
+//! The 2025-11-25 era has experimental tasks of its own, driven the same way where a server
+//! offers them: a `tools/call` goes out with a `task` member when the host allows tasks, the
+//! server declared `tasks.requests.tools.call` and the tool was listed with
+//! `execution.taskSupport` optional or required (the spec's default is forbidden). The answer is
+//! `{task: {...}}`; `tasks/get` is polled (`pollInterval`), and once the task ends or needs
+//! input, `tasks/result` gives the call's result (the server sends its questions as requests
+//! while that is pending, answered by the host's handlers). A cancel sends `tasks/cancel`.
 
 use super::mrtr::input_required;
 use super::{Client, ClientCore, RequestOptions};
@@ -99,20 +107,53 @@ impl ClientCore {
         self.options.tasks && self.is_modern() && method == methods::TOOLS_CALL
     }
 
-    /// Where every call meets the task leg: a task result is polled to its end (unless the
-    /// host asked for the task itself); any other result passes through.
+    /// 2025-11-25: whether a `tools/call` of `tool` goes out task-augmented: the host allows
+    /// tasks, the connection speaks the handshake era, the server declared
+    /// `tasks.requests.tools.call`, and a `tools/list` page said the tool may run as a task.
+    pub(super) fn legacy_task_tool(&self, tool: &str) -> bool {
+        let Some(session) = self.session_ref().filter(|_| self.options.tasks) else {
+            return false;
+        };
+        session.envelope.is_none()
+            && (session.server_info)
+                .pointer("/capabilities/tasks/requests/tools/call")
+                .is_some()
+            && lock(&session.task_tools).contains(tool)
+    }
+
+    /// 2025-11-25: notes which listed tools may run as tasks (see `legacy_task_tool`).
+    pub(super) fn note_task_tools(&self, tools: &[Value]) {
+        let Some(session) = self.session_ref().filter(|_| self.options.tasks) else {
+            return;
+        };
+        if session.envelope.is_some() {
+            return;
+        }
+        let mut known = lock(&session.task_tools);
+        for tool in tools {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            match tool
+                .pointer("/execution/taskSupport")
+                .and_then(Value::as_str)
+            {
+                Some("optional" | "required") => known.insert(name.to_owned()),
+                _ => known.remove(name),
+            };
+        }
+    }
+
+    /// Where a call answered with a task meets the task leg (`step_for` decides it is one, and
+    /// that the host did not ask for the task itself): `task` is polled to its end.
     pub(super) fn settle_task(
         self: &Arc<Self>,
         method: &str,
-        result: Value,
+        task: Value,
         opts: &RequestOptions,
         started: Instant,
     ) -> Result<Value> {
-        let is_task = result.get("resultType").and_then(Value::as_str) == Some("task");
-        if !is_task || opts.return_task {
-            return Ok(result);
-        }
-        TaskCall::new(self, method, opts, started)?.run(result)
+        TaskCall::new(self, method, opts, started)?.run(task)
     }
 }
 
@@ -163,6 +204,8 @@ struct TaskCall<'a> {
     wake: crossbeam_channel::Receiver<()>,
     _wake_tx: crossbeam_channel::Sender<()>,
     hook: Option<(CancellationToken, crate::cancellation::HookId)>,
+    /// A 2025-11-25 experimental task: its result comes from `tasks/result`.
+    legacy: bool,
     /// When the call times out: from its start, or from the task's last change with
     /// `reset_timeout_on_progress`, never past `hard_deadline`.
     deadline: Cell<Option<Instant>>,
@@ -213,6 +256,7 @@ impl<'a> TaskCall<'a> {
             wake,
             _wake_tx: wake_tx,
             hook,
+            legacy: session.envelope.is_none(),
             deadline: Cell::new(deadline),
             hard_deadline,
         })
@@ -256,26 +300,37 @@ impl<'a> TaskCall<'a> {
         let mut backoff = FIRST_BACKOFF;
         loop {
             let changed = self.saw(&task, &mut this);
-            match state(&task, self.method).map_err(Stop::Failed)? {
-                State::Completed(result) => return Ok(result.clone()),
-                State::Failed(error) => return Err(Stop::Failed(error)),
-                State::Cancelled => {
-                    let message = task.get("statusMessage").and_then(Value::as_str);
-                    return Err(Stop::Failed(server_cancelled(task_id, message)));
+            if self.legacy {
+                if let Some(result) = self.legacy_end(task_id, &task)? {
+                    return Ok(result);
                 }
-                State::InputRequired(requests) => {
-                    if self.answer(task_id, &task, requests, &mut this)? {
-                        // Answers given: look again at once.
-                        task = self.poll(task_id)?;
-                        continue;
+            } else {
+                match state(&task, self.method).map_err(Stop::Failed)? {
+                    State::Completed(result) => return Ok(result.clone()),
+                    State::Failed(error) => return Err(Stop::Failed(error)),
+                    State::Cancelled => {
+                        let message = task.get("statusMessage").and_then(Value::as_str);
+                        return Err(Stop::Failed(server_cancelled(task_id, message)));
                     }
+                    State::InputRequired(requests) => {
+                        if self.answer(task_id, &task, requests, &mut this)? {
+                            // Answers given: look again at once.
+                            task = self.poll(task_id)?;
+                            continue;
+                        }
+                    }
+                    State::Working => {}
                 }
-                State::Working => {}
             }
             if changed {
                 backoff = FIRST_BACKOFF;
             }
-            let interval = match task.get("pollIntervalMs").and_then(Value::as_u64) {
+            let interval_key = if self.legacy {
+                "pollInterval"
+            } else {
+                "pollIntervalMs"
+            };
+            let interval = match task.get(interval_key).and_then(Value::as_u64) {
                 Some(ms) => Duration::from_millis(ms).clamp(MIN_POLL, MAX_POLL),
                 None => {
                     let wait = backoff;
@@ -285,6 +340,27 @@ impl<'a> TaskCall<'a> {
             };
             self.pause(interval)?;
             task = self.poll(task_id)?;
+        }
+    }
+
+    /// 2025-11-25: a task that ended or needs input gives the call's result through
+    /// `tasks/result` (the server asks its questions as requests while that is pending, and
+    /// the host's handlers answer them); `None` while it works.
+    fn legacy_end(&self, task_id: &str, task: &Value) -> std::result::Result<Option<Value>, Stop> {
+        match task.get("status").and_then(Value::as_str) {
+            Some("working") => Ok(None),
+            Some("completed" | "failed" | "input_required") => {
+                let params = json!({ "taskId": task_id });
+                self.leg(methods::TASKS_RESULT, params).map(Some)
+            }
+            Some("cancelled") => {
+                let message = task.get("statusMessage").and_then(Value::as_str);
+                Err(Stop::Failed(server_cancelled(task_id, message)))
+            }
+            other => Err(Stop::Failed(Error::protocol(format!(
+                "{}: the task's status {other:?} is not one the tasks spec defines",
+                self.method
+            )))),
         }
     }
 
@@ -360,7 +436,8 @@ impl<'a> TaskCall<'a> {
         self.leg(methods::TASKS_GET, json!({ "taskId": task_id }))
     }
 
-    /// One `tasks/get` or `tasks/update`, under the call's token and what is left of its time.
+    /// One `tasks/get`, `tasks/update` or `tasks/result`, under the call's token and what is
+    /// left of its time; a cancel drops it without `notifications/cancelled`.
     fn leg(&self, method: &str, params: Value) -> std::result::Result<Value, Stop> {
         let timeout = match self.deadline() {
             None => Some(Duration::ZERO),

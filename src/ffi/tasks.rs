@@ -19,7 +19,10 @@ use std::ffi::c_char;
 /// (message "<status>" or "<status>: <statusMessage>"). Input the task asks for is answered
 /// through the request handlers and sent with `tasks/update`. Cancelling the call (or its
 /// timeout) returns at once and sends one `tasks/cancel` for the task from another thread.
-/// Nothing changes on a handshake-era connection.
+/// On a 2025-11-25 connection, the experimental tasks of that era where the server offers them:
+/// a tool listed (on this connection) with `execution.taskSupport` optional or required is
+/// called with a `task` member, polled with `tasks/get` (`pollInterval`), and its result is what
+/// `tasks/result` gives.
 ///
 /// # Safety
 /// `options` is NULL or live.

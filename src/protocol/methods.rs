@@ -19,5 +19,7 @@ pub const UNSUBSCRIBE: &str = "resources/unsubscribe";
 pub const TASKS_GET: &str = "tasks/get";
 pub const TASKS_UPDATE: &str = "tasks/update";
 pub const TASKS_CANCEL: &str = "tasks/cancel";
+/// 2025-11-25 experimental tasks: the result of a task, once it has ended.
+pub const TASKS_RESULT: &str = "tasks/result";
 pub const LISTEN: &str = "subscriptions/listen";
 pub const ROOTS_LIST_CHANGED: &str = "notifications/roots/list_changed";

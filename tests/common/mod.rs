@@ -4,6 +4,7 @@
 pub mod child_process;
 pub mod flood;
 pub mod http_server;
+pub mod tasks;
 
 use mcpc::{Client, ClientOptions, StdioConfig};
 use serde_json::Value;

@@ -25,6 +25,10 @@ usage: mcpc-test-server [FLAGS]
   --ignore-sigterm        ignore SIGTERM
   --slow-start-ms N       wait N ms before reading stdin (a slow server start)
   --ttl-ms N              the ttlMs of modern lists and reads (default 0)
+  --legacy-tasks          2025-11-25 experimental tasks: declare tasks.requests.tools.call,
+                          list the tool `task` (taskSupport optional), and run a tools/call
+                          of it that carries `task` as a task (tasks/get, tasks/result,
+                          tasks/cancel)
   --emit-on-listen JSON   events (as test/emit takes them) every listen gets at once
   --stall-reading-while PATH  once initialized, stop reading stdin while PATH exists
                           (a server that stops reading; it goes on when PATH is removed)
@@ -96,6 +100,7 @@ pub struct Args {
     /// Events (as `test/emit` takes them) every listen gets right after its acknowledgement.
     pub emit_on_listen: Option<serde_json::Value>,
     pub require_auth: bool,
+    pub legacy_tasks: bool,
     pub auth_tools_scope: Option<String>,
     pub auth_token_uses: Option<usize>,
     pub auth_fault: Option<String>,
@@ -169,6 +174,7 @@ impl Args {
                 }
                 "--flood" => args.flood = Some(value()?),
                 "--require-auth" => args.require_auth = true,
+                "--legacy-tasks" => args.legacy_tasks = true,
                 "--auth-tools-scope" => args.auth_tools_scope = Some(value()?),
                 "--auth-token-uses" => args.auth_token_uses = Some(parse_number(&flag, value()?)?),
                 "--auth-fault" => args.auth_fault = Some(value()?),

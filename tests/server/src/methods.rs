@@ -34,6 +34,7 @@ pub fn dispatch(server: &Server, request: &Request) -> Reply {
         "prompts/get" => get_prompt(params),
         "completion/complete" => Ok(complete(params)),
         "tasks/get" | "tasks/update" | "tasks/cancel" => crate::tasks::handle(request),
+        "tasks/result" => crate::tasks::result(server, request),
         // Listening and notices on demand (listen.rs).
         "subscriptions/listen" if server.args.modern => listen::listen(server, request),
         "resources/subscribe" => listen::subscribe(params, true),
@@ -79,9 +80,13 @@ fn initialize(server: &Server, params: &Value) -> Value {
         (None, Some(offered)) if KNOWN_VERSIONS.contains(&offered) => offered,
         _ => LATEST_VERSION,
     };
+    let mut capabilities = capabilities();
+    if server.args.legacy_tasks {
+        capabilities["tasks"] = json!({ "cancel": {}, "requests": { "tools": { "call": {} } } });
+    }
     json!({
         "protocolVersion": version,
-        "capabilities": capabilities(),
+        "capabilities": capabilities,
         "serverInfo": server_info(),
         "instructions": INSTRUCTIONS,
     })

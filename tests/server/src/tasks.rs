@@ -8,8 +8,15 @@
 //! `tasks/update` and `tasks/cancel` serve them, and every task event is
 //! recorded in order; the unlisted tool `task_events` returns that record, so
 //! tests check from the server's side what the client did, and when.
+//!
+//! With `--legacy-tasks`, the 2025-11-25 experimental tasks too: the tool is
+//! listed (taskSupport optional), a call carrying `task` is answered with
+//! `{task: {...}}` (`pollInterval`, `ttl`), `tasks/get` shows the task without
+//! its result, and `tasks/result` waits for the end and gives the result (or
+//! the error); for `input`, it asks the client `elicitation/create` (with the
+//! related-task `_meta`) while it waits, and the answer finishes the task.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -17,11 +24,12 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::tools::text_result;
-use crate::{Reply, Request, RpcError};
+use crate::{Reply, Request, RpcError, Server};
 
 const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 const MISSING_CAPABILITY: i64 = -32021;
+const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 /// What `never` waits for at most, so no test leaves a thread behind for long.
 const NEVER_LIMIT: Duration = Duration::from_secs(60);
 
@@ -33,6 +41,8 @@ struct Store {
     responses: HashMap<String, Value>,
     /// How long `tasks/get` takes to answer, by task (`get_delay_ms`).
     get_delays: HashMap<String, u64>,
+    /// The 2025-11-25 tasks.
+    legacy: HashSet<String>,
     events: Vec<String>,
 }
 
@@ -61,10 +71,21 @@ fn declared(request: &Request) -> bool {
         .is_some()
 }
 
+/// The tool `task`, as `tools/list` shows it with `--legacy-tasks`.
+pub fn legacy_definition() -> Value {
+    json!({
+        "name": "task",
+        "description": "Runs as a task when asked to (steps, step_ms, poll_ms, outcome)",
+        "inputSchema": { "type": "object" },
+        "execution": { "taskSupport": "optional" },
+    })
+}
+
 /// The tool `task`.
-pub fn call(request: &Request, args: &Value) -> Reply {
+pub fn call(server: &Server, request: &Request, args: &Value) -> Reply {
     let plan = Plan::from(args);
-    if !declared(request) {
+    let legacy = server.args.legacy_tasks && request.params["task"].is_object();
+    if !declared(request) && !legacy {
         if args["required"].as_bool() == Some(true) {
             return Err(
                 RpcError::new(MISSING_CAPABILITY, "Missing required client capability").with_data(
@@ -81,17 +102,24 @@ pub fn call(request: &Request, args: &Value) -> Reply {
         let mut store = lock_store();
         store.next_id += 1;
         let id = format!("task-{}", store.next_id);
+        let (ttl, poll_interval) = match legacy {
+            true => ("ttl", "pollInterval"),
+            false => ("ttlMs", "pollIntervalMs"),
+        };
         let mut task = json!({
             "taskId": id,
             "status": "working",
             "statusMessage": "starting",
             "createdAt": "2026-07-28T00:00:00Z",
             "lastUpdatedAt": "2026-07-28T00:00:00Z",
-            "ttlMs": 60000,
-            "pollIntervalMs": plan.poll_ms,
+            ttl: 60000,
+            poll_interval: plan.poll_ms,
         });
         if args["no_poll_interval"].as_bool() == Some(true) {
-            task.as_object_mut().map(|t| t.remove("pollIntervalMs"));
+            task.as_object_mut().map(|t| t.remove(poll_interval));
+        }
+        if legacy {
+            store.legacy.insert(id.clone());
         }
         store.tasks.insert(id.clone(), task.clone());
         if let Some(ms) = args["get_delay_ms"].as_u64() {
@@ -102,6 +130,9 @@ pub fn call(request: &Request, args: &Value) -> Reply {
     };
     let id = task["taskId"].as_str().unwrap_or_default().to_owned();
     thread::spawn(move || plan.run(&id));
+    if legacy {
+        return Ok(json!({ "task": task }));
+    }
     let mut result = task;
     result["resultType"] = "task".into();
     Ok(result)
@@ -118,13 +149,14 @@ pub fn events() -> Reply {
 
 /// `tasks/get`, `tasks/update` and `tasks/cancel`.
 pub fn handle(request: &Request) -> Reply {
-    if !declared(request) {
+    let id = request.params["taskId"].as_str().unwrap_or_default();
+    let legacy = lock_store().legacy.contains(id);
+    if !declared(request) && !legacy {
         return Err(
             RpcError::new(MISSING_CAPABILITY, "Missing required client capability")
                 .with_data(json!({ "requiredCapabilities": { "extensions": { EXTENSION: {} } } })),
         );
     }
-    let id = request.params["taskId"].as_str().unwrap_or_default();
     let mut store = lock_store();
     let method = request.method.as_str();
     let Some(task) = store.tasks.get(id).cloned() else {
@@ -134,14 +166,20 @@ pub fn handle(request: &Request) -> Reply {
         )));
     };
     match method {
-        "tasks/get" => match store.get_delays.get(id).copied() {
-            Some(ms) => {
-                drop(store);
-                thread::sleep(Duration::from_millis(ms));
-                Ok(lock_store().tasks[id].clone())
-            }
-            None => Ok(task),
-        },
+        "tasks/get" => {
+            let task = match store.get_delays.get(id).copied() {
+                Some(ms) => {
+                    drop(store);
+                    thread::sleep(Duration::from_millis(ms));
+                    lock_store().tasks[id].clone()
+                }
+                None => task,
+            };
+            Ok(match legacy {
+                true => without_outcome(task),
+                false => task,
+            })
+        }
         "tasks/update" => {
             let responses = request.params["inputResponses"].clone();
             let keys: Vec<&String> = responses
@@ -169,6 +207,77 @@ pub fn handle(request: &Request) -> Reply {
             Ok(json!({}))
         }
         other => Err(RpcError::new(-32601, format!("Method not found: {other}"))),
+    }
+}
+
+/// A 2025-11-25 task as `tasks/get` shows it: its result, error and questions
+/// come only through `tasks/result`.
+fn without_outcome(mut task: Value) -> Value {
+    if let Some(fields) = task.as_object_mut() {
+        for key in ["result", "error", "inputRequests"] {
+            fields.remove(key);
+        }
+    }
+    task
+}
+
+/// `tasks/result` (2025-11-25): waits until the task ends and answers as the
+/// call would have; while it needs input, asks the client on its behalf.
+pub fn result(server: &Server, request: &Request) -> Reply {
+    let id = request.params["taskId"].as_str().unwrap_or_default();
+    let deadline = Instant::now() + NEVER_LIMIT;
+    let mut store = lock_store();
+    if !store.legacy.contains(id) {
+        store.events.push(format!("tasks/result unknown {id}"));
+        return Err(RpcError::invalid_params(format!("Task not found: {id}")));
+    }
+    store.events.push(format!("result {id}"));
+    let mut asked = false;
+    loop {
+        let task = store.tasks[id].clone();
+        let related = json!({ RELATED_TASK: { "taskId": id } });
+        match task["status"].as_str().unwrap_or_default() {
+            "completed" => {
+                let mut result = task["result"].clone();
+                result["_meta"] = related;
+                return Ok(result);
+            }
+            "failed" => {
+                let error = &task["error"];
+                let code = error["code"].as_i64().unwrap_or(-32603);
+                let message = error["message"].as_str().unwrap_or("failed");
+                return Err(RpcError::new(code, message).with_data(error["data"].clone()));
+            }
+            "cancelled" => {
+                return Err(RpcError::new(-32000, "Task cancelled").with_data(related));
+            }
+            "input_required" if !asked => {
+                asked = true;
+                let question = task["inputRequests"]["answer-1"]["params"].clone();
+                let mut params = question;
+                params["_meta"] = related;
+                drop(store);
+                let response = server.ask_client("elicitation/create", Some(params), NEVER_LIMIT);
+                store = lock_store();
+                if let Some(answer) = response.and_then(|r| r.get("result").cloned()) {
+                    store
+                        .responses
+                        .insert(id.to_owned(), json!({ "answer-1": answer }));
+                    shared().changed.notify_all();
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(RpcError::new(-32603, "the task did not end in time"));
+        }
+        store = shared()
+            .changed
+            .wait_timeout(store, deadline - now)
+            .unwrap()
+            .0;
     }
 }
 
@@ -329,4 +438,5 @@ fn set(store: &mut Store, id: &str, status: &str, message: Option<&str>, fields:
         task[*key] = value.clone();
     }
     store.events.push(format!("{status} {id}"));
+    shared().changed.notify_all();
 }

@@ -111,6 +111,7 @@ pub fn definitions(args: &Args) -> Vec<Value> {
                 "inputSchema": { "type": "object", "properties": properties },
             })
         })
+        .chain(args.legacy_tasks.then(crate::tasks::legacy_definition))
         .collect()
 }
 
@@ -152,7 +153,7 @@ pub fn call(server: &Server, request: &Request) -> Reply {
         "header_ok" | "header_bad" if server.args.modern => Ok(text_result(args.to_string())),
         "fault" => crate::faults::fault(server, request, args),
         // Unlisted, so the lists stay as tests count them.
-        "task" => crate::tasks::call(request, args),
+        "task" => crate::tasks::call(server, request, args),
         "task_events" => crate::tasks::events(),
         "client_capabilities" => crate::client_features::client_capabilities(request),
         "url_elicit" => crate::client_features::url_elicit(server, args),
