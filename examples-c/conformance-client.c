@@ -644,8 +644,11 @@ static bool authorize_by_get(void *userdata, const char *authorization_url,
 }
 
 /* The OAuth settings for an auth scenario: pre-registered credentials when the context has
- * them (auth/pre-registration), the CIMD URL, the redirect URI and the person's step. */
+ * them (auth/pre-registration, auth/client-credentials-basic), the CIMD URL, the redirect URI
+ * and the person's step; the client_credentials grant (no person) where the scenario is it. */
 static void set_oauth(mcp_client_options *options, struct span context) {
+    if (strcmp(scenario_name, "auth/client-credentials-basic") == 0)
+        mcp_client_options_set_oauth_grant(options, MCP_OAUTH_GRANT_CLIENT_CREDENTIALS);
     char *client_id = string_value(member(context, "client_id"));
     char *client_secret = string_value(member(context, "client_secret"));
     if (client_id != NULL)
@@ -717,6 +720,8 @@ static const struct {
     {"auth/iss-unexpected", scenario_auth, false, true, true},
     {"auth/iss-normalized", scenario_auth, false, true, true},
     {"auth/metadata-issuer-mismatch", scenario_auth, false, true, true},
+    /* An extension scenario (io.modelcontextprotocol/oauth-client-credentials). */
+    {"auth/client-credentials-basic", scenario_auth, false, true, true},
 };
 
 static void log_library(void *userdata, mcp_log_level level, const char *message) {
