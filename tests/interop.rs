@@ -225,3 +225,88 @@ fn server_everything_falls_back_to_the_handshake_and_serves_every_method() {
     assert_eq!(err.status, Status::Cancelled);
     client.ping(&none()).unwrap();
 }
+
+/// server-everything's `simulate-research-query` is a 2025-11-25 experimental task
+/// (`taskSupport: required`): with tasks allowed and the tools listed, the call runs as a task,
+/// the question it asks on an ambiguous topic reaches the elicitation handler (through
+/// `tasks/result`), and the call returns the report; a cancelled call returns at once, and the
+/// server's own record of the task then says cancelled (its `tasks/cancel` arrived).
+#[test]
+fn server_everything_runs_a_2025_11_25_task_and_hears_its_cancel() {
+    let Some(peers) = peers_dir() else { return };
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let mut options = ClientOptions {
+        mode: ConnectMode::Legacy,
+        tasks: true,
+        ..ClientOptions::default()
+    };
+    let handler_asked = asked.clone();
+    options.callbacks.request_handlers.insert(
+        "elicitation/create".into(),
+        Arc::new(move |request: &mcpc::handlers::ServerRequest| {
+            handler_asked.lock().unwrap().push(request.params.clone());
+            Ok(json!({ "action": "accept", "content": { "interpretation": "programming" } }))
+        }),
+    );
+    let client = Client::stdio(StdioConfig::new(everything_server(&peers)), options);
+    client.connect().expect("connect to server-everything");
+    let tools = client.tools(&none()).unwrap();
+    let research = tools
+        .iter()
+        .find(|t| t["name"] == "simulate-research-query")
+        .expect("server-everything offers simulate-research-query");
+    assert_eq!(research["execution"]["taskSupport"], "required");
+
+    let args = json!({ "topic": "python", "ambiguous": true });
+    let report = client
+        .call_tool("simulate-research-query", Some(args), &none())
+        .expect("the task's result");
+    let text = report["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("Research Report: python (programming)"),
+        "{report}"
+    );
+    assert_eq!(
+        asked.lock().unwrap().len(),
+        1,
+        "one question, answered once"
+    );
+
+    let token = CancellationToken::new();
+    let (created_tx, created) = crossbeam_channel::bounded::<()>(1);
+    let opts = RequestOptions {
+        cancellation: Some(token.clone()),
+        on_progress: Some(Arc::new(move |_: &mcpc::handlers::Progress| {
+            let _ = created_tx.try_send(());
+        })),
+        ..none()
+    };
+    let canceller = std::thread::spawn(move || {
+        created.recv_timeout(Duration::from_secs(10)).unwrap();
+        token.cancel(Some("interop cancel"));
+        Instant::now()
+    });
+    let args = json!({ "topic": "rust" });
+    let err = client
+        .call_tool("simulate-research-query", Some(args), &opts)
+        .unwrap_err();
+    let returned = Instant::now();
+    assert_eq!(err.status, Status::Cancelled, "{err:?}");
+    assert!(returned.duration_since(canceller.join().unwrap()) < Duration::from_secs(2));
+    let task_id = err.data.as_ref().unwrap()["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        let task = client.get_task(&task_id, &none()).unwrap();
+        if task["status"] == "cancelled" || Instant::now() > deadline {
+            break task["status"].clone();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(
+        status, "cancelled",
+        "the server's task after our tasks/cancel"
+    );
+}
