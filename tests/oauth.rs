@@ -6,7 +6,7 @@
 mod common;
 
 use common::http_server::HttpServer;
-use mcpc::auth::{AuthorizationRequest, MemoryTokenStore, OAuthConfig, TokenStore};
+use mcpc::auth::{AuthorizationRequest, GrantType, MemoryTokenStore, OAuthConfig, TokenStore};
 use mcpc::{CancellationToken, Client, ClientOptions, ConnectMode, RequestOptions, Status};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -836,4 +836,42 @@ fn an_expired_stored_token_is_refreshed_before_it_is_sent() {
     assert!(requests[refreshed_at..]
         .iter()
         .all(|r| r["headers"]["authorization"] != old));
+}
+
+#[test]
+fn the_client_credentials_grant_needs_no_person_and_a_wrong_secret_is_unauthorized() {
+    let flags = ["--require-auth", "--auth-client", "machine:s3cret-machine"];
+    let server = HttpServer::start("oauth_client_credentials", &flags);
+    let machine = |secret: &str| OAuthConfig {
+        client_id: Some("machine".into()),
+        client_secret: Some(secret.into()),
+        grant_type: GrantType::ClientCredentials,
+        ..OAuthConfig::default()
+    };
+    let machine_client = client(&server, machine("s3cret-machine"), ConnectMode::Auto);
+    machine_client
+        .connect()
+        .expect("connect with the client's own credentials");
+    let result = machine_client
+        .call_tool(
+            "echo",
+            Some(json!({"text": "m2m"})),
+            &RequestOptions::default(),
+        )
+        .expect("a call with the token");
+    assert_eq!(common::text(&result), "m2m");
+    assert_eq!(grants(&server), ["client_credentials"]);
+    let paths = paths(&server);
+    assert_eq!(
+        count(&paths, "/register"),
+        0,
+        "a pre-registered client: {paths:?}"
+    );
+    assert_eq!(count(&paths, "/authorize"), 0, "no person: {paths:?}");
+
+    let server = HttpServer::start("oauth_client_credentials_wrong", &flags);
+    let refused = client(&server, machine("not-the-secret"), ConnectMode::Legacy);
+    let e = refused.connect().unwrap_err();
+    assert_eq!(e.status, Status::Unauthorized, "{e:?}");
+    assert!(!e.message.contains("not-the-secret"), "{}", e.message);
 }

@@ -31,15 +31,25 @@ type AuthorizeFunc func(ctx context.Context, authorizationURL, redirectURI strin
 type OAuth struct {
 	// ClientID and ClientSecret: a pre-registered client (ClientSecret empty: public).
 	ClientID, ClientSecret string
+	// ClientIssuer binds the pre-registered client to one authorization server: with another
+	// issuer it is not presented (the flow registers instead). Empty: any issuer.
+	ClientIssuer string
+	// ClientCredentials uses the client_credentials grant (machine to machine: ClientID and
+	// ClientSecret, no person; RedirectURI and Authorize are then not needed) instead of the
+	// authorization code flow.
+	ClientCredentials bool
+	// MaxAuthorizations: how many new authorizations one request may go through before it
+	// fails with StatusUnauthorized (0: the library's default, 3).
+	MaxAuthorizations int
 	// ClientMetadataURL: an https URL of the client's metadata document, used as client_id.
 	ClientMetadataURL string
 	// ClientName is registered by dynamic registration (default "mcpc").
 	ClientName string
-	// RedirectURI, e.g. Loopback.RedirectURI(); required.
+	// RedirectURI, e.g. Loopback.RedirectURI(); required for the authorization code flow.
 	RedirectURI string
 	// Scopes (space-separated) to ask for instead of those the server names.
 	Scopes string
-	// Authorize is the person's step; required.
+	// Authorize is the person's step; required for the authorization code flow.
 	Authorize AuthorizeFunc
 }
 
@@ -56,14 +66,27 @@ func WithOAuth(cfg OAuth) Option {
 		c.setters = append(c.setters, setter{"oauth", func(o *C.mcp_client_options) C.mcp_status {
 			id, secret, url := str(cfg.ClientID), str(cfg.ClientSecret), str(cfg.ClientMetadataURL)
 			name, redirect, scopes := str(cfg.ClientName), str(cfg.RedirectURI), str(cfg.Scopes)
-			for _, s := range []*C.char{id, secret, url, name, redirect, scopes} {
+			issuer := str(cfg.ClientIssuer)
+			for _, s := range []*C.char{id, secret, url, name, redirect, scopes, issuer} {
 				defer C.free(unsafe.Pointer(s))
 			}
-			status := C.mcp_client_options_set_oauth_redirect_uri(o, redirect)
+			status := C.mcp_status(C.MCP_STATUS_OK)
 			then := func(s C.mcp_status) {
 				if status == C.MCP_STATUS_OK {
 					status = s
 				}
+			}
+			if redirect != nil || !cfg.ClientCredentials {
+				then(C.mcp_client_options_set_oauth_redirect_uri(o, redirect))
+			}
+			if cfg.ClientCredentials {
+				then(C.mcp_client_options_set_oauth_grant(o, C.MCP_OAUTH_GRANT_CLIENT_CREDENTIALS))
+			}
+			if issuer != nil {
+				then(C.mcp_client_options_set_oauth_client_issuer(o, issuer))
+			}
+			if cfg.MaxAuthorizations > 0 {
+				then(C.mcp_client_options_set_oauth_max_authorizations(o, C.uint32_t(cfg.MaxAuthorizations)))
 			}
 			then(C.mcp_client_options_set_oauth_registration(o, name, nil))
 			if id != nil {

@@ -257,3 +257,40 @@ func TestLoopbackWaitEndsWithItsContext(t *testing.T) {
 		t.Fatalf("Wait after Close gave %v", err)
 	}
 }
+
+// The client_credentials grant: a pre-registered machine client, no person, no redirect.
+func TestOAuthClientCredentials(t *testing.T) {
+	url := httpServer(t, "--require-auth", "--auth-client", "machine:s3cret-machine")
+	c, err := NewHTTP(url, WithOAuth(OAuth{
+		ClientID:          "machine",
+		ClientSecret:      "s3cret-machine",
+		ClientCredentials: true,
+		MaxAuthorizations: 2,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.CallTool(context.Background(), "echo", map[string]any{"text": "m2m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := toolText(t, res); text != "m2m" {
+		t.Fatalf("got %s", text)
+	}
+
+	wrong, err := NewHTTP(url, WithOAuth(OAuth{
+		ClientID: "machine", ClientSecret: "not-the-secret", ClientCredentials: true,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wrong.Close()
+	_, err = wrong.Connect(context.Background())
+	if e := asError(t, err); e.Status != StatusUnauthorized {
+		t.Fatalf("a wrong secret: %v", e)
+	}
+}

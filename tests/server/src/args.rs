@@ -55,6 +55,8 @@ usage: mcpc-test-server [FLAGS]
                           authorization server (issuer http://127.0.0.1:PORT; see oauth.rs)
   --auth-tools-scope S    tools/call also needs scope S (else 403 insufficient_scope)
   --auth-token-uses N     an access token serves N MCP requests, then gets 401
+  --auth-client ID:SECRET  a client registered in advance (for pre-registration and the
+                          client_credentials grant)
   --auth-fault F          misbehave: issuer (metadata names another issuer), resource
                           (resource metadata names another server), iss (the redirect
                           names another issuer), never-enough (tools/call always 403),
@@ -104,6 +106,8 @@ pub struct Args {
     pub auth_tools_scope: Option<String>,
     pub auth_token_uses: Option<usize>,
     pub auth_fault: Option<String>,
+    /// A client registered in advance: (id, secret).
+    pub auth_client: Option<(String, String)>,
 }
 
 impl Args {
@@ -178,6 +182,13 @@ impl Args {
                 "--auth-tools-scope" => args.auth_tools_scope = Some(value()?),
                 "--auth-token-uses" => args.auth_token_uses = Some(parse_number(&flag, value()?)?),
                 "--auth-fault" => args.auth_fault = Some(value()?),
+                "--auth-client" => {
+                    let pair = value()?;
+                    let (id, secret) = pair
+                        .split_once(':')
+                        .ok_or_else(|| format!("--auth-client takes ID:SECRET, not {pair}"))?;
+                    args.auth_client = Some((id.to_owned(), secret.to_owned()));
+                }
                 "--flood-count" => args.flood_count = Some(parse_number(&flag, value()?)? as u64),
                 "--flood-secs" => args.flood_secs = Some(parse_number(&flag, value()?)? as u64),
                 "--pause-reading-every" => {

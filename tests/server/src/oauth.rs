@@ -7,7 +7,8 @@
 //! - `/.well-known/oauth-protected-resource/mcp` (RFC 9728), `/.well-known/oauth-authorization-server`
 //!   (RFC 8414, with RFC 9207 `iss`), `/register` (RFC 7591: issues a client secret),
 //!   `/authorize` (redirects at once with `code`, `state`, `iss`), `/token`
-//!   (`authorization_code` with PKCE S256 checked, `refresh_token`; client_secret_basic).
+//!   (`authorization_code` with PKCE S256 checked, `refresh_token`, `client_credentials`;
+//!   client_secret_basic); `--auth-client` registers a client in advance.
 //!
 //! `--auth-fault` makes it misbehave for the tests of the client's checks. Every request is
 //! in the `--log` already (its path and body), which is how tests count authorizations.
@@ -54,12 +55,16 @@ struct Grant {
 
 impl AuthServer {
     pub fn new(args: &Args, port: u16) -> Option<AuthServer> {
+        let mut state = State::default();
+        if let Some((id, secret)) = &args.auth_client {
+            state.clients.insert(id.clone(), secret.clone());
+        }
         args.require_auth.then(|| AuthServer {
             base: format!("http://127.0.0.1:{port}"),
             tools_scope: args.auth_tools_scope.clone(),
             token_uses: args.auth_token_uses,
             fault: args.auth_fault.clone(),
-            state: Mutex::default(),
+            state: Mutex::new(state),
         })
     }
 
@@ -105,7 +110,7 @@ impl AuthServer {
                         "token_endpoint": format!("{}/token", self.base),
                         "registration_endpoint": format!("{}/register", self.base),
                         "response_types_supported": ["code"],
-                        "grant_types_supported": ["authorization_code", "refresh_token"],
+                        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
                         "code_challenge_methods_supported": ["S256"],
                         "token_endpoint_auth_methods_supported": ["client_secret_basic"],
                         "authorization_response_iss_parameter_supported": true,
@@ -210,6 +215,11 @@ impl AuthServer {
             "refresh_token" => match state.refresh.remove(&get("refresh_token")) {
                 Some((owner, scopes)) if owner == client_id => scopes,
                 _ => return json_answer(400, json!({"error": "invalid_grant"})),
+            },
+            // No person and no code: the client's own credentials are the grant.
+            "client_credentials" => match get("scope") {
+                scope if scope.is_empty() => vec![BASE_SCOPE.to_owned()],
+                scope => scope.split(' ').map(str::to_owned).collect(),
             },
             _ => return json_answer(400, json!({"error": "unsupported_grant_type"})),
         };
