@@ -70,9 +70,10 @@ static const char USAGE[] =
     "  --reason TEXT         the reason sent with a cancel (default: none)\n"
     "  --precancel           cancel before calling: nothing is sent (exit 3)\n"
     "  --progress            print the call's progress on stderr, one JSON line each\n"
-    "  --task                declare the tasks extension (modern era): the server may answer\n"
-    "                        --call with a task, which is polled to its end; a cancel or\n"
-    "                        timeout then sends tasks/cancel for it\n"
+    "  --task                allow tasks: the server may answer --call with a task, which is\n"
+    "                        polled to its end; a cancel or timeout then sends tasks/cancel\n"
+    "                        for it (modern era: the tasks extension; 2025-11-25: the tools\n"
+    "                        are listed first, and a tool listed as task-capable runs as one)\n"
     "\n"
     "listen options: the listen hears tools, prompts and resources list changes, and\n"
     "  --listen-ms N         end the listen after N ms\n"
@@ -814,6 +815,9 @@ int main(int argc, char **argv) {
         free(roots_uri);
         return code;
     }
+    /* 2025-11-25 tasks are only for tools listed as task-capable: list them first. */
+    if (cl.task && !mcp_client_is_modern(client))
+        mcp_result_free(mcp_client_tools(client, NULL));
     if (cl.action == ACTION_NONE) {
         code = report(result); /* the initialize (or discover) result */
         mcp_result_free(result);

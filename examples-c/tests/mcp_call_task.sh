@@ -2,7 +2,8 @@
 # mcp_call_task.sh MCP_CALL SERVER
 #
 # mcp-call --task against the test server in the modern era (stdio, then HTTP):
-# - a task-backed call exits 0 with the task's final result on stdout;
+# - a task-backed call exits 0 with the task's final result on stdout (and in the
+#   2025-11-25 era, against --legacy-tasks);
 # - a failed task exits 1 with the task's JSON-RPC error;
 # - --cancel-after-ms exits 3 at once, and the server read exactly one tasks/cancel for the
 #   task, after it had polled it (so after the task existed), and no notifications/cancelled;
@@ -22,6 +23,20 @@ echo "complete: exit $code"; show stdout "$out"; show stderr "$err"
 grep -q 'task done after 2 steps' "$out" || fail "the task's result is not on stdout"
 grep -q '"taskId"' "$out" && fail "stdout shows the task, not its result"
 check_no_sanitizer_report "$err"
+
+# 1b. The same against a 2025-11-25 server offering that era's experimental tasks: the
+# tool runs as a task (the server read a tools/call carrying "task" and a tasks/result).
+log=$scratch/legacy.log
+rm -f "$log"
+"$mcp_call" --mode legacy --task --call task --args '{"steps":2}' \
+    --stdio "$server" --legacy-tasks --log "$log" >"$out" 2>"$err"
+code=$?
+echo "2025-11-25 task: exit $code"; show stdout "$out"; show stderr "$err"
+[ "$code" -eq 0 ] || fail "a completed 2025-11-25 task: exit $code, want 0"
+grep -q 'task done after 2 steps' "$out" || fail "the 2025-11-25 task's result is not on stdout"
+grep '"method":"tools/call"' "$log" | grep -q '"task":{}' ||
+    fail "the tools/call was not task-augmented"
+grep -q '"method":"tasks/result"' "$log" || fail "the server read no tasks/result"
 
 # 2. Failed: the task's JSON-RPC error, exit 1.
 "$mcp_call" --mode modern --task --call task --args '{"steps":1,"outcome":"fail"}' \
