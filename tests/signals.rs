@@ -65,6 +65,21 @@ fn sigpipe_child() {
         return; // run by the tests below only
     };
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    // A host that blocks SIGPIPE on its thread ("blocked"), and one that also has a SIGPIPE of
+    // its own pending ("blocked-pending"): the library must consume the one its write raises,
+    // and only that one.
+    let host_blocks = mode.starts_with("blocked");
+    if host_blocks {
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGPIPE);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            if mode == "blocked-pending" {
+                libc::pthread_kill(libc::pthread_self(), libc::SIGPIPE);
+            }
+        }
+    }
     if mode == "raw" {
         let mut fds = [0; 2];
         unsafe {
@@ -98,6 +113,27 @@ fn sigpipe_child() {
     }
     client.close();
     let _ = std::fs::remove_dir_all(&dir);
+    if host_blocks {
+        let pending = unsafe {
+            let mut pending: libc::sigset_t = std::mem::zeroed();
+            libc::sigpending(&mut pending);
+            libc::sigismember(&pending, libc::SIGPIPE) == 1
+        };
+        println!("sigpipe child: SIGPIPE pending afterwards: {pending}");
+        if pending {
+            // The host's own: take it, so that unblocking below does not end the test.
+            unsafe {
+                let mut set: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut set);
+                libc::sigaddset(&mut set, libc::SIGPIPE);
+                let zero = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
+                libc::sigtimedwait(&set, std::ptr::null_mut(), &zero);
+            }
+        }
+    }
     println!("sigpipe child: survived");
 }
 
@@ -121,6 +157,20 @@ fn writing_to_a_server_that_closed_its_stdin_never_kills_the_host() {
     );
     assert!(status.success(), "{status:?}\n{output}");
     assert!(output.contains("sigpipe child: survived"), "{output}");
+    // A host that blocks SIGPIPE: the library's write left nothing pending...
+    let (status, output) = run_child("sigpipe_child", "blocked");
+    assert!(status.success(), "{status:?}\n{output}");
+    assert!(
+        output.contains("SIGPIPE pending afterwards: false"),
+        "the library left its SIGPIPE pending: {output}"
+    );
+    // ...and kept the host's own pending one.
+    let (status, output) = run_child("sigpipe_child", "blocked-pending");
+    assert!(status.success(), "{status:?}\n{output}");
+    assert!(
+        output.contains("SIGPIPE pending afterwards: true"),
+        "the library took the host's pending SIGPIPE: {output}"
+    );
 }
 
 /// Whether `pid` is a live process (a zombie is not: it has ended, it only waits to be reaped).

@@ -34,6 +34,7 @@ pub fn no_sigpipe(write: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
 
 /// Runs `write` on a host thread with SIGPIPE blocked, consuming the SIGPIPE it raised (and
 /// only that one: one already pending for the host is left alone) before the mask is restored.
+/// Two signal-mask calls per write; a third only where the host itself blocks SIGPIPE.
 #[cfg(not(any(target_os = "macos", target_os = "ios")))]
 pub fn no_sigpipe(write: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
     // SAFETY: plain signal-mask calls on sets we own.
@@ -42,12 +43,15 @@ pub fn no_sigpipe(write: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
         let mut old: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut sigpipe);
         libc::sigaddset(&mut sigpipe, libc::SIGPIPE);
-        let was_pending = {
+        libc::pthread_sigmask(libc::SIG_BLOCK, &sigpipe, &mut old);
+        // A SIGPIPE can be pending before our write only if the host blocks it on this thread
+        // (an unblocked one would have been delivered): only then is it worth a system call
+        // to find out, so that we consume the one our write raised and never the host's.
+        let was_pending = libc::sigismember(&old, libc::SIGPIPE) == 1 && {
             let mut pending: libc::sigset_t = std::mem::zeroed();
             libc::sigpending(&mut pending);
             libc::sigismember(&pending, libc::SIGPIPE) == 1
         };
-        libc::pthread_sigmask(libc::SIG_BLOCK, &sigpipe, &mut old);
         let result = write();
         if matches!(&result, Err(e) if e.kind() == io::ErrorKind::BrokenPipe) && !was_pending {
             let zero = libc::timespec {
