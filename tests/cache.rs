@@ -140,3 +140,30 @@ fn pages_without_a_ttl_are_never_kept() {
         assert_eq!(lists("tools/list"), 2, "{args:?}");
     }
 }
+
+/// The same over Streamable HTTP in the modern era: a fresh page is served from the cache (the
+/// server gets one POST per list), a bypass asks again.
+#[test]
+fn over_http_fresh_pages_come_from_the_cache_and_a_bypass_asks_the_server() {
+    use common::http_server::{posts_of, HttpServer};
+    let server = HttpServer::start("cache_http", &["--modern", "--ttl-ms", "60000"]);
+    let client = server.connect(mcpc::ConnectMode::Modern);
+    let none = RequestOptions::default();
+    let tools = client.tools(&none).unwrap();
+    assert_eq!(client.tools(&none).unwrap(), tools);
+    client.prompts(&none).unwrap();
+    client.prompts(&none).unwrap();
+    let lists = |method| posts_of(&server.requests(), method).len();
+    assert_eq!(
+        lists("tools/list"),
+        1,
+        "the second walk came from the cache"
+    );
+    assert_eq!(lists("prompts/list"), 1);
+    let bypass = RequestOptions {
+        bypass_cache: true,
+        ..RequestOptions::default()
+    };
+    client.list_tools(None, &bypass).unwrap();
+    assert_eq!(lists("tools/list"), 2, "a bypass asks the server");
+}

@@ -599,3 +599,68 @@ fn the_c_api_listens_and_cancels() {
         mcp_client_free(client);
     }
 }
+
+/// Client notifications over Streamable HTTP. Handshake era: any notification (a POST the
+/// server answers 202) and `notifications/roots/list_changed`, declared by the roots handler.
+/// Modern era: the 2026-07-28 revision defines no client notification over HTTP, so one still
+/// goes out, and the server's answer decides (ours refuses a POST without the envelope or a
+/// session, and the caller hears that refusal); roots/list_changed does not exist there.
+#[test]
+fn over_http_the_client_sends_notifications_and_roots_list_changed() {
+    use common::http_server::{http_requests, posts_of};
+    let server = HttpServer::start("listen_notify_http_legacy", &[]);
+    let mut callbacks = Callbacks::default();
+    callbacks.request_handlers.insert(
+        "roots/list".into(),
+        Arc::new(|_: &mcpc::handlers::ServerRequest| Ok(json!({"roots": []}))),
+    );
+    let client = Client::http(
+        server.config(),
+        ClientOptions {
+            mode: ConnectMode::Legacy,
+            callbacks,
+            ..ClientOptions::default()
+        },
+    );
+    client.connect().unwrap();
+    client
+        .notify("notifications/custom", Some(json!({"a": 1})))
+        .unwrap();
+    client.notify_roots_list_changed().unwrap();
+    let lines = server.wait_for(|lines| {
+        !posts_of(&http_requests(lines), "notifications/roots/list_changed").is_empty()
+    });
+    let requests = http_requests(&lines);
+    let custom = posts_of(&requests, "notifications/custom");
+    assert_eq!(custom.len(), 1);
+    assert_eq!(custom[0]["body"]["params"], json!({"a": 1}));
+    assert!(custom[0]["body"].get("id").is_none());
+    assert_eq!(
+        posts_of(&requests, "notifications/roots/list_changed").len(),
+        1
+    );
+    let init = posts_of(&requests, "initialize");
+    assert_eq!(
+        init[0]["body"]["params"]["capabilities"]["roots"]["listChanged"],
+        true
+    );
+
+    let server = HttpServer::start("listen_notify_http_modern", &["--modern"]);
+    let client = server.connect(ConnectMode::Modern);
+    let refused = client
+        .notify("notifications/custom", Some(json!({"b": 2})))
+        .unwrap_err();
+    assert_eq!(refused.status, Status::ServerError, "{refused:?}");
+    assert!(
+        refused.message.contains("Missing session ID"),
+        "{refused:?}"
+    );
+    let requests = server.requests();
+    let custom = posts_of(&requests, "notifications/custom");
+    assert_eq!(custom.len(), 1, "the notification went out");
+    assert_eq!(custom[0]["body"]["params"], json!({"b": 2}));
+    assert_eq!(
+        client.notify_roots_list_changed().unwrap_err().status,
+        Status::NotSupported
+    );
+}
