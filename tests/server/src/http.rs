@@ -169,11 +169,22 @@ impl Http {
             .get("_meta")
             .is_some_and(|meta| meta.get(PROTOCOL_VERSION_KEY).is_some());
 
+        // A modern notification carries no envelope, only the version header, and no session
+        // (the 2026-07-28 revision defines no client notification over HTTP: it is taken, 202).
+        let modern_notification = self.server.args.modern
+            && id.is_none()
+            && method.is_some()
+            && request
+                .header("mcp-protocol-version")
+                .is_some_and(|version| version > "2025-11-25");
+
         let mut session_header = None;
         if is_modern {
             if let Err(why) = check_routing_headers(request, &message) {
                 return reply(stream, 400, &[], error_body(HEADER_MISMATCH, &why));
             }
+        } else if modern_notification {
+            // No session to check: the modern era has none.
         } else if method == Some("initialize") {
             session_header = Some(self.new_session());
         } else if let Err((status, body)) = self.check_session(request, true) {
