@@ -47,14 +47,9 @@ func (c *Client) StartPing(ctx context.Context, opts ...CallOption) *Pending {
 
 // StartCallTool starts tools/call; args is a JSON object, or nil.
 func (c *Client) StartCallTool(ctx context.Context, name string, args any, opts ...CallOption) *Pending {
-	cargs, err := cJSON(args)
-	if err != nil {
-		return failed(err)
-	}
-	defer C.free(unsafe.Pointer(cargs))
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	return c.start(ctx, opts, func() *C.mcp_request { return C.mcp_request_call_tool(cname, cargs) })
+	return c.startNamed(ctx, name, args, opts, func(cname, cargs *C.char) *C.mcp_request {
+		return C.mcp_request_call_tool(cname, cargs)
+	})
 }
 
 // StartTools starts the walk over every page of tools/list: {"tools": [...]}.
@@ -64,14 +59,9 @@ func (c *Client) StartTools(ctx context.Context, opts ...CallOption) *Pending {
 
 // StartRequest starts any request by method name; params is a JSON object, or nil.
 func (c *Client) StartRequest(ctx context.Context, method string, params any, opts ...CallOption) *Pending {
-	cparams, err := cJSON(params)
-	if err != nil {
-		return failed(err)
-	}
-	defer C.free(unsafe.Pointer(cparams))
-	cmethod := C.CString(method)
-	defer C.free(unsafe.Pointer(cmethod))
-	return c.start(ctx, opts, func() *C.mcp_request { return C.mcp_request_other(cmethod, cparams) })
+	return c.startNamed(ctx, method, params, opts, func(cmethod, cparams *C.char) *C.mcp_request {
+		return C.mcp_request_other(cmethod, cparams)
+	})
 }
 
 // StartDiscover starts server/discover.
@@ -86,14 +76,9 @@ func (c *Client) StartReadResource(ctx context.Context, uri string, opts ...Call
 
 // StartGetPrompt starts prompts/get; args is a JSON object of strings, or nil.
 func (c *Client) StartGetPrompt(ctx context.Context, name string, args any, opts ...CallOption) *Pending {
-	cargs, err := cJSON(args)
-	if err != nil {
-		return failed(err)
-	}
-	defer C.free(unsafe.Pointer(cargs))
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	return c.start(ctx, opts, func() *C.mcp_request { return C.mcp_request_get_prompt(cname, cargs) })
+	return c.startNamed(ctx, name, args, opts, func(cname, cargs *C.char) *C.mcp_request {
+		return C.mcp_request_get_prompt(cname, cargs)
+	})
 }
 
 // StartComplete starts completion/complete, with Complete's arguments.
@@ -183,6 +168,17 @@ func (c *Client) startWith(ctx context.Context, arg string, opts []CallOption,
 	carg := C.CString(arg)
 	defer C.free(unsafe.Pointer(carg))
 	return c.start(ctx, opts, func() *C.mcp_request { return build(carg) })
+}
+
+// startNamed starts the request build makes from a name and a JSON object (nil: none).
+func (c *Client) startNamed(ctx context.Context, name string, object any, opts []CallOption,
+	build func(cname, cjson *C.char) *C.mcp_request) *Pending {
+	cjson, err := cJSON(object)
+	if err != nil {
+		return failed(err)
+	}
+	defer C.free(unsafe.Pointer(cjson))
+	return c.startWith(ctx, name, opts, func(cname *C.char) *C.mcp_request { return build(cname, cjson) })
 }
 
 // startPage starts one page of a list; "" asks for the first page (a NULL cursor).

@@ -227,15 +227,12 @@ impl Router {
 
     fn route_response(&self, id: Value, frame: Value) {
         // Our ids are integers: any other id matches no call.
-        let id = id.as_i64().unwrap_or(i64::MIN);
-        self.route(id, Outcome::Response(frame));
+        self.route(id.as_i64(), Outcome::Response(frame));
     }
 
     /// Hands `outcome` to the call with `id`, or counts it as unmatched.
-    fn route(&self, id: i64, outcome: Outcome) {
-        let call = (id != i64::MIN)
-            .then(|| self.lock().calls.get(&id).cloned())
-            .flatten();
+    fn route(&self, id: Option<i64>, outcome: Outcome) {
+        let call = id.and_then(|id| self.lock().calls.get(&id).cloned());
         let delivered = call.is_some_and(|call| call.finish(outcome));
         if !delivered {
             self.counters
@@ -552,7 +549,7 @@ impl crate::transport::Inbound for RouterInbound {
         let router = &self.0;
         match message {
             Incoming::Response { id, frame } => router.route_response(id, frame),
-            Incoming::Answer { id, reply } => router.route(id, Outcome::Answer(reply)),
+            Incoming::Answer { id, reply } => router.route(Some(id), Outcome::Answer(reply)),
             Incoming::Request { id, method, params } => router.server_request(id, method, params),
             Incoming::Notification { method, params } => router.notification(&method, params),
             Incoming::Invalid(why) => {

@@ -8,6 +8,7 @@ use crate::error::{Error, Result, Status};
 use crate::protocol::json_text;
 use crate::protocol::reply::Reply;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::ffi::{c_char, CString};
 
 /// The outcome of one call: a status and, on success, the result as JSON text. Always
@@ -27,7 +28,7 @@ impl mcp_result {
     fn ok(reply: &Reply) -> Self {
         mcp_result {
             status: Status::Ok,
-            json: Some(to_cstring(with_room_for_nul(&reply.text()))),
+            json: Some(reply_cstring(reply)),
             message: CString::default(),
             error_code: 0,
             error_data: None,
@@ -57,15 +58,21 @@ impl mcp_result {
 /// A value as JSON text for C (the same text as `Value::to_string`). `json_text` leaves room
 /// for the NUL, so the CString takes the buffer over without growing or copying it when the
 /// size estimate was exact (no escapes, no floats). JSON text never holds a raw NUL.
-/// A copy of `text` with room for the NUL a CString appends (no second allocation).
-fn with_room_for_nul(text: &str) -> String {
-    let mut copy = String::with_capacity(text.len() + 1);
-    copy.push_str(text);
-    copy
-}
-
 fn json_cstring(value: &Value) -> CString {
     to_cstring(json_text::to_string(value))
+}
+
+/// A result's text for C: the server's own text copied once, with room for the NUL a CString
+/// appends; or, for a result the library built, the text `json_text` wrote (taken over).
+fn reply_cstring(reply: &Reply) -> CString {
+    match reply.text() {
+        Cow::Owned(text) => to_cstring(text),
+        Cow::Borrowed(text) => {
+            let mut copy = String::with_capacity(text.len() + 1);
+            copy.push_str(text);
+            to_cstring(copy)
+        }
+    }
 }
 
 /// Boxes an outcome for C. Panics inside `body` become MCP_STATUS_INTERNAL_ERROR.
