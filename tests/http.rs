@@ -714,7 +714,7 @@ fn https_verifies_the_server_certificate() {
                 .unwrap();
             let deadline = Instant::now() + Duration::from_secs(5);
             while server.try_wait().unwrap().is_none() && Instant::now() < deadline {
-                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                if common::ports::listening(port) {
                     return Some((server, port));
                 }
                 std::thread::sleep(Duration::from_millis(20));

@@ -4,16 +4,13 @@
 
 mod common;
 
+use common::http_peer::HttpPeer;
 use common::*;
 use mcpc::handlers::{Callbacks, Progress};
 use mcpc::{
     CancellationToken, Client, ClientOptions, ConnectMode, HttpConfig, RequestOptions, Status,
 };
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
-use std::net::{TcpListener, TcpStream};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,99 +18,8 @@ fn none() -> RequestOptions {
     RequestOptions::default()
 }
 
-/// A peer server listening on a local port; its stderr lines are kept. Killed when dropped.
-struct Peer {
-    child: Child,
-    url: String,
-    stderr: Arc<Mutex<Vec<String>>>,
-}
-
-impl Peer {
-    fn start(mut command: Command, port: u16) -> Peer {
-        let mut child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start the peer server");
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let pipe = child.stderr.take().unwrap();
-        {
-            let stderr = stderr.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                    stderr.lock().unwrap().push(line);
-                }
-            });
-        }
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "the peer never listened on {port}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Peer {
-            child,
-            url: format!("http://127.0.0.1:{port}/mcp"),
-            stderr,
-        }
-    }
-
-    fn python(peers: &Path) -> Peer {
-        let port = free_port();
-        let argv = python_server(peers);
-        let mut command = Command::new(&argv[0]);
-        command.args(&argv[1..]).args(["http", &port.to_string()]);
-        Peer::start(command, port)
-    }
-
-    fn everything(peers: &Path, port: u16) -> Peer {
-        let argv = everything_server(peers);
-        let mut command = Command::new(&argv[0]);
-        command
-            .arg(&argv[1])
-            .arg("streamableHttp")
-            .env("PORT", port.to_string());
-        Peer::start(command, port)
-    }
-
-    /// Waits up to `limit` for a stderr line containing `needle`.
-    fn said(&self, needle: &str, limit: Duration) -> bool {
-        let deadline = Instant::now() + limit;
-        loop {
-            if self
-                .stderr
-                .lock()
-                .unwrap()
-                .iter()
-                .any(|l| l.contains(needle))
-            {
-                return true;
-            }
-            if Instant::now() > deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
 /// A connected client that records the progress it hears.
-fn connect(url: &str, mode: ConnectMode) -> (Client, Arc<Mutex<Vec<Progress>>>) {
+fn connect(peer: &mut HttpPeer, mode: ConnectMode) -> (Client, Arc<Mutex<Vec<Progress>>>) {
     let heard = Arc::new(Mutex::new(Vec::new()));
     let options = ClientOptions {
         mode,
@@ -126,8 +32,14 @@ fn connect(url: &str, mode: ConnectMode) -> (Client, Arc<Mutex<Vec<Progress>>>) 
         },
         ..ClientOptions::default()
     };
-    let client = Client::http(HttpConfig::new(url), options);
-    client.connect().expect("connect to the peer over HTTP");
+    let client = Client::http(HttpConfig::new(&peer.url), options);
+    if let Err(error) = client.connect() {
+        panic!(
+            "connect to the peer over HTTP: {error:?}; the server is {}; its stderr: {:?}",
+            if peer.running() { "running" } else { "gone" },
+            peer.stderr.lock().unwrap()
+        );
+    }
     (client, heard)
 }
 
@@ -162,12 +74,12 @@ fn cancel_after(
 #[test]
 fn python_server_over_http_in_both_eras_observes_the_cancel() {
     let Some(peers) = peers_dir() else { return };
-    let peer = Peer::python(&peers);
+    let mut peer = HttpPeer::python(&peers).unwrap();
     for (mode, version) in [
         (ConnectMode::Auto, "2026-07-28"),
         (ConnectMode::Legacy, "2025-11-25"),
     ] {
-        let (client, progress) = connect(&peer.url, mode);
+        let (client, progress) = connect(&mut peer, mode);
         assert_eq!(client.protocol_version().as_deref(), Some(version));
         assert_eq!(client.is_modern(), version == "2026-07-28");
 
@@ -230,9 +142,8 @@ fn python_server_over_http_in_both_eras_observes_the_cancel() {
 #[test]
 fn server_everything_over_http_serves_every_method_and_its_session_errors_stay_whole() {
     let Some(peers) = peers_dir() else { return };
-    let port = free_port();
-    let peer = Peer::everything(&peers, port);
-    let (client, progress) = connect(&peer.url, ConnectMode::Auto);
+    let mut peer = HttpPeer::everything(&peers).unwrap();
+    let (client, progress) = connect(&mut peer, ConnectMode::Auto);
     assert!(!client.is_modern());
     assert_eq!(client.protocol_version().as_deref(), Some("2025-11-25"));
 
@@ -325,8 +236,9 @@ fn server_everything_over_http_serves_every_method_and_its_session_errors_stay_w
 
     // A server that forgot our session (restarted on the same port) answers 400 with a
     // JSON-RPC error, which comes back whole.
+    let port = peer.port;
     drop(peer);
-    let _restarted = Peer::everything(&peers, port);
+    let _restarted = HttpPeer::everything_on(&peers, port).unwrap();
     let error = client.ping(&none()).unwrap_err();
     assert_eq!(
         (error.status, error.code),

@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::http_peer::HttpPeer;
 use common::*;
 use mcpc::handlers::{Callbacks, ListKind};
 use mcpc::{
@@ -15,10 +16,7 @@ use mcpc::{
     Status, StderrMode, StdioConfig,
 };
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -75,7 +73,7 @@ struct Session {
     stderr: Arc<Mutex<Vec<String>>>,
     /// What the listen callbacks heard, as short strings.
     heard: Arc<Mutex<Vec<String>>>,
-    process: Option<Child>,
+    server: Option<HttpPeer>,
 }
 
 impl Drop for Session {
@@ -83,16 +81,8 @@ impl Drop for Session {
         if let Some(client) = self.client.take() {
             client.close();
         }
-        if let Some(mut child) = self.process.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        drop(self.server.take()); // killed after the client is closed
     }
-}
-
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
 }
 
 /// Starts the row's server (HTTP: a process of its own; stdio: the client starts it).
@@ -108,11 +98,11 @@ fn start(row: &Row, peers: &Path) -> Result<(Session, Client), String> {
         callbacks: listen_callbacks(&heard),
         ..ClientOptions::default()
     };
-    let argv = match row.peer {
-        Peer::Python => python_server(peers),
-        Peer::Everything => everything_server(peers), // ends with "stdio"
-    };
     if row.transport == Transport::Stdio {
+        let argv = match row.peer {
+            Peer::Python => python_server(peers),
+            Peer::Everything => everything_server(peers), // ends with "stdio"
+        };
         let mut config = StdioConfig::new(argv);
         config.stderr = StderrMode::Callback({
             let stderr = stderr.clone();
@@ -122,49 +112,22 @@ fn start(row: &Row, peers: &Path) -> Result<(Session, Client), String> {
             client: None,
             stderr,
             heard,
-            process: None,
+            server: None,
         };
         return Ok((session, Client::stdio(config, options)));
     }
 
-    let port = free_port();
-    let mut command = Command::new(&argv[0]);
-    match row.peer {
-        Peer::Python => command.arg(&argv[1]).args(["http", &port.to_string()]),
-        Peer::Everything => command
-            .arg(&argv[1])
-            .arg("streamableHttp")
-            .env("PORT", port.to_string()),
+    let peer = match row.peer {
+        Peer::Python => HttpPeer::python(peers)?,
+        Peer::Everything => HttpPeer::everything(peers)?,
     };
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("start {}: {e}", argv[0]))?;
-    let pipe = child.stderr.take().unwrap();
-    {
-        let stderr = stderr.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                stderr.lock().unwrap().push(line);
-            }
-        });
-    }
+    let url = peer.url.clone();
     let session = Session {
         client: None,
-        stderr,
+        stderr: peer.stderr.clone(),
         heard,
-        process: Some(child),
+        server: Some(peer),
     };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if Instant::now() > deadline {
-            return Err(format!("the server never listened on port {port}"));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let url = format!("http://127.0.0.1:{port}/mcp");
     Ok((session, Client::http(HttpConfig::new(&url), options)))
 }
 

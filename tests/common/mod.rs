@@ -3,7 +3,9 @@
 
 pub mod child_process;
 pub mod flood;
+pub mod http_peer;
 pub mod http_server;
+pub mod ports;
 pub mod tasks;
 
 use mcpc::{Client, ClientOptions, StdioConfig};
