@@ -7,7 +7,7 @@
 //! and a failed transport is never taken for a verdict on the era.
 
 use super::{ClientCore, Negotiated};
-use crate::engine::{CallOptions, Connection};
+use crate::engine::{CallOptions, Connection, RequestBody};
 use crate::error::{Error, Result, Status};
 use crate::handlers::LogLevel;
 use crate::protocol::envelope::Envelope;
@@ -110,8 +110,10 @@ impl ClientCore {
         let mut envelope = self.envelope(version);
         let mut retried = false;
         let result = loop {
-            let params = envelope.stamp(None);
-            match connection.call(methods::DISCOVER, Some(&params), &opts) {
+            match connection.call(
+                RequestBody::new(methods::DISCOVER, None).stamped(Some(&envelope)),
+                &opts,
+            ) {
                 Ok(result) => break result,
                 // A refusal of our credentials says nothing about the era (and the OAuth
                 // flow has run already): falling back would only ask again.
@@ -154,8 +156,8 @@ impl ClientCore {
             return Err(malformed("the result has no supportedVersions list"));
         };
         let supported = supported_versions(Some(&Value::Array(listed.clone())));
-        let version = if supported.contains(&envelope.protocol_version) {
-            envelope.protocol_version.clone()
+        let version = if supported.iter().any(|v| v == envelope.protocol_version()) {
+            envelope.protocol_version().to_owned()
         } else {
             match versions::mutual_modern(supported.iter().map(String::as_str)) {
                 Some(v) => v.to_owned(),
@@ -183,7 +185,7 @@ impl ClientCore {
             ..CallOptions::default()
         };
         let result = connection
-            .call(methods::INITIALIZE, Some(&params), &opts)
+            .call(RequestBody::new(methods::INITIALIZE, Some(&params)), &opts)
             .map_err(|e| e.context("initialize failed"))?;
         if !result.is_object() {
             return Err(Error::protocol(
@@ -213,11 +215,11 @@ impl ClientCore {
     }
 
     pub(super) fn envelope(&self, version: &str) -> Envelope {
-        Envelope {
-            protocol_version: version.to_owned(),
-            client_info: self.options.client_info.clone(),
-            client_capabilities: self.modern_capabilities(),
-        }
+        Envelope::new(
+            version,
+            &self.options.client_info,
+            &self.modern_capabilities(),
+        )
     }
 }
 

@@ -19,7 +19,7 @@
 use super::tasks::Leg;
 use super::{closed_error, Client, RequestOptions, Session};
 use crate::engine::router::ListenWatch;
-use crate::engine::CallOptions;
+use crate::engine::{CallOptions, RequestBody};
 use crate::error::{Error, Result, Status};
 use crate::handlers::LogLevel;
 use crate::protocol::methods;
@@ -449,7 +449,8 @@ fn unsubscribe_later(session: &Arc<Session>, uris: Vec<String>) {
             };
             for uri in uris {
                 let params = json!({ "uri": uri });
-                let _ = connection.call(methods::UNSUBSCRIBE, Some(&params), &opts);
+                let _ =
+                    connection.call(RequestBody::new(methods::UNSUBSCRIBE, Some(&params)), &opts);
             }
         },
         |_| {},

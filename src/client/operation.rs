@@ -24,8 +24,9 @@
 use super::{Client, ClientCore, RequestOptions};
 use crate::cancellation::CancellationToken;
 use crate::engine::completer::{self, Completer, Then};
-use crate::engine::{CallOptions, Connection};
+use crate::engine::{CallOptions, Connection, RequestBody};
 use crate::error::Result;
+use crate::protocol::envelope::Envelope;
 use crate::protocol::reply::Reply;
 use serde_json::Value;
 use std::sync::Arc;
@@ -103,7 +104,10 @@ pub(crate) enum Step {
     Send {
         connection: Arc<Connection>,
         method: String,
-        params: Option<Value>,
+        /// Shared, so a retry of the same request (another protocol version) needs no copy.
+        params: Option<Arc<Value>>,
+        /// Modern era: stamped into `params._meta` as the frame is encoded.
+        envelope: Option<Envelope>,
         call: CallOptions,
         then: Box<dyn FnOnce(Result<Reply>) -> Step + Send>,
     },
@@ -132,13 +136,15 @@ impl Step {
     pub(crate) fn send(
         connection: &Arc<Connection>,
         method: &str,
-        params: Option<Value>,
+        params: Option<Arc<Value>>,
+        envelope: Option<Envelope>,
         call: CallOptions,
     ) -> Step {
         Step::Send {
             connection: connection.clone(),
             method: method.to_owned(),
             params,
+            envelope,
             call,
             then: Box::new(Step::Done),
         }
@@ -168,12 +174,14 @@ impl Step {
                 connection,
                 method,
                 params,
+                envelope,
                 call,
                 then,
             } => Step::Send {
                 connection,
                 method,
                 params,
+                envelope,
                 call,
                 then: Box::new(move |result| then(result).and_then(next)),
             },
@@ -212,11 +220,16 @@ pub(crate) fn drive(mut step: Step) -> Result<Reply> {
                 connection,
                 method,
                 params,
+                envelope,
                 call,
                 then,
             } => then(
                 connection
-                    .start(&method, params.as_ref(), call, None)
+                    .start(
+                        RequestBody::new(&method, params.as_deref()).stamped(envelope.as_ref()),
+                        call,
+                        None,
+                    )
                     .wait(&connection),
             ),
             Step::Pause {
@@ -257,6 +270,7 @@ pub(crate) fn drive_async(completer: &Completer, step: Step, deliver: Deliver) {
             connection,
             method,
             params,
+            envelope,
             call,
             then,
         } => {
@@ -264,8 +278,7 @@ pub(crate) fn drive_async(completer: &Completer, step: Step, deliver: Deliver) {
             let anywhere = deliver.anywhere;
             completer.call(
                 &connection,
-                &method,
-                params.as_ref(),
+                RequestBody::new(&method, params.as_deref()).stamped(envelope.as_ref()),
                 call,
                 anywhere,
                 Box::new(move |result| drive_async(&next, then(result), deliver)),

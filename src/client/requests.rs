@@ -235,13 +235,14 @@ impl ClientCore {
             listen,
         };
         let connection = &session.connection;
+        let params = params.map(Arc::new);
         let sent = match &session.envelope {
-            None => Step::send(connection, method, params, call),
+            None => Step::send(connection, method, params, None, call),
             Some(envelope) => {
-                let stamped = envelope.stamp(params.clone());
                 let (core, connection, method) =
                     (self.clone(), connection.clone(), method.to_owned());
-                Step::send(&connection, &method, Some(stamped), call.clone()).and_then(
+                let first = Some(envelope.clone());
+                Step::send(&connection, &method, params.clone(), first, call.clone()).and_then(
                     move |result| match result {
                         // The server wants another version: retry once with one we share.
                         Err(e) if e.code == Some(UNSUPPORTED_VERSION) => {
@@ -250,8 +251,8 @@ impl ClientCore {
                             );
                             match versions::mutual_modern(supported.iter().map(String::as_str)) {
                                 Some(version) => {
-                                    let retry = core.envelope(version).stamp(params);
-                                    Step::send(&connection, &method, Some(retry), call)
+                                    let retry = Some(core.envelope(version));
+                                    Step::send(&connection, &method, params, retry, call)
                                 }
                                 None => Step::Done(Err(e)),
                             }

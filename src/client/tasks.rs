@@ -21,7 +21,7 @@ use super::mrtr::input_required;
 use super::{Client, ClientCore, RequestOptions};
 use crate::cancellation::CancellationToken;
 use crate::engine::reported_progress::ReportedProgress;
-use crate::engine::{cancelled_error, timeout_error, CallOptions, Connection};
+use crate::engine::{cancelled_error, timeout_error, CallOptions, Connection, RequestBody};
 use crate::error::{Error, Result, Status};
 use crate::handlers::{LogLevel, Progress};
 use crate::protocol::methods;
@@ -528,10 +528,7 @@ impl<'a> TaskCall<'a> {
     /// at once; its answer (or failure) only reaches the library log.
     fn send_cancel(&self, task_id: &str, reason: Option<&str>) {
         let params = json!({ "taskId": task_id });
-        let params = match &self.envelope {
-            Some(envelope) => envelope.stamp(Some(params)),
-            None => params,
-        };
+        let envelope = self.envelope.clone();
         let connection = self.connection.clone();
         let log = self.client.options.callbacks.on_log.clone();
         let gate = self.client.gate.clone();
@@ -547,7 +544,10 @@ impl<'a> TaskCall<'a> {
                 cancel_on_wire: false,
                 ..CallOptions::default()
             };
-            let outcome = connection.call(methods::TASKS_CANCEL, Some(&params), &opts);
+            let outcome = connection.call(
+                RequestBody::new(methods::TASKS_CANCEL, Some(&params)).stamped(envelope.as_ref()),
+                &opts,
+            );
             if let (Err(error), Some(log)) = (outcome, log) {
                 let message = format!("{what} failed: {}", error.message);
                 gate.run(|| log(LogLevel::Warning, &message));

@@ -28,13 +28,12 @@
 
 use super::call::Notify;
 use super::timeout::Timeout;
-use super::{CallOptions, Connection, Started};
+use super::{CallOptions, Connection, RequestBody, Started};
 use crate::cancellation::{CancellationToken, HookId};
 use crate::error::{Error, Result, Status};
 use crate::protocol::reply::Reply;
 use crate::sync::{lock, spawn, wait_until};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
-use serde_json::Value;
 use std::cell::Cell;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
@@ -179,8 +178,7 @@ impl Completer {
     pub fn call(
         &self,
         connection: &Arc<Connection>,
-        method: &str,
-        params: Option<&Value>,
+        request: RequestBody,
         opts: CallOptions,
         anywhere: bool,
         then: Then,
@@ -199,7 +197,7 @@ impl Completer {
             // Disconnected only once the client is gone: nobody is left to tell.
             let _ = events.send(Event::Ready(key));
         });
-        let started = connection.start(method, params, opts, Some(notify));
+        let started = connection.start(request, opts, Some(notify));
         // Finishing a call with its own progress callback waits for that host code.
         let anywhere = anywhere && !started.has_own_progress();
         let timeout = Timeout::start(started.options());

@@ -32,6 +32,7 @@ mod timeout;
 use crate::cancellation::{CancellationToken, HookId};
 use crate::error::{Error, Result, Status};
 use crate::handlers::{Callbacks, LogLevel, ProgressHandler};
+use crate::protocol::envelope::Envelope;
 use crate::protocol::jsonrpc;
 use crate::protocol::reply::Reply;
 use crate::sync::{lock, spawn};
@@ -54,6 +55,29 @@ use timeout::Timeout;
 const DRAIN_ON_CLOSE: Duration = Duration::from_secs(2);
 /// How long close waits for host callbacks still running to return (the callback gate).
 pub const CALLBACK_WAIT_ON_CLOSE: Duration = Duration::from_secs(2);
+
+/// What a request says; the engine gives it an id and encodes it.
+#[derive(Clone, Copy)]
+pub struct RequestBody<'a> {
+    pub method: &'a str,
+    pub params: Option<&'a Value>,
+    /// Modern era: stamped into `params._meta` as the request is encoded.
+    pub envelope: Option<&'a Envelope>,
+}
+
+impl<'a> RequestBody<'a> {
+    pub fn new(method: &'a str, params: Option<&'a Value>) -> Self {
+        RequestBody {
+            method,
+            params,
+            envelope: None,
+        }
+    }
+
+    pub fn stamped(self, envelope: Option<&'a Envelope>) -> Self {
+        RequestBody { envelope, ..self }
+    }
+}
 
 /// How one call is made.
 #[derive(Default, Clone)]
@@ -204,8 +228,8 @@ impl Connection {
 
     /// Sends a request and blocks until its outcome: [`Connection::start`], then
     /// [`Started::wait`] on this thread.
-    pub fn call(&self, method: &str, params: Option<&Value>, opts: &CallOptions) -> Result<Value> {
-        self.start(method, params, opts.clone(), None)
+    pub fn call(&self, request: RequestBody, opts: &CallOptions) -> Result<Value> {
+        self.start(request, opts.clone(), None)
             .wait(self)
             .and_then(Reply::try_into_value)
     }
@@ -216,8 +240,7 @@ impl Connection {
     /// through [`Started::finish`].
     pub fn start(
         &self,
-        method: &str,
-        params: Option<&Value>,
+        request: RequestBody,
         opts: CallOptions,
         notify: Option<Notify>,
     ) -> Started {
@@ -287,7 +310,7 @@ impl Connection {
             SendBoundary::new(move || call.mark_sent())
                 .claimed_by(move || claim.try_start_sending())
         };
-        let frame = jsonrpc::encode_request(id, method, params);
+        let frame = jsonrpc::encode_request(id, request.method, request.params, request.envelope);
         let request = OutgoingRequest {
             id,
             frame,

@@ -1,45 +1,106 @@
 //! The modern era's per-request envelope: `params._meta` carries the protocol version, the
 //! client's identity and its capabilities on every request (never on notifications).
 
-use serde_json::{Map, Value};
+use super::json_text;
+use serde_json::Value;
+use std::sync::Arc;
 
 pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 pub const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
 pub const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 
-/// What every modern request says about the client.
+/// The `_meta` keys the envelope owns: a caller's entries of these names are dropped.
+const RESERVED: [&str; 3] = [
+    PROTOCOL_VERSION_KEY,
+    CLIENT_INFO_KEY,
+    CLIENT_CAPABILITIES_KEY,
+];
+
+/// What every modern request says about the client. It never changes for a connection, so its
+/// `_meta` entries are encoded once, when the version is settled, and written as text into
+/// each request as the request is encoded (`jsonrpc::encode_request`): no per-request copy of
+/// the client's info and capabilities, no map insertions, no re-encoding. Cloning is cheap.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Envelope {
-    pub protocol_version: String,
-    pub client_info: Value,
-    pub client_capabilities: Value,
+pub struct Envelope(Arc<Stamp>);
+
+#[derive(Debug, PartialEq)]
+struct Stamp {
+    protocol_version: String,
+    /// The reserved entries as JSON object members: `"key":value,"key":value,...`.
+    members: String,
 }
 
 impl Envelope {
-    /// Returns `params` with the envelope in `_meta`. The caller's `_meta` entries are kept;
-    /// the reserved keys win. Absent params become an object, since `_meta` is required.
-    pub fn stamp(&self, params: Option<Value>) -> Value {
-        let mut params = match params {
-            Some(Value::Object(map)) => map,
-            _ => Map::new(),
-        };
-        let mut meta = match params.remove("_meta") {
-            Some(Value::Object(meta)) => meta,
-            _ => Map::new(),
-        };
-        meta.insert(
-            PROTOCOL_VERSION_KEY.into(),
-            Value::from(self.protocol_version.clone()),
-        );
-        meta.insert(CLIENT_INFO_KEY.into(), self.client_info.clone());
-        meta.insert(
-            CLIENT_CAPABILITIES_KEY.into(),
-            self.client_capabilities.clone(),
-        );
-        params.insert("_meta".into(), Value::Object(meta));
-        Value::Object(params)
+    pub fn new(protocol_version: &str, client_info: &Value, client_capabilities: &Value) -> Self {
+        let mut members = String::new();
+        for (i, (key, value)) in [
+            (PROTOCOL_VERSION_KEY, &Value::from(protocol_version)),
+            (CLIENT_INFO_KEY, client_info),
+            (CLIENT_CAPABILITIES_KEY, client_capabilities),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if i > 0 {
+                members.push(',');
+            }
+            json_text::write_str(&mut members, key);
+            members.push(':');
+            json_text::write_value(&mut members, value);
+        }
+        Envelope(Arc::new(Stamp {
+            protocol_version: protocol_version.to_owned(),
+            members,
+        }))
     }
+
+    pub fn protocol_version(&self) -> &str {
+        &self.0.protocol_version
+    }
+
+    /// Appends `params` with the envelope in `_meta`, as an object's JSON text. The caller's
+    /// `_meta` entries are kept; the reserved keys win. Absent params (or any that are not an
+    /// object: callers check before) become an object, since `_meta` is required.
+    pub fn write_params(&self, out: &mut String, params: Option<&Value>) {
+        let params = params.and_then(Value::as_object);
+        out.push('{');
+        for (key, value) in params.into_iter().flatten() {
+            if key != "_meta" {
+                write_member(out, key, value);
+                out.push(',');
+            }
+        }
+        out.push_str(r#""_meta":{"#);
+        let meta = params
+            .and_then(|p| p.get("_meta"))
+            .and_then(Value::as_object);
+        for (key, value) in meta.into_iter().flatten() {
+            if !RESERVED.contains(&key.as_str()) {
+                write_member(out, key, value);
+                out.push(',');
+            }
+        }
+        out.push_str(&self.0.members);
+        out.push_str("}}");
+    }
+
+    /// The length of what `write_params` appends, escapes aside.
+    pub fn params_len(&self, params: Option<&Value>) -> usize {
+        let caller = params.map_or(0, json_text::estimated_len);
+        // The caller's `_meta` braces, key and comma are written once, with ours.
+        let own_meta = match params.and_then(|p| p.get("_meta")) {
+            Some(Value::Object(_)) => r#""_meta":{},"#.len(),
+            _ => 0,
+        };
+        caller - own_meta + r#","_meta":{}}"#.len() + self.0.members.len()
+    }
+}
+
+fn write_member(out: &mut String, key: &str, value: &Value) {
+    json_text::write_str(out, key);
+    out.push(':');
+    json_text::write_value(out, value);
 }
 
 /// The server's implementation info from a result: `_meta[serverInfo]`, else `serverInfo`.
@@ -53,41 +114,92 @@ pub fn server_info(result: &Value) -> Option<&Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Map};
 
     fn envelope() -> Envelope {
-        Envelope {
-            protocol_version: "2026-07-28".into(),
-            client_info: json!({"name": "c", "version": "1"}),
-            client_capabilities: json!({}),
+        Envelope::new(
+            "2026-07-28",
+            &json!({"name": "c \"quoted\"", "version": "1"}),
+            &json!({"elicitation": {"form": {}}, "extensions": {"x/y": {"z": [1, 2.5, null]}}}),
+        )
+    }
+
+    fn stamped(params: Option<&Value>) -> Value {
+        let mut out = String::new();
+        envelope().write_params(&mut out, params);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+    }
+
+    /// What the stamp means, on values: the caller's params with the three reserved entries
+    /// set in `_meta` (made an object when absent or not one).
+    fn model(params: Option<&Value>) -> Value {
+        let mut params = match params {
+            Some(Value::Object(map)) => map.clone(),
+            _ => Map::new(),
+        };
+        let mut meta = match params.remove("_meta") {
+            Some(Value::Object(meta)) => meta,
+            _ => Map::new(),
+        };
+        meta.insert(PROTOCOL_VERSION_KEY.into(), json!("2026-07-28"));
+        meta.insert(
+            CLIENT_INFO_KEY.into(),
+            json!({"name": "c \"quoted\"", "version": "1"}),
+        );
+        meta.insert(
+            CLIENT_CAPABILITIES_KEY.into(),
+            json!({"elicitation": {"form": {}}, "extensions": {"x/y": {"z": [1, 2.5, null]}}}),
+        );
+        params.insert("_meta".into(), Value::Object(meta));
+        Value::Object(params)
+    }
+
+    #[test]
+    fn stamps_absent_and_empty_params() {
+        for params in [None, Some(json!({})), Some(json!({"_meta": {}}))] {
+            assert_eq!(
+                stamped(params.as_ref()),
+                model(params.as_ref()),
+                "{params:?}"
+            );
+        }
+        assert_eq!(stamped(None)["_meta"][PROTOCOL_VERSION_KEY], "2026-07-28");
+        assert_eq!(envelope().protocol_version(), "2026-07-28");
+    }
+
+    #[test]
+    fn keeps_caller_params_and_meta_but_reserved_keys_win() {
+        let params = json!({"name": "t", "arguments": {"text": "é\n", "n": [1, {"a": null}]},
+            "_meta": {
+                "traceparent": "00-abc-01",
+                "progressToken": 3,
+                "io.modelcontextprotocol/protocolVersion": "1999-01-01",
+                "io.modelcontextprotocol/clientInfo": {"name": "spoof"}
+        }});
+        let stamped = stamped(Some(&params));
+        assert_eq!(stamped, model(Some(&params)));
+        assert_eq!(stamped["_meta"]["traceparent"], "00-abc-01");
+        assert_eq!(stamped["_meta"][CLIENT_INFO_KEY]["name"], "c \"quoted\"");
+    }
+
+    /// For what most requests carry (no escapes, no reserved keys of the caller's), the
+    /// estimate is never short (one buffer, no regrowth) and at most a little long.
+    #[test]
+    fn the_length_estimate_fits_the_usual_requests() {
+        let call = json!({"name": "echo", "arguments": {"text": "x".repeat(1024)}});
+        let with_token = json!({"name": "echo", "_meta": {"progressToken": 7}});
+        for params in [None, Some(&call), Some(&with_token)] {
+            let mut out = String::new();
+            envelope().write_params(&mut out, params);
+            let estimate = envelope().params_len(params);
+            assert!(out.len() <= estimate && estimate <= out.len() + 2, "{estimate}: {out}");
         }
     }
 
     #[test]
-    fn stamps_absent_params() {
-        let stamped = envelope().stamp(None);
-        assert_eq!(
-            stamped,
-            json!({"_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
-                "io.modelcontextprotocol/clientCapabilities": {}
-            }})
-        );
-    }
-
-    #[test]
-    fn keeps_caller_meta_but_reserved_keys_win() {
-        let params = json!({"name": "t", "_meta": {
-            "traceparent": "00-abc-01",
-            "progressToken": 3,
-            "io.modelcontextprotocol/protocolVersion": "1999-01-01"
-        }});
-        let stamped = envelope().stamp(Some(params));
-        assert_eq!(stamped["name"], "t");
-        assert_eq!(stamped["_meta"]["traceparent"], "00-abc-01");
-        assert_eq!(stamped["_meta"]["progressToken"], 3);
-        assert_eq!(stamped["_meta"][PROTOCOL_VERSION_KEY], "2026-07-28");
+    fn a_meta_that_is_not_an_object_is_replaced() {
+        let params = json!({"name": "t", "_meta": "nonsense"});
+        assert_eq!(stamped(Some(&params)), model(Some(&params)));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! JSON-RPC 2.0 framing: encoding our requests and notifications, classifying what arrives.
 
+use super::envelope::Envelope;
 use super::json_text;
 use crate::error::{Error, Result};
 use serde_json::{json, Value};
@@ -14,22 +15,40 @@ const HEAD: &str = r#"{"jsonrpc":"2.0""#;
 const METHOD: &str = r#","method":"#;
 const PARAMS: &str = r#","params":"#;
 
-/// Encodes a request. Ids are integers chosen by the client and unique per connection.
-pub fn encode_request(id: i64, method: &str, params: Option<&Value>) -> String {
+/// Encodes a request. Ids are integers chosen by the client and unique per connection. In the
+/// modern era `envelope` is stamped into `params._meta` as the params are written.
+pub fn encode_request(
+    id: i64,
+    method: &str,
+    params: Option<&Value>,
+    envelope: Option<&Envelope>,
+) -> String {
     let id = Value::from(id);
-    let len = HEAD_WITH_ID.len() + json_text::estimated_len(&id) + rest_len(method, params);
+    let params = Params { params, envelope };
+    let len = HEAD_WITH_ID.len() + json_text::estimated_len(&id) + rest_len(method, &params);
     let mut line = with_room_for_newline(len);
     line.push_str(HEAD_WITH_ID);
     json_text::write_value(&mut line, &id);
-    push_rest(&mut line, method, params);
+    push_rest(&mut line, method, &params);
     line
 }
 
 pub fn encode_notification(method: &str, params: Option<&Value>) -> String {
-    let mut line = with_room_for_newline(HEAD.len() + rest_len(method, params));
+    let params = Params {
+        params,
+        envelope: None,
+    };
+    let mut line = with_room_for_newline(HEAD.len() + rest_len(method, &params));
     line.push_str(HEAD);
-    push_rest(&mut line, method, params);
+    push_rest(&mut line, method, &params);
     line
+}
+
+/// A frame's params: the caller's, stamped with the envelope when there is one (then the
+/// params are always there, since the envelope is).
+struct Params<'a> {
+    params: Option<&'a Value>,
+    envelope: Option<&'a Envelope>,
 }
 
 /// A buffer for a frame of `len` bytes (exact when no string in it needs an escape), plus
@@ -39,18 +58,30 @@ fn with_room_for_newline(len: usize) -> String {
 }
 
 /// The length of what `push_rest` writes, escapes aside.
-fn rest_len(method: &str, params: Option<&Value>) -> usize {
-    let params = params.map_or(0, |p| PARAMS.len() + json_text::estimated_len(p));
+fn rest_len(method: &str, params: &Params) -> usize {
+    let params = match params.envelope {
+        Some(envelope) => PARAMS.len() + envelope.params_len(params.params),
+        None => params
+            .params
+            .map_or(0, |p| PARAMS.len() + json_text::estimated_len(p)),
+    };
     METHOD.len() + method.len() + 2 + params + 1
 }
 
 /// The method, the params when there are any, and the closing brace.
-fn push_rest(line: &mut String, method: &str, params: Option<&Value>) {
+fn push_rest(line: &mut String, method: &str, params: &Params) {
     line.push_str(METHOD);
     json_text::write_str(line, method);
-    if let Some(params) = params {
-        line.push_str(PARAMS);
-        json_text::write_value(line, params);
+    match (params.envelope, params.params) {
+        (Some(envelope), params) => {
+            line.push_str(PARAMS);
+            envelope.write_params(line, params);
+        }
+        (None, Some(params)) => {
+            line.push_str(PARAMS);
+            json_text::write_value(line, params);
+        }
+        (None, None) => {}
     }
     line.push('}');
 }
@@ -190,13 +221,13 @@ mod tests {
     #[test]
     fn request_encoding_is_valid_json_with_all_fields() {
         let params = json!({"name": "echo \"q\"", "arguments": {"text": "é"}});
-        let line = encode_request(7, "tools/call", Some(&params));
+        let line = encode_request(7, "tools/call", Some(&params), None);
         let back: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(
             back,
             json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":params})
         );
-        let bare: Value = serde_json::from_str(&encode_request(1, "ping", None)).unwrap();
+        let bare: Value = serde_json::from_str(&encode_request(1, "ping", None, None)).unwrap();
         assert_eq!(bare, json!({"jsonrpc":"2.0","id":1,"method":"ping"}));
     }
 
@@ -236,7 +267,7 @@ mod tests {
             for params in &params {
                 for id in [0, 1, 42, i64::MAX, i64::MIN] {
                     assert_eq!(
-                        encode_request(id, method, params.as_ref()),
+                        encode_request(id, method, params.as_ref(), None),
                         old_request(id, method, params.as_ref())
                     );
                 }
@@ -267,8 +298,14 @@ mod tests {
         let params = json!({"name": "echo", "arguments": {"text": "x".repeat(1024)}});
         let exact = |line: String| assert_eq!(line.capacity(), line.len() + 1, "{line}");
         for id in [0, 7, 12345, i64::MAX, i64::MIN] {
-            exact(encode_request(id, "tools/call", Some(&params)));
-            exact(encode_request(id, "ping", None));
+            exact(encode_request(id, "tools/call", Some(&params), None));
+            exact(encode_request(id, "ping", None, None));
+        }
+        let envelope = Envelope::new("2026-07-28", &json!({"name": "c"}), &json!({}));
+        for params in [None, Some(&params)] {
+            let line = encode_request(9, "tools/call", params, Some(&envelope));
+            let spare = line.capacity() - line.len();
+            assert!((1..=2).contains(&spare), "{spare} spare: {line}");
         }
         exact(encode_notification("notifications/initialized", None));
         exact(encode_cancelled(3, Some("user")));
