@@ -152,6 +152,9 @@ fn cancel_of_a_started_call_completes_once_and_tells_the_server_once() {
         !token.cancel(Some("again")),
         "the second cancel changes nothing"
     );
+    // The notice is written by the engine's dispatcher after the completion is delivered:
+    // wait for it, then a ping is the barrier after which no second one may appear.
+    wait_for_log(&log, |lines| !cancels(lines).is_empty());
     let lines = log_after_ping(&client, &log);
     let cancels = cancels(&lines);
     assert_eq!(cancels.len(), 1, "one notice: {lines:?}");
