@@ -242,7 +242,7 @@ impl Client {
         let params = json!({ "notifications": listen.filter() });
         super::operation::drive(self.core.send_raw(
             methods::LISTEN,
-            Some(params),
+            Some(Arc::new(params)),
             &opts,
             Leg::Call,
             Some(watch),

@@ -37,14 +37,22 @@ impl ClientCore {
         params: Value,
         opts: &RequestOptions,
     ) -> Step {
-        // The host may be continuing a round by hand.
-        let mut leg = params.clone();
-        if let Some(responses) = &opts.input_responses {
-            leg["inputResponses"] = responses.clone();
-        }
-        if let Some(state) = &opts.request_state {
-            leg["requestState"] = Value::from(state.as_str());
-        }
+        let params = Arc::new(params);
+        // The host may be continuing a round by hand; else the first leg is the params as
+        // they are, shared with the rounds that may follow.
+        let leg = match (&opts.input_responses, &opts.request_state) {
+            (None, None) => params.clone(),
+            (responses, state) => {
+                let mut leg = (*params).clone();
+                if let Some(responses) = responses {
+                    leg["inputResponses"] = responses.clone();
+                }
+                if let Some(state) = state {
+                    leg["requestState"] = Value::from(state.as_str());
+                }
+                Arc::new(leg)
+            }
+        };
         let rounds = Rounds {
             method: method.to_owned(),
             params,
@@ -56,7 +64,7 @@ impl ClientCore {
     }
 
     /// One leg, then the next round if the server still needs input.
-    fn leg(self: &Arc<Self>, rounds: Rounds, leg: Value) -> Step {
+    fn leg(self: &Arc<Self>, rounds: Rounds, leg: Arc<Value>) -> Step {
         let core = self.clone();
         self.raw(&rounds.method, Some(leg), &rounds.opts)
             .map_ok(move |result| match is_input_required(&result) {
@@ -91,7 +99,7 @@ impl ClientCore {
             Ok(responses) => responses,
             Err(message) => return Step::Done(Err(input_required(result, message))),
         };
-        let mut leg = rounds.params.clone();
+        let mut leg = (*rounds.params).clone();
         if !requests.is_empty() {
             leg["inputResponses"] = Value::Object(responses);
         }
@@ -101,7 +109,7 @@ impl ClientCore {
         }
         if !requests.is_empty() {
             rounds.backoff = FIRST_BACKOFF;
-            return core.leg(rounds, leg);
+            return core.leg(rounds, Arc::new(leg));
         }
         // A state-only leg (load shedding) waits before retrying.
         let until = Instant::now() + rounds.backoff;
@@ -109,7 +117,7 @@ impl ClientCore {
         Step::Pause {
             until,
             cancellation: rounds.opts.cancellation.clone(),
-            then: Box::new(move || core.leg(rounds, leg)),
+            then: Box::new(move || core.leg(rounds, Arc::new(leg))),
         }
     }
 
@@ -157,7 +165,7 @@ impl ClientCore {
 struct Rounds {
     method: String,
     /// The original params, sent again each round.
-    params: Value,
+    params: Arc<Value>,
     opts: RequestOptions,
     done: u32,
     backoff: Duration,

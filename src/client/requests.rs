@@ -173,15 +173,16 @@ impl ClientCore {
         opts: &RequestOptions,
     ) -> Step {
         let method = method.to_owned();
-        self.raw(&method, params, opts).map_ok(move |result| {
-            Step::Done(match is_input_required(&result) {
-                true => Err(input_required(
-                    result.into_value(),
-                    format!("{method}: the server needs input (input_required)"),
-                )),
-                false => Ok(result),
+        self.raw(&method, params.map(Arc::new), opts)
+            .map_ok(move |result| {
+                Step::Done(match is_input_required(&result) {
+                    true => Err(input_required(
+                        result.into_value(),
+                        format!("{method}: the server needs input (input_required)"),
+                    )),
+                    false => Ok(result),
+                })
             })
-        })
     }
 
     /// One request in the connection's era, its result's kind checked, leaving
@@ -189,7 +190,7 @@ impl ClientCore {
     pub(super) fn raw(
         self: &Arc<Self>,
         method: &str,
-        params: Option<Value>,
+        params: Option<Arc<Value>>,
         opts: &RequestOptions,
     ) -> Step {
         self.send_raw(method, params, opts, Leg::Call, None)
@@ -201,7 +202,7 @@ impl ClientCore {
     pub(super) fn send_raw(
         self: &Arc<Self>,
         method: &str,
-        params: Option<Value>,
+        params: Option<Arc<Value>>,
         opts: &RequestOptions,
         leg: Leg,
         listen: Option<Arc<ListenWatch>>,
@@ -235,7 +236,6 @@ impl ClientCore {
             listen,
         };
         let connection = &session.connection;
-        let params = params.map(Arc::new);
         let sent = match &session.envelope {
             None => Step::send(connection, method, params, None, call),
             Some(envelope) => {
@@ -517,12 +517,13 @@ pub(super) fn named_params(name: &str, arguments: Option<Value>, what: &str) -> 
     Ok(params)
 }
 
-/// Adds the options' `_meta` entries (and progress token) to the params.
+/// Adds the options' `_meta` entries (and progress token) to the params (a copy of them when
+/// they are shared, as a call's params are between its `input_required` rounds).
 fn with_meta(
-    params: Option<Value>,
+    params: Option<Arc<Value>>,
     opts: &RequestOptions,
     progress_token: Option<&Value>,
-) -> Option<Value> {
+) -> Option<Arc<Value>> {
     if opts.meta.is_none() && progress_token.is_none() {
         return params;
     }
@@ -530,7 +531,7 @@ fn with_meta(
     if let Some(token) = progress_token {
         meta.insert("progressToken".into(), token.clone());
     }
-    let mut params = params.unwrap_or_else(|| Value::Object(Map::new()));
+    let mut params = params.map_or_else(|| Value::Object(Map::new()), Arc::unwrap_or_clone);
     params["_meta"] = Value::Object(meta);
-    Some(params)
+    Some(Arc::new(params))
 }

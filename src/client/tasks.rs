@@ -453,7 +453,7 @@ impl<'a> TaskCall<'a> {
         };
         match super::operation::drive(self.client.send_raw(
             method,
-            Some(params),
+            Some(Arc::new(params)),
             &opts,
             Leg::TaskPoll,
             None,

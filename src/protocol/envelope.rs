@@ -192,7 +192,10 @@ mod tests {
             let mut out = String::new();
             envelope().write_params(&mut out, params);
             let estimate = envelope().params_len(params);
-            assert!(out.len() <= estimate && estimate <= out.len() + 2, "{estimate}: {out}");
+            assert!(
+                out.len() <= estimate && estimate <= out.len() + 2,
+                "{estimate}: {out}"
+            );
         }
     }
 
