@@ -371,6 +371,8 @@ unsafe fn c_client(log: &std::path::Path) -> *mut mcp_client {
     let client = mcp_client_new_stdio(argv.as_ptr(), std::ptr::null_mut());
     let connected = mcp_client_connect(client);
     assert_eq!(mcp_result_status(connected), mcp_status::Ok);
+    let message = CStr::from_ptr(mcp_result_message(connected));
+    assert_eq!(message.to_bytes(), b"", "an OK result's message is empty");
     mcp_result_free(connected);
     client
 }

@@ -8,7 +8,6 @@ use crate::error::{Error, Result, Status};
 use crate::protocol::json_text;
 use crate::protocol::reply::Reply;
 use serde_json::Value;
-use std::borrow::Cow;
 use std::ffi::{c_char, CString};
 
 /// The outcome of one call: a status and, on success, the result as JSON text. Always
@@ -16,7 +15,8 @@ use std::ffi::{c_char, CString};
 pub struct mcp_result {
     status: Status,
     json: Option<CString>,
-    message: CString,
+    /// None for OK ("" to C).
+    message: Option<CString>,
     error_code: i64,
     error_data: Option<CString>,
     request_id: i64,
@@ -25,11 +25,11 @@ pub struct mcp_result {
 
 impl mcp_result {
     /// The result's text: the server's own when the library kept it (see `protocol::reply`).
-    fn ok(reply: &Reply) -> Self {
+    fn ok(reply: Reply) -> Self {
         mcp_result {
             status: Status::Ok,
-            json: Some(reply_cstring(reply)),
-            message: CString::default(),
+            json: Some(json_text_cstring(reply.into_text())),
+            message: None,
             error_code: 0,
             error_data: None,
             request_id: 0,
@@ -46,7 +46,7 @@ impl mcp_result {
         mcp_result {
             status: error.status,
             json,
-            message: to_cstring(error.message),
+            message: Some(to_cstring(error.message)),
             error_code: error.code.unwrap_or(0),
             error_data: error.data.as_ref().map(json_cstring),
             request_id: error.request_id.unwrap_or(0),
@@ -62,17 +62,15 @@ fn json_cstring(value: &Value) -> CString {
     to_cstring(json_text::to_string(value))
 }
 
-/// A result's text for C: the server's own text copied once, with room for the NUL a CString
-/// appends; or, for a result the library built, the text `json_text` wrote (taken over).
-fn reply_cstring(reply: &Reply) -> CString {
-    match reply.text() {
-        Cow::Owned(text) => to_cstring(text),
-        Cow::Borrowed(text) => {
-            let mut copy = String::with_capacity(text.len() + 1);
-            copy.push_str(text);
-            to_cstring(copy)
-        }
-    }
+/// A result's text for C, taken over as it is: the server's own text (kept by `Reply` with
+/// room for the NUL), or the text `json_text` wrote. Not scanned for a NUL byte, as `to_cstring`
+/// would: JSON text has none. A raw NUL is valid nowhere in JSON, serde_json checked the
+/// server's text whole (control characters in strings included), and `json_text` escapes
+/// control characters.
+fn json_text_cstring(text: String) -> CString {
+    debug_assert!(!text.as_bytes().contains(&0), "NUL in JSON text");
+    // SAFETY: no interior NUL byte, as above.
+    unsafe { CString::from_vec_unchecked(text.into_bytes()) }
 }
 
 /// Boxes an outcome for C. Panics inside `body` become MCP_STATUS_INTERNAL_ERROR.
@@ -87,7 +85,7 @@ pub(crate) fn into_result<T: Into<Reply>>(body: impl FnOnce() -> Result<T>) -> *
         body,
     );
     let result = match outcome {
-        Ok(value) => mcp_result::ok(&value.into()),
+        Ok(value) => mcp_result::ok(value.into()),
         Err(error) => mcp_result::error(error),
     };
     Box::into_raw(Box::new(result))
@@ -128,7 +126,7 @@ pub unsafe extern "C" fn mcp_result_json(result: *const mcp_result) -> *const c_
 #[no_mangle]
 pub unsafe extern "C" fn mcp_result_message(result: *const mcp_result) -> *const c_char {
     guard(std::ptr::null, || match borrow(result) {
-        Some(r) => r.message.as_ptr(),
+        Some(r) => r.message.as_deref().unwrap_or(c"").as_ptr(),
         None => c"result is NULL".as_ptr(),
     })
 }
@@ -200,7 +198,7 @@ mod tests {
             serde_json::json!({"content": [{"type": "text", "text": "a\"\u{0}é"}], "n": 1.5});
         let text = |s: &Option<CString>| s.as_ref().unwrap().to_str().unwrap().to_owned();
         assert_eq!(
-            text(&mcp_result::ok(&value.clone().into()).json),
+            text(&mcp_result::ok(value.clone().into()).json),
             value.to_string()
         );
         let mut interim = Error::new(Status::InputRequired, "input");

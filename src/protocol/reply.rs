@@ -22,8 +22,9 @@ use std::cell::OnceCell;
 use std::fmt;
 
 pub struct Reply {
-    /// The server's text, while `value` is unchanged from it.
-    text: Option<Box<RawValue>>,
+    /// The server's text, while `value` is unchanged from it, with one byte to spare (for the
+    /// NUL a C string adds: the C API takes the text over as it is).
+    text: Option<String>,
     /// The tree, built on first look.
     value: OnceCell<Value>,
     /// `resultType` as read from `text`.
@@ -33,9 +34,12 @@ pub struct Reply {
 impl Reply {
     /// A reply kept as the server's text.
     pub fn from_text(text: &RawValue) -> Reply {
+        let text = text.get();
+        let mut owned = String::with_capacity(text.len() + 1);
+        owned.push_str(text);
         Reply {
-            kind: result_type_of(text.get()),
-            text: Some(text.to_owned()),
+            kind: result_type_of(text),
+            text: Some(owned),
             value: OnceCell::new(),
         }
     }
@@ -51,8 +55,17 @@ impl Reply {
     /// The result as JSON text: the server's own text when it was kept and never changed.
     pub fn text(&self) -> Cow<'_, str> {
         match &self.text {
-            Some(text) => Cow::Borrowed(text.get()),
+            Some(text) => Cow::Borrowed(text),
             None => Cow::Owned(crate::protocol::json_text::to_string(self.value())),
+        }
+    }
+
+    /// [`Reply::text`], owned: the kept text itself, without a copy. Either way the string has
+    /// room for one more byte.
+    pub fn into_text(self) -> String {
+        match self.text {
+            Some(text) => text,
+            None => crate::protocol::json_text::to_string(self.value()),
         }
     }
 
@@ -62,7 +75,7 @@ impl Reply {
     pub fn try_into_value(self) -> crate::error::Result<Value> {
         match (self.value.into_inner(), self.text) {
             (Some(value), _) => Ok(value),
-            (None, Some(text)) => serde_json::from_str(text.get()).map_err(|e| {
+            (None, Some(text)) => serde_json::from_str(&text).map_err(|e| {
                 crate::error::Error::protocol(format!("the result cannot be read ({e})"))
             }),
             (None, None) => Ok(Value::Null),
@@ -88,8 +101,8 @@ impl Reply {
 
 /// The text is JSON the reader checked whole, so it parses; were it ever to fail (nesting the
 /// reader allowed and the tree refuses), the result reads as null rather than panicking.
-fn parse(text: &RawValue) -> Value {
-    serde_json::from_str(text.get()).unwrap_or(Value::Null)
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
 impl From<Value> for Reply {
@@ -316,6 +329,28 @@ mod tests {
             "{".repeat(300)
         );
         assert!(parse_answer(quoted.as_bytes()).is_some());
+    }
+
+    /// The C API takes the kept text over without looking for a NUL byte: no frame that
+    /// holds one, in a string or between values, may be kept.
+    #[test]
+    fn a_raw_nul_is_never_kept() {
+        for line in [
+            &b"{\"id\":1,\"result\":{\"text\":\"a\0b\"}}"[..],
+            &b"{\"id\":1,\"result\":{\"text\":\0\"ab\"}}"[..],
+            &b"{\"id\":1,\"result\":{\"a\":1\0}}"[..],
+        ] {
+            assert!(
+                parse_answer(line).is_none(),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+            assert!(serde_json::from_slice::<Value>(line).is_err());
+        }
+        let (_, reply) = parse_answer(br#"{"id":1,"result":{"text":"a\u0000b"}}"#).unwrap();
+        let text = reply.into_text();
+        assert!(!text.as_bytes().contains(&0));
+        assert!(text.capacity() > text.len(), "room for the NUL");
     }
 
     #[test]
