@@ -29,7 +29,7 @@ pub use auth::LoopbackRedirect;
 pub use auth::{AuthorizationRequest, Challenge, OAuthConfig, TokenStore};
 pub use cancellation::{CancellationToken, HookId};
 pub use client::{
-    Client, ClientCore, ClientOptions, ConnectMode, ConnectionState, Listen, Request,
+    Arguments, Client, ClientCore, ClientOptions, ConnectMode, ConnectionState, Listen, Request,
     RequestOptions,
 };
 pub use engine::limits;

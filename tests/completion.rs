@@ -20,14 +20,14 @@ const WIDE: Duration = Duration::from_secs(20);
 fn echo(text: &str, delay_ms: u64) -> Request {
     Request::CallTool {
         name: "echo".into(),
-        arguments: Some(json!({ "text": text, "delay_ms": delay_ms })),
+        arguments: Some(json!({ "text": text, "delay_ms": delay_ms }).into()),
     }
 }
 
 fn slow(ms: u64) -> Request {
     Request::CallTool {
         name: "slow".into(),
-        arguments: Some(json!({ "ms": ms })),
+        arguments: Some(json!({ "ms": ms }).into()),
     }
 }
 
@@ -629,7 +629,7 @@ fn input_required_rounds_run_on_the_completion_thread_and_a_cancel_ends_them() {
     let (tx, rx) = channel();
     let legs = |n: u64| Request::CallTool {
         name: "state_only".into(),
-        arguments: Some(json!({ "legs": n })),
+        arguments: Some(json!({ "legs": n }).into()),
     };
     start_to(&client, legs(3), &RequestOptions::default(), &tx, 1);
     let (_, outcome) = rx.recv_timeout(WIDE).unwrap();
@@ -699,7 +699,7 @@ fn a_started_call_hears_its_own_progress_before_it_completes() {
         .start(
             Request::CallTool {
                 name: "progress".into(),
-                arguments: Some(json!({ "steps": 5 })),
+                arguments: Some(json!({ "steps": 5 }).into()),
             },
             &opts,
             move |outcome| {

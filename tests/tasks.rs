@@ -537,7 +537,7 @@ fn a_started_task_backed_call_completes_with_the_result_and_holds_no_other_compl
     let (tx, rx) = crossbeam_channel::unbounded::<(&str, mcpc::Result<Value>)>();
     let request = mcpc::Request::CallTool {
         name: "task".into(),
-        arguments: Some(json!({ "steps": 3, "step_ms": 100 })),
+        arguments: Some(json!({ "steps": 3, "step_ms": 100 }).into()),
     };
     let task_tx = tx.clone();
     s.client
@@ -547,7 +547,7 @@ fn a_started_task_backed_call_completes_with_the_result_and_holds_no_other_compl
         .unwrap();
     let echo = mcpc::Request::CallTool {
         name: "echo".into(),
-        arguments: Some(json!({ "text": "meanwhile" })),
+        arguments: Some(json!({ "text": "meanwhile" }).into()),
     };
     s.client
         .start(echo, &none(), move |outcome| {
@@ -579,7 +579,7 @@ fn cancelling_a_started_task_backed_call_sends_one_tasks_cancel() {
     let (tx, rx) = crossbeam_channel::bounded(1);
     let request = mcpc::Request::CallTool {
         name: "task".into(),
-        arguments: Some(json!({ "outcome": "never", "steps": 0, "poll_ms": 20 })),
+        arguments: Some(json!({ "outcome": "never", "steps": 0, "poll_ms": 20 }).into()),
     };
     s.client
         .start(request, &opts, move |outcome| {

@@ -185,7 +185,10 @@ impl ClientCore {
             ..CallOptions::default()
         };
         let result = connection
-            .call(RequestBody::new(methods::INITIALIZE, Some(&params)), &opts)
+            .call(
+                RequestBody::new(methods::INITIALIZE, Some(&params.into())),
+                &opts,
+            )
             .map_err(|e| e.context("initialize failed"))?;
         if !result.is_object() {
             return Err(Error::protocol(

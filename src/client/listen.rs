@@ -242,7 +242,7 @@ impl Client {
         let params = json!({ "notifications": listen.filter() });
         super::operation::drive(self.core.send_raw(
             methods::LISTEN,
-            Some(Arc::new(params)),
+            Some(Arc::new(params.into())),
             &opts,
             Leg::Call,
             Some(watch),
@@ -449,8 +449,10 @@ fn unsubscribe_later(session: &Arc<Session>, uris: Vec<String>) {
             };
             for uri in uris {
                 let params = json!({ "uri": uri });
-                let _ =
-                    connection.call(RequestBody::new(methods::UNSUBSCRIBE, Some(&params)), &opts);
+                let _ = connection.call(
+                    RequestBody::new(methods::UNSUBSCRIBE, Some(&params.into())),
+                    &opts,
+                );
             }
         },
         |_| {},

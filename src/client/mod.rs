@@ -31,7 +31,7 @@ use crate::transport::{Inbound, Transport};
 pub use connect::ConnectMode;
 use listen::Changes;
 pub use listen::Listen;
-pub use operation::Request;
+pub use operation::{Arguments, Request};
 use serde_json::{json, Map, Value};
 pub use state::ConnectionState;
 use std::collections::HashSet;

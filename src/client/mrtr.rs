@@ -7,6 +7,7 @@ use super::operation::Step;
 use super::{ClientCore, RequestOptions};
 use crate::error::{Error, Status};
 use crate::handlers::ServerRequest;
+use crate::protocol::params::Params;
 use crate::protocol::reply::Reply;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -34,7 +35,7 @@ impl ClientCore {
     pub(super) fn with_input(
         self: &Arc<Self>,
         method: &str,
-        params: Value,
+        params: Params,
         opts: &RequestOptions,
     ) -> Step {
         let params = Arc::new(params);
@@ -45,10 +46,10 @@ impl ClientCore {
             (responses, state) => {
                 let mut leg = (*params).clone();
                 if let Some(responses) = responses {
-                    leg["inputResponses"] = responses.clone();
+                    leg.tree["inputResponses"] = responses.clone();
                 }
                 if let Some(state) = state {
-                    leg["requestState"] = Value::from(state.as_str());
+                    leg.tree["requestState"] = Value::from(state.as_str());
                 }
                 Arc::new(leg)
             }
@@ -64,7 +65,7 @@ impl ClientCore {
     }
 
     /// One leg, then the next round if the server still needs input.
-    fn leg(self: &Arc<Self>, rounds: Rounds, leg: Arc<Value>) -> Step {
+    fn leg(self: &Arc<Self>, rounds: Rounds, leg: Arc<Params>) -> Step {
         let core = self.clone();
         self.raw(&rounds.method, Some(leg), &rounds.opts)
             .map_ok(move |result| match is_input_required(&result) {
@@ -101,11 +102,11 @@ impl ClientCore {
         };
         let mut leg = (*rounds.params).clone();
         if !requests.is_empty() {
-            leg["inputResponses"] = Value::Object(responses);
+            leg.tree["inputResponses"] = Value::Object(responses);
         }
         // Echoed byte for byte, and only when the server sent one.
         if let Some(state) = result.get("requestState") {
-            leg["requestState"] = state.clone();
+            leg.tree["requestState"] = state.clone();
         }
         if !requests.is_empty() {
             rounds.backoff = FIRST_BACKOFF;
@@ -165,7 +166,7 @@ impl ClientCore {
 struct Rounds {
     method: String,
     /// The original params, sent again each round.
-    params: Arc<Value>,
+    params: Arc<Params>,
     opts: RequestOptions,
     done: u32,
     backoff: Duration,

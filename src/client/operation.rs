@@ -27,7 +27,9 @@ use crate::engine::completer::{self, Completer, Then};
 use crate::engine::{CallOptions, Connection, RequestBody};
 use crate::error::Result;
 use crate::protocol::envelope::Envelope;
+use crate::protocol::params::Params;
 use crate::protocol::reply::Reply;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
@@ -42,7 +44,7 @@ pub enum Request {
     /// `tools/call`; `arguments` must be a JSON object. Answers `input_required` rounds.
     CallTool {
         name: String,
-        arguments: Option<Value>,
+        arguments: Option<Arguments>,
     },
     /// `resources/read`. Answers `input_required` rounds.
     ReadResource {
@@ -51,7 +53,7 @@ pub enum Request {
     /// `prompts/get`; `arguments` must be a JSON object of strings.
     GetPrompt {
         name: String,
-        arguments: Option<Value>,
+        arguments: Option<Arguments>,
     },
     /// `completion/complete`.
     Complete {
@@ -99,13 +101,29 @@ pub enum Request {
     },
 }
 
+/// The arguments of a tool call or a prompt: a JSON object, as a tree or as the JSON text a
+/// host already holds. Text is sent as it is (its spelling, key order and numbers untouched),
+/// so no tree is built only to be encoded again: the C API's arguments take this path. Text
+/// that is not an object is refused with INVALID_ARGUMENT when the request is made.
+#[derive(Clone, Debug)]
+pub enum Arguments {
+    Value(Value),
+    Json(Box<RawValue>),
+}
+
+impl From<Value> for Arguments {
+    fn from(value: Value) -> Arguments {
+        Arguments::Value(value)
+    }
+}
+
 /// What an operation does next. See the module docs.
 pub(crate) enum Step {
     Send {
         connection: Arc<Connection>,
         method: String,
         /// Shared, so a retry of the same request (another protocol version) needs no copy.
-        params: Option<Arc<Value>>,
+        params: Option<Arc<Params>>,
         /// Modern era: stamped into `params._meta` as the frame is encoded.
         envelope: Option<Envelope>,
         call: CallOptions,
@@ -136,7 +154,7 @@ impl Step {
     pub(crate) fn send(
         connection: &Arc<Connection>,
         method: &str,
-        params: Option<Arc<Value>>,
+        params: Option<Arc<Params>>,
         envelope: Option<Envelope>,
         call: CallOptions,
     ) -> Step {
@@ -459,7 +477,7 @@ impl ClientCore {
                 match super::requests::named_params(&name, arguments, "tool arguments") {
                     Ok(mut params) => {
                         if legacy_task {
-                            params["task"] = serde_json::json!({});
+                            params.tree["task"] = serde_json::json!({});
                         }
                         self.with_input(methods::TOOLS_CALL, params, opts)
                     }
@@ -468,7 +486,7 @@ impl ClientCore {
             }
             Request::ReadResource { uri } => self.with_input(
                 methods::RESOURCES_READ,
-                serde_json::json!({ "uri": uri }),
+                serde_json::json!({ "uri": uri }).into(),
                 opts,
             ),
             Request::GetPrompt { name, arguments } => {

@@ -4,7 +4,7 @@
 
 use super::connect::{supported_versions, UNSUPPORTED_VERSION};
 use super::mrtr::{input_required, is_input_required};
-use super::operation::{Request, Step};
+use super::operation::{Arguments, Request, Step};
 use super::tasks::Leg;
 use super::{Client, ClientCore, RequestOptions};
 use crate::engine::router::ListenWatch;
@@ -13,6 +13,7 @@ use crate::error::{Error, Result, Status};
 use crate::handlers::LogLevel;
 use crate::protocol::mcp_header;
 use crate::protocol::methods;
+use crate::protocol::params::Params;
 use crate::protocol::versions;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
@@ -52,6 +53,7 @@ impl Client {
         opts: &RequestOptions,
     ) -> Result<Value> {
         let name = name.to_owned();
+        let arguments = arguments.map(Arguments::from);
         self.run(Request::CallTool { name, arguments }, opts)
     }
 
@@ -68,6 +70,7 @@ impl Client {
         opts: &RequestOptions,
     ) -> Result<Value> {
         let name = name.to_owned();
+        let arguments = arguments.map(Arguments::from);
         self.run(Request::GetPrompt { name, arguments }, opts)
     }
 
@@ -173,7 +176,7 @@ impl ClientCore {
         opts: &RequestOptions,
     ) -> Step {
         let method = method.to_owned();
-        self.raw(&method, params.map(Arc::new), opts)
+        self.raw(&method, params.map(|p| Arc::new(p.into())), opts)
             .map_ok(move |result| {
                 Step::Done(match is_input_required(&result) {
                     true => Err(input_required(
@@ -190,7 +193,7 @@ impl ClientCore {
     pub(super) fn raw(
         self: &Arc<Self>,
         method: &str,
-        params: Option<Arc<Value>>,
+        params: Option<Arc<Params>>,
         opts: &RequestOptions,
     ) -> Step {
         self.send_raw(method, params, opts, Leg::Call, None)
@@ -202,13 +205,13 @@ impl ClientCore {
     pub(super) fn send_raw(
         self: &Arc<Self>,
         method: &str,
-        params: Option<Arc<Value>>,
+        params: Option<Arc<Params>>,
         opts: &RequestOptions,
         leg: Leg,
         listen: Option<Arc<ListenWatch>>,
     ) -> Step {
         if let Some(params) = &params {
-            if !params.is_object() {
+            if !params.tree.is_object() {
                 return Step::Done(Err(Error::invalid("params must be a JSON object")));
             }
         }
@@ -506,24 +509,31 @@ impl Walk {
 }
 
 /// `{"name": name, "arguments": arguments}`, the arguments left out when absent.
-pub(super) fn named_params(name: &str, arguments: Option<Value>, what: &str) -> Result<Value> {
-    let mut params = json!({ "name": name });
-    if let Some(arguments) = arguments {
-        if !arguments.is_object() {
-            return Err(Error::invalid(format!("{what} must be a JSON object")));
+pub(super) fn named_params(name: &str, arguments: Option<Arguments>, what: &str) -> Result<Params> {
+    let tree = json!({ "name": name });
+    let not_an_object = || Error::invalid(format!("{what} must be a JSON object"));
+    match arguments {
+        None => Ok(tree.into()),
+        Some(Arguments::Value(arguments)) if arguments.is_object() => {
+            let mut params = Params::from(tree);
+            params.tree["arguments"] = arguments;
+            Ok(params)
         }
-        params["arguments"] = arguments;
+        // Text without surrounding whitespace (serde_json keeps none), so this is its start.
+        Some(Arguments::Json(text)) if text.get().starts_with('{') => {
+            Ok(Params::with_text(tree, "arguments", text))
+        }
+        Some(_) => Err(not_an_object()),
     }
-    Ok(params)
 }
 
 /// Adds the options' `_meta` entries (and progress token) to the params (a copy of them when
 /// they are shared, as a call's params are between its `input_required` rounds).
 fn with_meta(
-    params: Option<Arc<Value>>,
+    params: Option<Arc<Params>>,
     opts: &RequestOptions,
     progress_token: Option<&Value>,
-) -> Option<Arc<Value>> {
+) -> Option<Arc<Params>> {
     if opts.meta.is_none() && progress_token.is_none() {
         return params;
     }
@@ -531,7 +541,7 @@ fn with_meta(
     if let Some(token) = progress_token {
         meta.insert("progressToken".into(), token.clone());
     }
-    let mut params = params.map_or_else(|| Value::Object(Map::new()), Arc::unwrap_or_clone);
-    params["_meta"] = Value::Object(meta);
+    let mut params = params.map_or_else(Params::empty, Arc::unwrap_or_clone);
+    params.tree["_meta"] = Value::Object(meta);
     Some(Arc::new(params))
 }

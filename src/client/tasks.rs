@@ -25,6 +25,7 @@ use crate::engine::{cancelled_error, timeout_error, CallOptions, Connection, Req
 use crate::error::{Error, Result, Status};
 use crate::handlers::{LogLevel, Progress};
 use crate::protocol::methods;
+use crate::protocol::params::Params;
 use crate::sync::{lock, spawn, wait_until};
 use crossbeam_channel::RecvTimeoutError;
 use serde_json::{json, Map, Value};
@@ -453,7 +454,7 @@ impl<'a> TaskCall<'a> {
         };
         match super::operation::drive(self.client.send_raw(
             method,
-            Some(Arc::new(params)),
+            Some(Arc::new(params.into())),
             &opts,
             Leg::TaskPoll,
             None,
@@ -527,7 +528,7 @@ impl<'a> TaskCall<'a> {
     /// Sends one `tasks/cancel` for the task from a thread of its own, so the caller returns
     /// at once; its answer (or failure) only reaches the library log.
     fn send_cancel(&self, task_id: &str, reason: Option<&str>) {
-        let params = json!({ "taskId": task_id });
+        let params = Params::from(json!({ "taskId": task_id }));
         let envelope = self.envelope.clone();
         let connection = self.connection.clone();
         let log = self.client.options.callbacks.on_log.clone();

@@ -34,6 +34,7 @@ use crate::error::{Error, Result, Status};
 use crate::handlers::{Callbacks, LogLevel, ProgressHandler};
 use crate::protocol::envelope::Envelope;
 use crate::protocol::jsonrpc;
+use crate::protocol::params::Params;
 use crate::protocol::reply::Reply;
 use crate::sync::{lock, spawn};
 use crate::transport::{Inbound, OutgoingRequest, SendBoundary, Transport, WireCancel};
@@ -60,13 +61,13 @@ pub const CALLBACK_WAIT_ON_CLOSE: Duration = Duration::from_secs(2);
 #[derive(Clone, Copy)]
 pub struct RequestBody<'a> {
     pub method: &'a str,
-    pub params: Option<&'a Value>,
+    pub params: Option<&'a Params>,
     /// Modern era: stamped into `params._meta` as the request is encoded.
     pub envelope: Option<&'a Envelope>,
 }
 
 impl<'a> RequestBody<'a> {
-    pub fn new(method: &'a str, params: Option<&'a Value>) -> Self {
+    pub fn new(method: &'a str, params: Option<&'a Params>) -> Self {
         RequestBody {
             method,
             params,

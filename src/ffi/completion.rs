@@ -8,7 +8,7 @@ use super::client::mcp_client;
 use super::request_options::mcp_request_options;
 use super::result::{into_result, mcp_result};
 use super::status::mcp_status;
-use super::strings::{optional_json, optional_str, required_str};
+use super::strings::{optional_arguments, optional_json, optional_str, required_str};
 use super::{free_handle, guard};
 use crate::client::{Request, RequestOptions};
 use crate::error::{Error, Result, Status};
@@ -77,7 +77,7 @@ pub unsafe extern "C" fn mcp_request_call_tool(
     make_request(|| {
         Ok(Request::CallTool {
             name: required_str(name, "tool name")?.to_owned(),
-            arguments: optional_json(arguments_json, "tool arguments", true)?,
+            arguments: optional_arguments(arguments_json, "tool arguments")?,
         })
     })
 }
@@ -106,7 +106,7 @@ pub unsafe extern "C" fn mcp_request_get_prompt(
     make_request(|| {
         Ok(Request::GetPrompt {
             name: required_str(name, "prompt name")?.to_owned(),
-            arguments: optional_json(arguments_json, "prompt arguments", true)?,
+            arguments: optional_arguments(arguments_json, "prompt arguments")?,
         })
     })
 }

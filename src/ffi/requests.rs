@@ -4,7 +4,7 @@
 use super::client::{mcp_client, with_request};
 use super::request_options::mcp_request_options;
 use super::result::mcp_result;
-use super::strings::{optional_json, optional_str, required_str};
+use super::strings::{optional_arguments, optional_json, optional_str, required_str};
 use crate::client::Request;
 use crate::error::Error;
 use serde_json::json;
@@ -49,7 +49,7 @@ pub unsafe extern "C" fn mcp_client_call_tool(
 ) -> *mut mcp_result {
     with_request(client, options, |c, o| {
         let name = required_str(name, "tool name")?;
-        let arguments = optional_json(arguments_json, "tool arguments", true)?;
+        let arguments = optional_arguments(arguments_json, "tool arguments")?;
         let name = name.to_owned();
         c.run_reply(Request::CallTool { name, arguments }, o)
     })
@@ -84,7 +84,7 @@ pub unsafe extern "C" fn mcp_client_get_prompt(
 ) -> *mut mcp_result {
     with_request(client, options, |c, o| {
         let name = required_str(name, "prompt name")?;
-        let arguments = optional_json(arguments_json, "prompt arguments", true)?;
+        let arguments = optional_arguments(arguments_json, "prompt arguments")?;
         let name = name.to_owned();
         c.run_reply(Request::GetPrompt { name, arguments }, o)
     })

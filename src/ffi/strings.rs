@@ -1,6 +1,8 @@
 //! C strings in (checked: NULL, UTF-8, JSON) and out (owned `CString`s).
 
+use crate::client::Arguments;
 use crate::error::{Error, Result};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::ffi::{c_char, CStr, CString};
 
@@ -44,6 +46,27 @@ pub(super) unsafe fn optional_json(
         return Err(Error::invalid(format!("{what} must be a JSON object")));
     }
     Ok(Some(value))
+}
+
+/// Reads optional arguments of a tool or a prompt: checked to be JSON and an object, then kept
+/// as the host's text, which goes into the request as it is (no tree, see `Arguments`).
+///
+/// # Safety
+/// As for [`required_str`].
+pub(super) unsafe fn optional_arguments(
+    ptr: *const c_char,
+    what: &str,
+) -> Result<Option<Arguments>> {
+    let Some(text) = optional_str(ptr, what)? else {
+        return Ok(None);
+    };
+    let text = serde_json::from_str::<Box<RawValue>>(text)
+        .map_err(|e| Error::invalid(format!("{what} is not valid JSON: {e}")))?;
+    // serde_json keeps no whitespace around a raw value: this is its first character.
+    if !text.get().starts_with('{') {
+        return Err(Error::invalid(format!("{what} must be a JSON object")));
+    }
+    Ok(Some(Arguments::Json(text)))
 }
 
 /// A C string from Rust text; an interior NUL (possible in a server's message) becomes U+FFFD.

@@ -59,48 +59,15 @@ impl Envelope {
         &self.0.protocol_version
     }
 
-    /// Appends `params` with the envelope in `_meta`, as an object's JSON text. The caller's
-    /// `_meta` entries are kept; the reserved keys win. Absent params (or any that are not an
-    /// object: callers check before) become an object, since `_meta` is required.
-    pub fn write_params(&self, out: &mut String, params: Option<&Value>) {
-        let params = params.and_then(Value::as_object);
-        out.push('{');
-        for (key, value) in params.into_iter().flatten() {
-            if key != "_meta" {
-                write_member(out, key, value);
-                out.push(',');
-            }
-        }
-        out.push_str(r#""_meta":{"#);
-        let meta = params
-            .and_then(|p| p.get("_meta"))
-            .and_then(Value::as_object);
-        for (key, value) in meta.into_iter().flatten() {
-            if !RESERVED.contains(&key.as_str()) {
-                write_member(out, key, value);
-                out.push(',');
-            }
-        }
-        out.push_str(&self.0.members);
-        out.push_str("}}");
-    }
-
-    /// The length of what `write_params` appends, escapes aside.
-    pub fn params_len(&self, params: Option<&Value>) -> usize {
-        let caller = params.map_or(0, json_text::estimated_len);
-        // The caller's `_meta` braces, key and comma are written once, with ours.
-        let own_meta = match params.and_then(|p| p.get("_meta")) {
-            Some(Value::Object(_)) => r#""_meta":{},"#.len(),
-            _ => 0,
-        };
-        caller - own_meta + r#","_meta":{}}"#.len() + self.0.members.len()
+    /// The reserved entries as JSON object members, for `params::write`.
+    pub fn members(&self) -> &str {
+        &self.0.members
     }
 }
 
-fn write_member(out: &mut String, key: &str, value: &Value) {
-    json_text::write_str(out, key);
-    out.push(':');
-    json_text::write_value(out, value);
+/// Whether `key` is one of the `_meta` keys the envelope owns.
+pub fn is_reserved(key: &str) -> bool {
+    RESERVED.contains(&key)
 }
 
 /// The server's implementation info from a result: `_meta[serverInfo]`, else `serverInfo`.
@@ -114,6 +81,7 @@ pub fn server_info(result: &Value) -> Option<&Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::params::{self, Params};
     use serde_json::{json, Map};
 
     fn envelope() -> Envelope {
@@ -126,7 +94,8 @@ mod tests {
 
     fn stamped(params: Option<&Value>) -> Value {
         let mut out = String::new();
-        envelope().write_params(&mut out, params);
+        let params = params.map(|p| Params::from(p.clone()));
+        params::write(&mut out, params.as_ref(), Some(&envelope()));
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
     }
 
@@ -189,11 +158,12 @@ mod tests {
         let call = json!({"name": "echo", "arguments": {"text": "x".repeat(1024)}});
         let with_token = json!({"name": "echo", "_meta": {"progressToken": 7}});
         for params in [None, Some(&call), Some(&with_token)] {
+            let params = params.map(|p| Params::from(p.clone()));
             let mut out = String::new();
-            envelope().write_params(&mut out, params);
-            let estimate = envelope().params_len(params);
+            params::write(&mut out, params.as_ref(), Some(&envelope()));
+            let estimate = params::estimated_len(params.as_ref(), Some(&envelope()));
             assert!(
-                out.len() <= estimate && estimate <= out.len() + 2,
+                out.len() <= estimate && estimate <= out.len() + 48,
                 "{estimate}: {out}"
             );
         }

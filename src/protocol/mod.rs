@@ -7,5 +7,6 @@ pub mod json_text;
 pub mod jsonrpc;
 pub mod mcp_header;
 pub mod methods;
+pub mod params;
 pub mod reply;
 pub mod versions;
