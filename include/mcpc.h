@@ -1436,8 +1436,9 @@ MCPC_API mcp_result *mcp_client_ping(mcp_client *client, const mcp_request_optio
 // `client` is NULL or live; `options` is NULL or live.
 MCPC_API mcp_result *mcp_client_discover(mcp_client *client, const mcp_request_options *options);
 
-// `tools/call`. `arguments_json` is a JSON object or NULL. The result is the tool's result
-// object (`content`, `structuredContent`, `isError`).
+// `tools/call`. `arguments_json` is a JSON object or NULL; it is checked, then sent as written
+// (its spacing, key order and numbers untouched). The result is the tool's result object
+// (`content`, `structuredContent`, `isError`).
 //
 // # Safety
 // `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.

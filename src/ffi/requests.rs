@@ -35,8 +35,9 @@ pub unsafe extern "C" fn mcp_client_discover(
     with_request(client, options, |c, o| c.run_reply(Request::Discover, o))
 }
 
-/// `tools/call`. `arguments_json` is a JSON object or NULL. The result is the tool's result
-/// object (`content`, `structuredContent`, `isError`).
+/// `tools/call`. `arguments_json` is a JSON object or NULL; it is checked, then sent as written
+/// (its spacing, key order and numbers untouched). The result is the tool's result object
+/// (`content`, `structuredContent`, `isError`).
 ///
 /// # Safety
 /// `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
