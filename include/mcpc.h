@@ -796,6 +796,19 @@ MCPC_API mcp_status mcp_client_options_set_cwd(mcp_client_options *options, cons
 // `options` is NULL or live.
 MCPC_API mcp_status mcp_client_options_set_stderr(mcp_client_options *options, int mode);
 
+// The host promises that SIGPIPE is ignored in its process (`signal(SIGPIPE, SIG_IGN)`, as many
+// servers and runtimes do at start) and stays so while the client lives: writes to a stdio
+// server then skip the two signal-mask calls that otherwise hold SIGPIPE off around each one on
+// Linux. `mcp_client_connect` checks the promise (MCP_STATUS_INVALID_ARGUMENT when SIGPIPE is
+// not ignored then); breaking it later lets a server that dies kill the host. Default false.
+// No effect on macOS and Windows, which need no mask.
+//
+// # Safety
+// `options` is NULL or live.
+MCPC_API
+mcp_status mcp_client_options_set_sigpipe_ignored(mcp_client_options *options,
+                                                  bool ignored);
+
 // Which protocol era to speak: an `mcp_connect_mode` value (default MCP_CONNECT_MODE_AUTO).
 //
 // # Safety

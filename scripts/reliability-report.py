@@ -204,6 +204,8 @@ PROMISES = [
      ["tests/cancel_during_close.rs"], ["cancel during close"]),
     ("writing to a server that closed its stdin never kills the host with SIGPIPE",
      ["tests/signals.rs::writing_to_a_server_that_closed_its_stdin_never_kills_the_host"], []),
+    ("a host's promise that SIGPIPE is ignored: checked at connect, and then no mask per write",
+     ["tests/signals.rs::a_host_that_ignores_sigpipe_can_say_so_and_writes_skip_the_mask"], []),
     ("close signals the server's whole process group",
      ["tests/signals.rs::close_signals_the_servers_whole_process_group"],
      ["close with a forked child in the server's process group"]),

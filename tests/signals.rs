@@ -65,6 +65,14 @@ fn sigpipe_child() {
         return; // run by the tests below only
     };
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    // A host that promised SIGPIPE is ignored ("promised"); one that ignores it to connect and
+    // then breaks the promise ("promise-broken-later", which must die: the proof that the
+    // library's writes no longer hold the signal off); one that promised without ignoring it
+    // ("false-promise", which connect must refuse).
+    let promised = mode.starts_with("promise") || mode == "false-promise";
+    if mode.starts_with("promise") {
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    }
     // A host that blocks SIGPIPE on its thread ("blocked"), and one that also has a SIGPIPE of
     // its own pending ("blocked-pending"): the library must consume the one its write raises,
     // and only that one.
@@ -92,15 +100,25 @@ fn sigpipe_child() {
     let dir = scratch("sigpipe");
     let script = dir.join("server.py");
     std::fs::write(&script, CLOSES_STDIN).unwrap();
-    let config = StdioConfig::new(vec![
+    let mut config = StdioConfig::new(vec![
         "python3".to_string(),
         script.to_string_lossy().into_owned(),
     ]);
+    config.sigpipe_ignored = promised;
     let client = Client::stdio(config, ClientOptions::default());
+    if mode == "false-promise" {
+        let error = client.connect().unwrap_err();
+        assert_eq!(error.status, Status::InvalidArgument, "{error}");
+        println!("sigpipe child: refused: {}", error.message);
+        return;
+    }
     client.connect().unwrap();
     client.ping(&RequestOptions::default()).unwrap(); // the server's stdin is closed now
-                                                      // Each of these writes to a pipe nobody reads: EPIPE, and a SIGPIPE the library must keep
-                                                      // from the host.
+    if mode == "promise-broken-later" {
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
+    // Each of these writes to a pipe nobody reads: EPIPE, and a SIGPIPE the library must keep
+    // from the host.
     for _ in 0..3 {
         let error = client
             .call_tool(
@@ -170,6 +188,32 @@ fn writing_to_a_server_that_closed_its_stdin_never_kills_the_host() {
     assert!(
         output.contains("SIGPIPE pending afterwards: true"),
         "the library took the host's pending SIGPIPE: {output}"
+    );
+}
+
+#[test]
+fn a_host_that_ignores_sigpipe_can_say_so_and_writes_skip_the_mask() {
+    if std::env::var_os("MCPC_SIGNALS_CHILD").is_some() {
+        return;
+    }
+    // The promise kept: writes fail with EPIPE, the host lives.
+    let (status, output) = run_child("sigpipe_child", "promised");
+    assert!(status.success(), "{status:?}\n{output}");
+    assert!(output.contains("sigpipe child: survived"), "{output}");
+    // The promise broken after connecting: nothing holds the signal off any more, so the
+    // write kills the host. Without the option the same host survives (the test above).
+    let (status, output) = run_child("sigpipe_child", "promise-broken-later");
+    assert_eq!(
+        status.signal(),
+        Some(libc::SIGPIPE),
+        "the library still masks SIGPIPE: {status:?}\n{output}"
+    );
+    // A promise that does not hold when connecting is refused.
+    let (status, output) = run_child("sigpipe_child", "false-promise");
+    assert!(status.success(), "{status:?}\n{output}");
+    assert!(
+        output.contains("sigpipe child: refused: sigpipe_ignored is set"),
+        "{output}"
     );
 }
 

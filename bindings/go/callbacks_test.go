@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -127,4 +129,24 @@ func TestCallbackMayCallTheClient(t *testing.T) {
 	}))
 	close(ready)
 	heard.waitFor(t, "from a callback")
+}
+
+// WithSigpipeIgnored is a promise: refused while SIGPIPE is not ignored, kept once it is.
+func TestSigpipeIgnoredIsCheckedAtConnect(t *testing.T) {
+	c, err := NewStdio([]string{testServer(t)}, WithSigpipeIgnored())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Connect(context.Background())
+	c.Close()
+	if e := asError(t, err); e.Status != StatusInvalidArgument || !strings.Contains(e.Message, "SIGPIPE") {
+		t.Fatalf("a false promise: %v", err)
+	}
+	signal.Ignore(syscall.SIGPIPE)
+	defer signal.Reset(syscall.SIGPIPE)
+	c = connect(t, nil, WithSigpipeIgnored())
+	result, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "kept"})
+	if err != nil || !strings.Contains(string(result), "kept") {
+		t.Fatalf("echo with the promise kept: %s %v", result, err)
+	}
 }

@@ -144,6 +144,17 @@ func WithStderr(mode StderrMode) Option {
 	})
 }
 
+// WithSigpipeIgnored promises that SIGPIPE is ignored in this process, for as long as the
+// client lives (call signal.Ignore(syscall.SIGPIPE) first): writes to a stdio server then skip
+// the two signal-mask calls around each one on Linux. Connect fails with StatusInvalidArgument
+// when SIGPIPE is not ignored then. Go's runtime already survives a SIGPIPE raised by a write
+// to a pipe other than stdout or stderr, so this only saves those system calls.
+func WithSigpipeIgnored() Option {
+	return withSetter("sigpipe ignored", func(o *C.mcp_client_options) C.mcp_status {
+		return C.mcp_client_options_set_sigpipe_ignored(o, C.bool(true))
+	})
+}
+
 // WithHeader adds an HTTP header to every request of a client made by NewHTTP.
 func WithHeader(name, value string) Option {
 	return withSetter("header "+name, func(o *C.mcp_client_options) C.mcp_status {

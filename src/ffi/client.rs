@@ -116,6 +116,7 @@ pub unsafe extern "C" fn mcp_client_new_stdio(
                 config.cwd = o.cwd.clone();
                 config.max_line_bytes = o.max_line_bytes;
                 config.stderr = o.stderr.clone();
+                config.sigpipe_ignored = o.sigpipe_ignored;
                 o.client.clone()
             }
             None => ClientOptions::default(),

@@ -22,6 +22,7 @@ pub struct mcp_client_options {
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) max_line_bytes: usize,
     pub(crate) stderr: StderrMode,
+    pub(crate) sigpipe_ignored: bool,
     pub(crate) error: Option<Error>,
     /// For `mcp_client_new_http`: everything but the URL.
     pub(crate) http: HttpConfig,
@@ -69,6 +70,7 @@ pub extern "C" fn mcp_client_options_new() -> *mut mcp_client_options {
             cwd: None,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             stderr: StderrMode::Tail,
+            sigpipe_ignored: false,
             error: None,
             http: HttpConfig::new(""),
         }))
@@ -237,6 +239,26 @@ pub unsafe extern "C" fn mcp_client_options_set_stderr(
             m if m == mcp_stderr_mode::Discard as c_int => StderrMode::Discard,
             _ => return Err(Error::invalid(format!("unknown stderr mode {mode}"))),
         };
+        Ok(())
+    })
+}
+
+/// The host promises that SIGPIPE is ignored in its process (`signal(SIGPIPE, SIG_IGN)`, as many
+/// servers and runtimes do at start) and stays so while the client lives: writes to a stdio
+/// server then skip the two signal-mask calls that otherwise hold SIGPIPE off around each one on
+/// Linux. `mcp_client_connect` checks the promise (MCP_STATUS_INVALID_ARGUMENT when SIGPIPE is
+/// not ignored then); breaking it later lets a server that dies kill the host. Default false.
+/// No effect on macOS and Windows, which need no mask.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_sigpipe_ignored(
+    options: *mut mcp_client_options,
+    ignored: bool,
+) -> mcp_status {
+    set(options, |o| {
+        o.sigpipe_ignored = ignored;
         Ok(())
     })
 }

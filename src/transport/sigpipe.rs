@@ -28,7 +28,7 @@ pub fn prepare(_fd: RawFd) -> io::Result<()> {
 /// Runs `write` on a host thread. With `F_SETNOSIGPIPE` set (see [`prepare`]) there is no
 /// signal to hold off.
 #[cfg(any(target_os = "macos", target_os = "ios"))]
-pub fn no_sigpipe(write: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
+pub fn no_sigpipe<T>(write: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
     write()
 }
 
@@ -36,7 +36,7 @@ pub fn no_sigpipe(write: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
 /// only that one: one already pending for the host is left alone) before the mask is restored.
 /// Two signal-mask calls per write; a third only where the host itself blocks SIGPIPE.
 #[cfg(not(any(target_os = "macos", target_os = "ios")))]
-pub fn no_sigpipe(write: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
+pub fn no_sigpipe<T>(write: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
     // SAFETY: plain signal-mask calls on sets we own.
     unsafe {
         let mut sigpipe: libc::sigset_t = std::mem::zeroed();
@@ -64,6 +64,16 @@ pub fn no_sigpipe(write: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
         }
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
         result
+    }
+}
+
+/// Whether SIGPIPE's disposition in this process is `SIG_IGN` (a host's promise to check).
+pub fn is_ignored() -> bool {
+    // SAFETY: sigaction with no new action only reads the current one into `current`.
+    unsafe {
+        let mut current: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGPIPE, std::ptr::null(), &mut current) == 0
+            && current.sa_sigaction == libc::SIG_IGN
     }
 }
 

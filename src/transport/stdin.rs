@@ -39,6 +39,8 @@ pub struct StdinWriter {
     /// Wakes the writer thread from `poll`.
     wake: WakePipe,
     fd: RawFd,
+    /// A host thread's write holds SIGPIPE off (false when the host promised it is ignored).
+    mask_sigpipe: bool,
     inbound: Arc<dyn Inbound>,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
@@ -87,7 +89,11 @@ struct Report {
 }
 
 impl StdinWriter {
-    pub fn new(stdin: ChildStdin, inbound: Arc<dyn Inbound>) -> io::Result<StdinWriter> {
+    pub fn new(
+        stdin: ChildStdin,
+        inbound: Arc<dyn Inbound>,
+        mask_sigpipe: bool,
+    ) -> io::Result<StdinWriter> {
         let fd = stdin.as_raw_fd();
         wake::set_flags(fd)?;
         Ok(StdinWriter {
@@ -106,6 +112,7 @@ impl StdinWriter {
             progress: Condvar::new(),
             wake: WakePipe::new()?,
             fd,
+            mask_sigpipe,
             inbound,
             thread: Mutex::new(None),
         })
@@ -229,7 +236,10 @@ impl StdinWriter {
                 break;
             }
             drop(state);
-            let result = write_batch(self.fd, &mut batch);
+            let result = match self.mask_sigpipe {
+                true => no_sigpipe(|| write_batch(self.fd, &mut batch)),
+                false => write_batch(self.fd, &mut batch),
+            };
             state = self.lock();
             // Written whole: done. The rest goes back to the front of the queue, in order.
             let whole = batch
@@ -442,36 +452,29 @@ fn fail(state: &mut State, error: &io::Error, report: &mut Report) {
 /// pipe is full (false), recording in each how much of it went out.
 fn write_batch(fd: RawFd, batch: &mut [Pending]) -> io::Result<bool> {
     let mut first = 0;
-    let mut full = false;
-    no_sigpipe(|| {
-        while first < batch.len() {
-            let mut slices = [io::IoSlice::new(&[]); BATCH];
-            let count = (batch.len() - first).min(BATCH);
-            for (slice, p) in slices.iter_mut().zip(&batch[first..first + count]) {
-                *slice = io::IoSlice::new(&p.line[p.written..]);
-            }
-            let mut n = match writev(fd, &slices[..count]) {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    full = true;
-                    return Ok(());
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            while n > 0 {
-                let pending = &mut batch[first];
-                let step = n.min(pending.line.len() - pending.written);
-                pending.written += step;
-                n -= step;
-                if pending.written == pending.line.len() {
-                    first += 1;
-                }
+    while first < batch.len() {
+        let mut slices = [io::IoSlice::new(&[]); BATCH];
+        let count = (batch.len() - first).min(BATCH);
+        for (slice, p) in slices.iter_mut().zip(&batch[first..first + count]) {
+            *slice = io::IoSlice::new(&p.line[p.written..]);
+        }
+        let mut n = match writev(fd, &slices[..count]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        while n > 0 {
+            let pending = &mut batch[first];
+            let step = n.min(pending.line.len() - pending.written);
+            pending.written += step;
+            n -= step;
+            if pending.written == pending.line.len() {
+                first += 1;
             }
         }
-        Ok(())
-    })?;
-    Ok(!full)
+    }
+    Ok(true)
 }
 
 /// Why nothing more can be written, if that is so.

@@ -57,6 +57,14 @@ pub struct StdioConfig {
     pub cwd: Option<PathBuf>,
     pub max_line_bytes: usize,
     pub stderr: StderrMode,
+    /// The host's promise that SIGPIPE is ignored in its process (disposition `SIG_IGN`, as many
+    /// servers and runtimes set at start) and stays so while the client lives. Then a write to
+    /// the server's stdin needs no signal-mask calls around it (two system calls per request on
+    /// Linux, where a pipe cannot be told not to raise SIGPIPE). Connecting checks the promise
+    /// and fails with INVALID_ARGUMENT when SIGPIPE is not ignored then; breaking it later lets
+    /// a server that dies kill the host. Off by default. No effect on macOS (the pipe is told
+    /// never to raise SIGPIPE) or Windows (no SIGPIPE).
+    pub sigpipe_ignored: bool,
 }
 
 impl StdioConfig {
@@ -67,6 +75,7 @@ impl StdioConfig {
             cwd: None,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             stderr: StderrMode::Tail,
+            sigpipe_ignored: false,
         }
     }
 }

@@ -51,6 +51,12 @@ impl StdioTransport {
         for (name, _) in &config.env {
             check_env_name(name)?;
         }
+        if config.sigpipe_ignored && !super::sigpipe::is_ignored() {
+            return Err(Error::invalid(
+                "sigpipe_ignored is set, but SIGPIPE is not ignored in this process: ignore it \
+                 first (signal(SIGPIPE, SIG_IGN)) or leave the option off",
+            ));
+        }
         let mut command = Command::new(program);
         command
             .args(&config.argv[1..])
@@ -101,7 +107,7 @@ impl StdioTransport {
         }
         super::sigpipe::prepare(stdin.as_raw_fd())
             .map_err(|e| Error::transport(format!("cannot set up writing to the server: {e}")))?;
-        let stdin = StdinWriter::new(stdin, inbound.clone())
+        let stdin = StdinWriter::new(stdin, inbound.clone(), !config.sigpipe_ignored)
             .map(Arc::new)
             .map_err(|e| Error::transport(format!("cannot set up writing to the server: {e}")))?;
         let exit_within = {
