@@ -7,6 +7,8 @@
  * cancellation case. Output: `key=value` lines (see common.h), read by bench/table.py.
  * MCPC_BENCH_SECTIONS (a comma-separated list of stdio, modern, http, cancel, cost, connect;
  * all by default) picks what runs: against bench/echo_server.c only `stdio` makes sense.
+ * MCPC_BENCH_SIGPIPE_OPTION=1 makes the stdio clients promise that SIGPIPE is ignored (it is:
+ * main ignores it), so their writes skip the signal-mask calls.
  *
  * Where the server must be watched (cancellation, calls in flight), its --log file is a FIFO
  * that a thread of ours reads: the server writes each line it reads there before handling it,
@@ -143,6 +145,10 @@ static mcp_client *stdio_client(int mode, const char *log) {
     const char *argv[] = {server, "--modern", log ? "--log" : NULL, log, NULL};
     mcp_client_options *options = mcp_client_options_new();
     mcp_client_options_set_mode(options, mode);
+    /* main() ignores SIGPIPE; MCPC_BENCH_SIGPIPE_OPTION=1 also tells the library so (no
+     * signal-mask calls per write). Off by default, as for a host that does not say. */
+    const char *promise = getenv("MCPC_BENCH_SIGPIPE_OPTION");
+    if (promise && strcmp(promise, "1") == 0) mcp_client_options_set_sigpipe_ignored(options, true);
     mcp_client *client = mcp_client_new_stdio(argv, options);
     mcp_client_options_free(options);
     check(mcp_client_connect(client), "connect");
