@@ -8,13 +8,19 @@
 mod common;
 
 use common::http_server::{posts_of, HttpServer};
-use common::tasks::{call_cancelled_once_created, check_one_tasks_cancel, count, events};
+use common::tasks::{
+    call_cancelled_once_created, check_one_tasks_cancel, count, events, position, wait_for_event,
+    AT_ONCE,
+};
 use common::{config, log_path, read_log, text};
 use mcpc::handlers::{HandlerError, Progress, RequestHandler};
-use mcpc::{Client, ClientOptions, ConnectMode, RequestOptions, Status, StdioConfig};
+use mcpc::{
+    CancellationToken, Client, ClientOptions, ConnectMode, RequestOptions, Status, StdioConfig,
+};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 #[derive(Clone, Copy)]
 enum Transport {
@@ -230,6 +236,61 @@ fn input_is_answered_while_tasks_result_waits(transport: Transport, name: &str) 
         asked[0]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
         "task-1"
     );
+}
+
+/// A cancel that arrives while `tasks/result` is pending (the server waits there for the
+/// host's answer to its question, and the host's handler holds on): the call returns at once,
+/// the server gets one `tasks/cancel` after it got `tasks/result`, and no
+/// `notifications/cancelled` goes out for the pending `tasks/result`.
+fn cancel_while_tasks_result_waits(transport: Transport, name: &str) {
+    let (entered_tx, entered) = crossbeam_channel::bounded::<()>(1);
+    let (release_tx, release) = crossbeam_channel::bounded::<()>(1);
+    let mut options = options();
+    options.callbacks.request_handlers.insert(
+        "elicitation/create".into(),
+        Arc::new(move |_: &mcpc::handlers::ServerRequest| {
+            let _ = entered_tx.try_send(());
+            let _ = release.recv_timeout(Duration::from_secs(10));
+            Ok::<Value, HandlerError>(json!({ "action": "decline" }))
+        }),
+    );
+    let s = listed(name, transport, options);
+    let token = CancellationToken::new();
+    let canceller = {
+        let token = token.clone();
+        std::thread::spawn(move || {
+            entered.recv_timeout(Duration::from_secs(10)).unwrap();
+            token.cancel(Some("enough"));
+            Instant::now()
+        })
+    };
+    let args = json!({ "steps": 1, "outcome": "input", "poll_ms": 5 });
+    let opts = RequestOptions::with_cancellation(&token);
+    let error = s.client.call_tool("task", Some(args), &opts).unwrap_err();
+    let returned = Instant::now();
+    let cancelled_at = canceller.join().unwrap();
+    assert_eq!(error.status, Status::Cancelled, "{error:?}");
+    assert!(returned.duration_since(cancelled_at) < AT_ONCE);
+    // The handler answers only once the server has the tasks/cancel: an answer that came
+    // first could let the task complete before the cancel reached it (the server decides).
+    wait_for_event(&s.client, "cancel task-1");
+    let _ = release_tx.send(());
+    check_one_tasks_cancel(&s.client, s.log.as_deref());
+    let events = events(&s.client);
+    assert!(
+        position(&events, "result task-1") < position(&events, "cancel task-1"),
+        "the cancel came while tasks/result was pending: {events:?}"
+    );
+}
+
+#[test]
+fn a_cancel_while_tasks_result_waits_sends_one_tasks_cancel_stdio() {
+    cancel_while_tasks_result_waits(Transport::Stdio, "legacy-tasks-cancel-result-stdio");
+}
+
+#[test]
+fn a_cancel_while_tasks_result_waits_sends_one_tasks_cancel_http() {
+    cancel_while_tasks_result_waits(Transport::Http, "legacy-tasks-cancel-result-http");
 }
 
 #[test]
