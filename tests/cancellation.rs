@@ -210,7 +210,16 @@ fn client_default_timeout_applies_and_a_request_can_lift_it() {
 #[test]
 fn one_token_serves_every_page_and_stops_the_walk() {
     let log = log_path("pages");
-    let client = connect_logged(&log, &["--endless-pages", "--page-size", "1"]);
+    // On a fast machine 1,000 pages (the default limit) take less than the 100 ms before the
+    // cancel; the walk must be ended by the cancel (a limit that high still ends a walk the
+    // cancel missed, as a failure rather than a hang).
+    let options = ClientOptions {
+        max_pages: 1_000_000,
+        ..ClientOptions::default()
+    };
+    let log_arg = log.to_str().unwrap();
+    let args = ["--log", log_arg, "--endless-pages", "--page-size", "1"];
+    let client = connect_with(config(&args), options);
     let token = CancellationToken::new();
     let canceller = cancel_after(&token, Duration::from_millis(100), Some("stop paging"));
     let err = client
