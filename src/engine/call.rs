@@ -87,6 +87,8 @@ struct State {
     reading: Option<ThreadId>,
     /// Whether the request went, or will go, to the wire.
     sending: Sending,
+    /// The caller sleeps on `finished`: only then does deciding the outcome need a wake-up.
+    waiting: bool,
 }
 
 /// Where the request stands with the wire. Once the caller has taken an outcome without a
@@ -268,7 +270,14 @@ impl Call {
                 }
                 return Some(outcome);
             }
+            if deadline.is_some_and(|d| d <= Instant::now()) {
+                return None;
+            }
+            // Left set if the deadline passes in between (then one wake-up is spent for
+            // nothing); cleared by every wait that sleeps.
+            state.waiting = true;
             state = wait_until(&self.finished, state, deadline)?;
+            state.waiting = false;
         }
     }
 
@@ -277,14 +286,12 @@ impl Call {
     /// response). One wake-up either way: a cancel costs the canceller as little as possible.
     fn wake_caller(&self, state: &State) {
         match (state.reading, &self.reader_waker) {
-            (Some(reader), Some(wake)) => {
-                if reader != std::thread::current().id() {
-                    wake();
-                }
-            }
+            (Some(reader), Some(_)) if reader == std::thread::current().id() => {}
+            (Some(_), Some(wake)) => wake(),
             // Not reading (or a transport that never lets it): it waits on the condvar, or
             // will look at the outcome under the lock before it does.
-            _ => self.finished.notify_all(),
+            _ if state.waiting => self.finished.notify_all(),
+            _ => {}
         }
     }
 

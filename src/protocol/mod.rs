@@ -9,4 +9,5 @@ pub mod mcp_header;
 pub mod methods;
 pub mod params;
 pub mod reply;
+pub mod scan;
 pub mod versions;

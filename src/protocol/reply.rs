@@ -14,9 +14,9 @@
 //! so such a result reaches a C host as the valid JSON it is, and the Rust API as a
 //! PROTOCOL_ERROR ([`Reply::try_into_value`]), as the general parser would have refused it.
 
+use super::scan::Scan;
 use memchr::memmem::Finder;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde_json::value::RawValue;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -34,13 +34,12 @@ pub struct Reply {
 }
 
 impl Reply {
-    /// A reply kept as the server's text.
-    pub fn from_text(text: &RawValue) -> Reply {
-        let text = text.get();
+    /// A reply kept as the server's text (checked JSON), with its `resultType`.
+    fn from_checked_text(text: &str, kind: Option<Value>) -> Reply {
         let mut owned = String::with_capacity(text.len() + 1);
         owned.push_str(text);
         Reply {
-            kind: result_type_of(text),
+            kind,
             text: Some(owned),
             value: OnceCell::new(),
         }
@@ -147,81 +146,78 @@ impl PartialEq for Reply {
 
 /// A plain success response, `{"jsonrpc": ..., "id": <integer>, "result": ...}` with nothing
 /// else in it: its id and its result kept as text. `None` for anything else (requests,
-/// notifications, errors, other ids, extra members, duplicate members, bad JSON), which the
-/// general parser then handles, errors included.
+/// notifications, errors, other ids, extra members, duplicate members, member names spelled
+/// with escapes, bad JSON), which the general parser then handles, errors included.
+///
+/// The line is read once (`protocol::scan`): its syntax, its UTF-8, the result's nesting and
+/// whether the result may have a `resultType` are all found in that pass.
 pub fn parse_answer(line: &[u8]) -> Option<(i64, Reply)> {
-    let mut frame = serde_json::Deserializer::from_slice(line);
-    let (id, result) = frame.deserialize_map(AnswerFrame).ok()??;
-    frame.end().ok()?;
-    // Skipping a value has no depth limit; building the tree has. Deeper than the tree allows
-    // goes to the general parser, which refuses the frame as it always did.
-    if !nesting_within(result.get().as_bytes(), MAX_RESULT_DEPTH) {
+    let mut scan = Scan::new(line);
+    scan.whitespace();
+    scan.expect(b'{')?;
+    let (mut jsonrpc, mut id, mut result) = (false, None, None);
+    loop {
+        scan.whitespace();
+        let (name, escaped) = scan.string()?;
+        if escaped {
+            return None;
+        }
+        scan.whitespace();
+        scan.expect(b':')?;
+        scan.whitespace();
+        match name {
+            b"jsonrpc" if !jsonrpc => {
+                scan.string()?;
+                jsonrpc = true;
+            }
+            b"id" if id.is_none() => id = Some(scan.integer()?),
+            b"result" if result.is_none() => result = Some(scan_result(&mut scan)?),
+            _ => return None,
+        }
+        scan.whitespace();
+        match scan.next()? {
+            b',' => {}
+            b'}' => break,
+            _ => return None,
+        }
+    }
+    scan.whitespace();
+    if !scan.at_end() {
         return None;
     }
-    Some((id, Reply::from_text(result)))
+    let (id, (start, end, may_have_kind)) = id.zip(result)?;
+    let text = &line[start..end];
+    let text = match scan.ascii_only() {
+        // SAFETY: the scan accepted every byte of the line, and takes a byte above 0x7F only
+        // as part of a checked UTF-8 character (which makes `ascii_only` false): all ASCII.
+        true => unsafe { std::str::from_utf8_unchecked(text) },
+        false => std::str::from_utf8(text).ok()?,
+    };
+    debug_assert!(std::str::from_utf8(text.as_bytes()).is_ok());
+    let kind = match may_have_kind {
+        true => result_type_of(text),
+        false => None,
+    };
+    Some((id, Reply::from_checked_text(text, kind)))
+}
+
+/// The result's value: where it starts and ends in the line, and whether it is an object with
+/// a member that is, or may be (spelled with escapes), `resultType`.
+fn scan_result(scan: &mut Scan) -> Option<(usize, usize, bool)> {
+    let start = scan.position();
+    let mut may_have_kind = false;
+    match scan.peek()? {
+        b'{' => scan.object(MAX_RESULT_DEPTH, |name, escaped| {
+            may_have_kind |= escaped || name == b"resultType"
+        })?,
+        _ => scan.value(MAX_RESULT_DEPTH)?,
+    }
+    Some((start, scan.position(), may_have_kind))
 }
 
 /// The deepest nesting of a result the general parser accepts (serde_json's limit of 128
 /// levels, less the frame around the result and the one it counts at the limit).
 const MAX_RESULT_DEPTH: usize = 126;
-
-/// Whether `text` (valid JSON) nests no deeper than `limit` arrays and objects. Counting the
-/// brackets first settles almost every result at memchr speed.
-fn nesting_within(text: &[u8], limit: usize) -> bool {
-    if memchr::memchr2_iter(b'[', b'{', text).count() <= limit {
-        return true;
-    }
-    let (mut depth, mut at) = (0usize, 0);
-    while at < text.len() {
-        match text[at] {
-            b'"' => {
-                at += 1;
-                while at < text.len() && text[at] != b'"' {
-                    at += if text[at] == b'\\' { 2 } else { 1 };
-                }
-            }
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > limit {
-                    return false;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        at += 1;
-    }
-    true
-}
-
-struct AnswerFrame;
-
-impl<'de> Visitor<'de> for AnswerFrame {
-    type Value = Option<(i64, &'de RawValue)>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON-RPC response")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let (mut jsonrpc, mut id, mut result) = (false, None, None);
-        while let Some(key) = map.next_key::<&'de str>()? {
-            match key {
-                // Read, not skipped: skipping a string does not check its UTF-8.
-                "jsonrpc" if !jsonrpc => {
-                    map.next_value::<&'de str>()?;
-                    jsonrpc = true;
-                }
-                "id" if id.is_none() => id = Some(map.next_value::<i64>()?),
-                "result" if result.is_none() => result = Some(map.next_value::<&'de RawValue>()?),
-                // Anything else is for the general parser (which this early end hands it to:
-                // the frame then fails to parse here).
-                _ => return Ok(None),
-            }
-        }
-        Ok(id.zip(result))
-    }
-}
 
 /// `resultType` of a result's text (the last one, as the tree would keep); `None` when the
 /// result is not an object or has none. Most results have none: when the text holds neither the

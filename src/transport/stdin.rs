@@ -64,6 +64,8 @@ struct State {
     pipe_full: bool,
     /// The writing sender's batch, kept between batches so that sending allocates nothing.
     spare: Vec<Pending>,
+    /// Threads waiting on `progress`: with none, a write skips the wake-up (a system call).
+    waiters: usize,
 }
 
 struct Pending {
@@ -108,6 +110,7 @@ impl StdinWriter {
                 writing: false,
                 pipe_full: false,
                 spare: Vec::new(),
+                waiters: 0,
             }),
             progress: Condvar::new(),
             wake: WakePipe::new()?,
@@ -161,7 +164,7 @@ impl StdinWriter {
             if let Some(error) = ended(&state) {
                 return Err(error);
             }
-            state = wait(&self.progress, state);
+            state = self.wait_for_progress(state);
         }
     }
 
@@ -189,7 +192,7 @@ impl StdinWriter {
         let mut state = self.lock();
         // A sender still writing uses the descriptor: it is closed once that write returns.
         while state.writing {
-            state = wait(&self.progress, state);
+            state = self.wait_for_progress(state);
         }
         state.pipe.take();
     }
@@ -284,8 +287,11 @@ impl StdinWriter {
         if need_thread {
             self.start_thread(&mut state, &mut report)?;
         }
+        let waiters = state.waiters > 0;
         drop(state);
-        self.progress.notify_all();
+        if waiters {
+            self.progress.notify_all();
+        }
         if need_thread {
             self.wake.wake();
         }
@@ -336,12 +342,14 @@ impl StdinWriter {
         block_sigpipe();
         loop {
             let mut report = Report::default();
-            let (closing, wait_for_room) = {
+            let (closing, wait_for_room, waiters) = {
                 let mut state = self.lock();
                 let wait_for_room = self.write_queue(&mut state, &mut report);
-                (state.closing, wait_for_room)
+                (state.closing, wait_for_room, state.waiters > 0)
             };
-            self.progress.notify_all();
+            if waiters {
+                self.progress.notify_all();
+            }
             self.deliver(report);
             if closing {
                 return;
@@ -391,6 +399,14 @@ impl StdinWriter {
             }
         }
         false
+    }
+
+    /// Waits on `progress`, counted in `waiters` meanwhile so that writers know to wake it.
+    fn wait_for_progress<'a>(&'a self, mut state: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        state.waiters += 1;
+        let mut state = wait(&self.progress, state);
+        state.waiters -= 1;
+        state
     }
 
     /// Tells the engine what happened, in queue order, without holding the lock.

@@ -30,13 +30,15 @@ impl WakePipe {
         unsafe { libc::write(self.write.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
     }
 
-    /// Empties the read end after a wake.
+    /// Empties the read end after a wake. A read that returns less than the buffer took all
+    /// there was, so the usual wake (a byte or a few) costs one system call; a byte written
+    /// meanwhile only makes a later wake-up early, which every waiter tolerates.
     pub fn drain(&self) {
         let mut sink = [0u8; 64];
         // SAFETY: reads into a local buffer of the given size, from a non-blocking descriptor.
-        while unsafe { libc::read(self.read.as_raw_fd(), sink.as_mut_ptr().cast(), sink.len()) } > 0
-        {
-        }
+        while unsafe { libc::read(self.read.as_raw_fd(), sink.as_mut_ptr().cast(), sink.len()) }
+            == sink.len() as isize
+        {}
     }
 
     pub fn read_fd(&self) -> RawFd {

@@ -1,0 +1,447 @@
+//! Checking JSON text in one pass, without building anything: the stdio reader's fast path
+//! for plain answers (`reply::parse_answer`) runs it over every response line.
+//!
+//! serde_json, asked to skip a value and keep it as text, reads that text several times (its
+//! syntax, then its UTF-8, then our own searches for nesting and `resultType`). This scanner
+//! reads each byte once: the strict syntax of RFC 8259, the UTF-8 of every string as it goes
+//! (outside strings only ASCII is valid JSON, so nothing else needs checking), and a nesting
+//! limit. Strings, most of a response's bytes, are scanned 16 bytes at a time for the few
+//! bytes that need a look (a quote, a backslash, a control character, a byte of a multi-byte
+//! character).
+//!
+//! It checks what serde_json's skipping checks, no more: a `\u` escape needs four hex digits
+//! but may be a lone surrogate, and numbers have no range. A text it accepts is valid JSON.
+
+/// A position in a text being checked. Every method either accepts what is at the position and
+/// moves past it, or returns `None` (the text is not what was asked for; the position is then
+/// somewhere inside it).
+pub struct Scan<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    /// A string held a byte above 0x7F (checked as UTF-8): without one, the text is ASCII.
+    non_ascii: bool,
+}
+
+impl<'a> Scan<'a> {
+    pub fn new(bytes: &'a [u8]) -> Scan<'a> {
+        Scan {
+            bytes,
+            at: 0,
+            non_ascii: false,
+        }
+    }
+
+    pub fn position(&self) -> usize {
+        self.at
+    }
+
+    /// Whether every byte accepted so far was ASCII.
+    pub fn ascii_only(&self) -> bool {
+        !self.non_ascii
+    }
+
+    pub fn at_end(&self) -> bool {
+        self.at == self.bytes.len()
+    }
+
+    pub fn whitespace(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
+    }
+
+    /// The byte at the position, taken.
+    pub fn next(&mut self) -> Option<u8> {
+        let byte = self.peek()?;
+        self.at += 1;
+        Some(byte)
+    }
+
+    pub fn expect(&mut self, byte: u8) -> Option<()> {
+        (self.next()? == byte).then_some(())
+    }
+
+    pub fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    /// A string: its body (between the quotes, escapes as written) and whether it holds an
+    /// escape.
+    pub fn string(&mut self) -> Option<(&'a [u8], bool)> {
+        self.expect(b'"')?;
+        let start = self.at;
+        let mut escaped = false;
+        loop {
+            self.at = find_special(self.bytes, self.at);
+            match self.peek()? {
+                b'"' => {
+                    let body = &self.bytes[start..self.at];
+                    self.at += 1;
+                    return Some((body, escaped));
+                }
+                b'\\' => {
+                    escaped = true;
+                    self.escape()?;
+                }
+                0x80.. => self.multi_byte_char()?,
+                _ => return None, // a control character
+            }
+        }
+    }
+
+    fn escape(&mut self) -> Option<()> {
+        let kind = *self.bytes.get(self.at + 1)?;
+        self.at += 2;
+        match kind {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(()),
+            b'u' => {
+                let hex = self.bytes.get(self.at..self.at + 4)?;
+                self.at += 4;
+                hex.iter().all(u8::is_ascii_hexdigit).then_some(())
+            }
+            _ => None,
+        }
+    }
+
+    /// One character of two to four bytes, checked by the standard library's own rules
+    /// (no overlong forms, no surrogates, nothing above U+10FFFF).
+    fn multi_byte_char(&mut self) -> Option<()> {
+        let width = match self.bytes[self.at] {
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF4 => 4,
+            _ => return None,
+        };
+        let char = self.bytes.get(self.at..self.at + width)?;
+        std::str::from_utf8(char).ok()?;
+        self.non_ascii = true;
+        self.at += width;
+        Some(())
+    }
+
+    /// A number that is an integer in i64's range (no fraction, no exponent).
+    pub fn integer(&mut self) -> Option<i64> {
+        let start = self.at;
+        self.number()?;
+        let text = &self.bytes[start..self.at];
+        if text.iter().any(|b| matches!(b, b'.' | b'e' | b'E')) {
+            return None;
+        }
+        std::str::from_utf8(text).ok()?.parse().ok()
+    }
+
+    fn number(&mut self) -> Option<()> {
+        if self.peek() == Some(b'-') {
+            self.at += 1;
+        }
+        match self.next()? {
+            b'0' => {}
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.peek() == Some(b'.') {
+            self.at += 1;
+            self.some_digits()?;
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.at += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.at += 1;
+            }
+            self.some_digits()?;
+        }
+        Some(())
+    }
+
+    fn digits(&mut self) {
+        while matches!(self.peek(), Some(b'0'..=b'9')) {
+            self.at += 1;
+        }
+    }
+
+    fn some_digits(&mut self) -> Option<()> {
+        let start = self.at;
+        self.digits();
+        (self.at > start).then_some(())
+    }
+
+    /// Any value, with at most `depth` arrays and objects nested in it (itself included).
+    pub fn value(&mut self, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'{' => self.object(depth, |_, _| {}),
+            b'[' => self.array(depth),
+            b'"' => self.string().map(drop),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    /// An object, as [`Scan::value`]; each of its own member names (not those of objects
+    /// inside it) is shown to `name`, with whether it holds an escape.
+    pub fn object(&mut self, depth: usize, mut name: impl FnMut(&[u8], bool)) -> Option<()> {
+        let depth = depth.checked_sub(1)?;
+        self.expect(b'{')?;
+        self.whitespace();
+        if self.peek()? == b'}' {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            self.whitespace();
+            let (key, escaped) = self.string()?;
+            name(key, escaped);
+            self.whitespace();
+            self.expect(b':')?;
+            self.whitespace();
+            self.value(depth)?;
+            self.whitespace();
+            match self.next()? {
+                b',' => {}
+                b'}' => return Some(()),
+                _ => return None,
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Option<()> {
+        let depth = depth.checked_sub(1)?;
+        self.expect(b'[')?;
+        self.whitespace();
+        if self.peek()? == b']' {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            self.whitespace();
+            self.value(depth)?;
+            self.whitespace();
+            match self.next()? {
+                b',' => {}
+                b']' => return Some(()),
+                _ => return None,
+            }
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let found = self.bytes.get(self.at..self.at + word.len())? == word;
+        self.at += word.len();
+        found.then_some(())
+    }
+}
+
+/// The first byte at or after `at` that a string scan must look at: a quote, a backslash, a
+/// control character, or a byte above 0x7F; `bytes.len()` when there is none.
+fn find_special(bytes: &[u8], mut at: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of every x86_64 processor; each load reads 16 bytes that lie
+        // inside `bytes` (the loop stops 16 bytes before its end).
+        unsafe {
+            let quote = _mm_set1_epi8(b'"' as i8);
+            let backslash = _mm_set1_epi8(b'\\' as i8);
+            let space = _mm_set1_epi8(0x20);
+            while at + 16 <= bytes.len() {
+                let chunk = _mm_loadu_si128(bytes.as_ptr().add(at).cast());
+                // A signed compare: bytes above 0x7F are negative, so "below a space" takes
+                // them along with the control characters.
+                let hits = _mm_or_si128(
+                    _mm_or_si128(
+                        _mm_cmpeq_epi8(chunk, quote),
+                        _mm_cmpeq_epi8(chunk, backslash),
+                    ),
+                    _mm_cmplt_epi8(chunk, space),
+                );
+                let mask = _mm_movemask_epi8(hits) as u32;
+                if mask != 0 {
+                    return at + mask.trailing_zeros() as usize;
+                }
+                at += 16;
+            }
+        }
+    }
+    // Elsewhere, and for the last bytes: eight at a time in a u64.
+    while at + 8 <= bytes.len() {
+        let word = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"));
+        let mask = special_bytes(word);
+        if mask != 0 {
+            return at + (mask.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while at < bytes.len() && !is_special(bytes[at]) {
+        at += 1;
+    }
+    at
+}
+
+/// The high bit of each byte of `word` that [`is_special`] takes, and possibly of bytes above
+/// the first such (a borrow carries upwards): the lowest bit set is always a true one.
+fn special_bytes(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let quote = zero_byte(word ^ (ONES * u64::from(b'"')));
+    let backslash = zero_byte(word ^ (ONES * u64::from(b'\\')));
+    let control = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+    quote | backslash | control | (word & HIGH)
+}
+
+fn is_special(byte: u8) -> bool {
+    matches!(byte, b'"' | b'\\' | 0..=0x1F | 0x80..)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn valid(text: &str) -> bool {
+        let mut scan = Scan::new(text.as_bytes());
+        scan.whitespace();
+        let ok = scan.value(128).is_some();
+        scan.whitespace();
+        ok && scan.at_end()
+    }
+
+    #[test]
+    fn agrees_with_serde_json_on_hand_picked_texts() {
+        for text in [
+            "0",
+            "-0",
+            "01",
+            "1.",
+            "1.5",
+            "-1.5e+10",
+            "1e",
+            "1E-2",
+            "-",
+            "+1",
+            ".5",
+            "true",
+            "tru",
+            "truex",
+            "null",
+            "nul",
+            "false",
+            r#""""#,
+            r#""a"#,
+            r#""\q""#,
+            r#""\u12""#,
+            r#""\u12G4""#,
+            r#""\uD800""#,
+            r#""\/\b\f\n\r\t\"\\""#,
+            "\"\t\"",
+            "\"\u{7f}\"",
+            "\"é日𝄞\"",
+            "[]",
+            "[1,]",
+            "[,1]",
+            "[1 2]",
+            "{}",
+            r#"{"a":1,}"#,
+            r#"{"a"}"#,
+            r#"{"a":}"#,
+            r#"{1:2}"#,
+            r#"{"a":1 "b":2}"#,
+            " [ 1 , { \"b\" : [ ] } ] ",
+            "[1]]",
+            "{\"a\":[{}]}",
+            "",
+        ] {
+            let serde = serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
+            assert_eq!(valid(text), serde, "{text:?}");
+        }
+    }
+
+    /// Every byte value at every position of a 40-byte string (both sides of the 16- and
+    /// 8-byte chunks) is found or passed over exactly as one byte at a time would.
+    #[test]
+    fn the_chunked_search_finds_what_a_byte_by_byte_search_finds() {
+        for byte in 0..=255u8 {
+            for at in 0..40 {
+                let mut bytes = vec![b'a'; 40];
+                bytes[at] = byte;
+                let slow = (0..40).find(|&i| is_special(bytes[i])).unwrap_or(40);
+                for from in [0, 1, 7, 9, 17] {
+                    let expected = if from <= slow {
+                        slow
+                    } else {
+                        (from..40).find(|&i| is_special(bytes[i])).unwrap_or(40)
+                    };
+                    assert_eq!(
+                        find_special(&bytes, from),
+                        expected,
+                        "byte {byte:#x} at {at} from {from}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn utf8_in_strings_is_checked_and_only_there() {
+        for bytes in [
+            &b"\"\xC3\xA9\""[..],
+            b"\"\xE6\x97\xA5\"",
+            b"\"\xF0\x9D\x84\x9E\"",
+            b"\"\xC0\xAF\"",         // overlong
+            b"\"\xED\xA0\x80\"",     // a surrogate
+            b"\"\xF4\x90\x80\x80\"", // above U+10FFFF
+            b"\"\xC3\"",             // cut short
+            b"\"\x80\"",             // a continuation byte alone
+            b"\xC3\xA9",             // outside a string
+        ] {
+            let mut scan = Scan::new(bytes);
+            let ours = scan.value(1).is_some() && scan.at_end();
+            // Parsed, not skipped: serde_json skips a string without checking its UTF-8.
+            let serde = serde_json::from_slice::<serde_json::Value>(bytes).is_ok();
+            assert_eq!(ours, serde, "{bytes:x?}");
+            assert_eq!(scan.ascii_only(), !ours, "{bytes:x?}");
+        }
+    }
+
+    #[test]
+    fn nesting_beyond_the_depth_is_refused() {
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(Scan::new(nested(3).as_bytes()).value(3).is_some());
+        assert!(Scan::new(nested(4).as_bytes()).value(3).is_none());
+        let objects = r#"{"a":{"b":{}}}"#;
+        assert!(Scan::new(objects.as_bytes()).value(3).is_some());
+        assert!(Scan::new(objects.as_bytes()).value(2).is_none());
+    }
+
+    #[test]
+    fn an_object_shows_its_own_member_names_only() {
+        let text = br#"{"a":1,"b\u0041":{"inner":2},"c":[{"d":3}]}"#;
+        let mut names = Vec::new();
+        Scan::new(text)
+            .object(10, |name, escaped| names.push((name.to_vec(), escaped)))
+            .unwrap();
+        assert_eq!(
+            names,
+            [
+                (b"a".to_vec(), false),
+                (b"b\\u0041".to_vec(), true),
+                (b"c".to_vec(), false)
+            ]
+        );
+    }
+
+    #[test]
+    fn integers_beyond_i64_or_with_a_fraction_are_not_integers() {
+        for (text, expected) in [
+            ("7", Some(7)),
+            ("-9223372036854775808", Some(i64::MIN)),
+            ("9223372036854775808", None),
+            ("1.0", None),
+            ("1e2", None),
+            ("-0", Some(0)),
+        ] {
+            assert_eq!(Scan::new(text.as_bytes()).integer(), expected, "{text}");
+        }
+    }
+}
