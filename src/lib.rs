@@ -36,6 +36,7 @@ pub use engine::limits;
 pub use engine::router::RouterStats as ConnectionStats;
 pub use error::{Error, Result, Status};
 pub use handlers::{HandlerError, LogLevel};
+pub use protocol::object_text::ObjectText;
 pub use transport::custom::BlockingTransport;
 pub use transport::http::HttpConfig;
 pub use transport::stdio::{StderrMode, StdioConfig};

@@ -7,8 +7,7 @@ mod common;
 
 use common::*;
 use mcpc::ffi::*;
-use mcpc::{Arguments, Request, RequestOptions, Status};
-use serde_json::value::RawValue;
+use mcpc::{Arguments, ObjectText, Request, RequestOptions, Status};
 use serde_json::Value;
 use std::ffi::{CStr, CString};
 use std::path::Path;
@@ -162,7 +161,7 @@ fn bad_text_is_refused_before_anything_is_sent() {
 #[test]
 fn rust_hosts_can_hand_over_text_too() {
     let client = connect(&[]);
-    let json = |text: &str| Some(Arguments::Json(RawValue::from_string(text.into()).unwrap()));
+    let json = |text: &str| Some(Arguments::Json(ObjectText::new(text).unwrap()));
     let call = |arguments| Request::CallTool {
         name: "echo".into(),
         arguments,
@@ -174,8 +173,16 @@ fn rust_hosts_can_hand_over_text_too() {
         )
         .unwrap();
     assert_eq!(text(&result), "from text");
+    // Text is checked when it is made; a tree when the request is.
+    for refused in ["[1]", "{\"a\":", "{} {}"] {
+        let error = ObjectText::new(refused).unwrap_err();
+        assert_eq!(error.status, Status::InvalidArgument, "{refused}: {error}");
+    }
     let error = client
-        .run(call(json("[1]")), &RequestOptions::default())
+        .run(
+            call(Some(Arguments::Value(serde_json::json!([1])))),
+            &RequestOptions::default(),
+        )
         .unwrap_err();
     assert_eq!(error.status, Status::InvalidArgument, "{error}");
     assert!(error.request_id.is_none(), "nothing was sent");

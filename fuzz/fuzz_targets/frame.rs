@@ -3,7 +3,9 @@
 //! Every value that parses is also written back with `json_text`, which must give exactly
 //! serde_json's text. The stdio reader's fast path for plain answers (`parse_answer`, which
 //! keeps the result as text) must agree with the general parser on every input it accepts:
-//! same id, and a result that parses to the same value.
+//! same id, and a result that parses to the same value. The check of a host's arguments
+//! (`ObjectText`, the same one-pass scanner) must take exactly the objects serde_json's
+//! `RawValue` takes.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -11,6 +13,16 @@ use mcpc::fuzzing::json_text;
 use mcpc::fuzzing::{classify, into_result, parse_answer, Incoming};
 
 fuzz_target!(|data: &[u8]| {
+    if let Ok(text) = std::str::from_utf8(data) {
+        // As the raw value it replaced: valid JSON, numbers and \u escapes unchecked.
+        let raw = serde_json::from_str::<Box<serde_json::value::RawValue>>(text);
+        let object = raw.is_ok_and(|raw| raw.get().starts_with('{'));
+        match mcpc::ObjectText::new(text) {
+            Ok(_) => assert!(object, "{text:?}"),
+            // A raw value may nest without limit; ours stops where a parser's tree would.
+            Err(e) => assert!(!object || e.message.contains("nests deeper"), "{text:?}"),
+        }
+    }
     let answer = parse_answer(data);
     let Ok(frame) = serde_json::from_slice::<serde_json::Value>(data) else {
         // Only valid JSON beyond serde_json's limits may pass the fast path and not the general

@@ -27,9 +27,9 @@ use crate::engine::completer::{self, Completer, Then};
 use crate::engine::{CallOptions, Connection, RequestBody};
 use crate::error::Result;
 use crate::protocol::envelope::Envelope;
+use crate::protocol::object_text::ObjectText;
 use crate::protocol::params::Params;
 use crate::protocol::reply::Reply;
-use serde_json::value::RawValue;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
@@ -102,13 +102,14 @@ pub enum Request {
 }
 
 /// The arguments of a tool call or a prompt: a JSON object, as a tree or as the JSON text a
-/// host already holds. Text is sent as it is (its spelling, key order and numbers untouched),
-/// so no tree is built only to be encoded again: the C API's arguments take this path. Text
-/// that is not an object is refused with INVALID_ARGUMENT when the request is made.
+/// host already holds (checked when the [`ObjectText`] was made). Text is sent as it is (its
+/// spelling, key order and numbers untouched), so no tree is built only to be encoded again:
+/// the C API's arguments take this path. A tree that is not an object is refused with
+/// INVALID_ARGUMENT when the request is made.
 #[derive(Clone, Debug)]
 pub enum Arguments {
     Value(Value),
-    Json(Box<RawValue>),
+    Json(ObjectText),
 }
 
 impl From<Value> for Arguments {

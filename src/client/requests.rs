@@ -519,10 +519,7 @@ pub(super) fn named_params(name: &str, arguments: Option<Arguments>, what: &str)
             params.tree["arguments"] = arguments;
             Ok(params)
         }
-        // Text without surrounding whitespace (serde_json keeps none), so this is its start.
-        Some(Arguments::Json(text)) if text.get().starts_with('{') => {
-            Ok(Params::with_text(tree, "arguments", text))
-        }
+        Some(Arguments::Json(text)) => Ok(Params::with_text(tree, "arguments", text)),
         Some(_) => Err(not_an_object()),
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::client::Arguments;
 use crate::error::{Error, Result};
-use serde_json::value::RawValue;
+use crate::protocol::object_text::ObjectText;
 use serde_json::Value;
 use std::ffi::{c_char, CStr, CString};
 
@@ -48,8 +48,9 @@ pub(super) unsafe fn optional_json(
     Ok(Some(value))
 }
 
-/// Reads optional arguments of a tool or a prompt: checked to be JSON and an object, then kept
-/// as the host's text, which goes into the request as it is (no tree, see `Arguments`).
+/// Reads optional arguments of a tool or a prompt: checked to be UTF-8, JSON and an object,
+/// then kept as the host's text, which goes into the request as it is (no tree, see
+/// `Arguments`).
 ///
 /// # Safety
 /// As for [`required_str`].
@@ -57,15 +58,11 @@ pub(super) unsafe fn optional_arguments(
     ptr: *const c_char,
     what: &str,
 ) -> Result<Option<Arguments>> {
-    let Some(text) = optional_str(ptr, what)? else {
+    if ptr.is_null() {
         return Ok(None);
-    };
-    let text = serde_json::from_str::<Box<RawValue>>(text)
-        .map_err(|e| Error::invalid(format!("{what} is not valid JSON: {e}")))?;
-    // serde_json keeps no whitespace around a raw value: this is its first character.
-    if !text.get().starts_with('{') {
-        return Err(Error::invalid(format!("{what} must be a JSON object")));
     }
+    // UTF-8 and JSON checked in one pass over the bytes.
+    let text = ObjectText::from_bytes(CStr::from_ptr(ptr).to_bytes(), what)?;
     Ok(Some(Arguments::Json(text)))
 }
 

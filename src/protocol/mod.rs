@@ -7,6 +7,7 @@ pub mod json_text;
 pub mod jsonrpc;
 pub mod mcp_header;
 pub mod methods;
+pub mod object_text;
 pub mod params;
 pub mod reply;
 pub mod scan;

@@ -9,7 +9,7 @@
 
 use super::envelope::{self, Envelope};
 use super::json_text;
-use serde_json::value::RawValue;
+use super::object_text::ObjectText;
 use serde_json::{Map, Value};
 
 #[derive(Clone, Debug)]
@@ -17,12 +17,12 @@ pub struct Params {
     /// A JSON object (callers check, and refuse anything else).
     pub tree: Value,
     /// A member written after the tree's, unless the tree has one of that name.
-    text: Option<(&'static str, Box<RawValue>)>,
+    text: Option<(&'static str, ObjectText)>,
 }
 
 impl Params {
     /// `tree`, plus the member `key` whose value is `text`.
-    pub fn with_text(tree: Value, key: &'static str, text: Box<RawValue>) -> Params {
+    pub fn with_text(tree: Value, key: &'static str, text: ObjectText) -> Params {
         Params {
             tree,
             text: Some((key, text)),
@@ -64,7 +64,7 @@ pub fn write(out: &mut String, params: Option<&Params>, envelope: Option<&Envelo
         }
     }
     if let Some((key, text)) = text.filter(|(key, _)| !tree.is_some_and(|t| t.contains_key(*key))) {
-        write_member(out, &mut first, key, |out| out.push_str(text.get()));
+        write_member(out, &mut first, key, |out| out.push_str(text.as_str()));
     }
     if let Some(envelope) = envelope {
         write_member(out, &mut first, "_meta", |out| {
@@ -101,7 +101,7 @@ pub fn estimated_len(params: Option<&Params>, envelope: Option<&Envelope>) -> us
     // `,"key":` and the text.
     let text = params
         .and_then(|p| p.text.as_ref())
-        .map_or(0, |(key, text)| key.len() + 4 + text.get().len());
+        .map_or(0, |(key, text)| key.len() + 4 + text.as_str().len());
     let meta = envelope.map_or(0, |e| r#"{,"_meta":{}}"#.len() + e.members().len());
     tree + text + meta
 }
@@ -117,8 +117,8 @@ mod tests {
         out
     }
 
-    fn text(json: &str) -> Box<RawValue> {
-        RawValue::from_string(json.to_owned()).unwrap()
+    fn text(json: &str) -> ObjectText {
+        ObjectText::new(json).unwrap()
     }
 
     #[test]

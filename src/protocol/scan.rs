@@ -20,6 +20,8 @@ pub struct Scan<'a> {
     at: usize,
     /// A string held a byte above 0x7F (checked as UTF-8): without one, the text is ASCII.
     non_ascii: bool,
+    /// An array or object was refused for nesting deeper than the depth allowed.
+    too_deep: bool,
 }
 
 impl<'a> Scan<'a> {
@@ -28,6 +30,7 @@ impl<'a> Scan<'a> {
             bytes,
             at: 0,
             non_ascii: false,
+            too_deep: false,
         }
     }
 
@@ -38,6 +41,11 @@ impl<'a> Scan<'a> {
     /// Whether every byte accepted so far was ASCII.
     pub fn ascii_only(&self) -> bool {
         !self.non_ascii
+    }
+
+    /// Whether a refusal was for nesting deeper than allowed.
+    pub fn too_deep(&self) -> bool {
+        self.too_deep
     }
 
     pub fn at_end(&self) -> bool {
@@ -182,7 +190,7 @@ impl<'a> Scan<'a> {
     /// An object, as [`Scan::value`]; each of its own member names (not those of objects
     /// inside it) is shown to `name`, with whether it holds an escape.
     pub fn object(&mut self, depth: usize, mut name: impl FnMut(&[u8], bool)) -> Option<()> {
-        let depth = depth.checked_sub(1)?;
+        let depth = self.nest(depth)?;
         self.expect(b'{')?;
         self.whitespace();
         if self.peek()? == b'}' {
@@ -207,7 +215,7 @@ impl<'a> Scan<'a> {
     }
 
     fn array(&mut self, depth: usize) -> Option<()> {
-        let depth = depth.checked_sub(1)?;
+        let depth = self.nest(depth)?;
         self.expect(b'[')?;
         self.whitespace();
         if self.peek()? == b']' {
@@ -224,6 +232,13 @@ impl<'a> Scan<'a> {
                 _ => return None,
             }
         }
+    }
+
+    /// The depth left inside a container entered with `depth` left.
+    fn nest(&mut self, depth: usize) -> Option<usize> {
+        let inner = depth.checked_sub(1);
+        self.too_deep |= inner.is_none();
+        inner
     }
 
     fn literal(&mut self, word: &[u8]) -> Option<()> {
@@ -408,7 +423,13 @@ mod tests {
     fn nesting_beyond_the_depth_is_refused() {
         let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
         assert!(Scan::new(nested(3).as_bytes()).value(3).is_some());
-        assert!(Scan::new(nested(4).as_bytes()).value(3).is_none());
+        let four = nested(4);
+        let mut scan = Scan::new(four.as_bytes());
+        assert!(scan.value(3).is_none());
+        assert!(scan.too_deep());
+        let mut scan = Scan::new(b"[[1,]]");
+        assert!(scan.value(3).is_none());
+        assert!(!scan.too_deep(), "refused for its syntax");
         let objects = r#"{"a":{"b":{}}}"#;
         assert!(Scan::new(objects.as_bytes()).value(3).is_some());
         assert!(Scan::new(objects.as_bytes()).value(2).is_none());
