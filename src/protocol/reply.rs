@@ -282,6 +282,7 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
             br#"{"jsonrpc":"2.0","id":"1","result":{}}"#,
             br#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":-0,"result":{}}"#,
             br#"{"jsonrpc":"2.0","id":1,"result":{},"extra":1}"#,
             br#"{"jsonrpc":"2.0","id":1,"result":{},"result":{}}"#,
             br#"{"jsonrpc":"2.0","result":{}}"#,

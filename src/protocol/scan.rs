@@ -127,12 +127,13 @@ impl<'a> Scan<'a> {
         Some(())
     }
 
-    /// A number that is an integer in i64's range (no fraction, no exponent).
+    /// A number that is an integer in i64's range (no fraction, no exponent), as serde_json
+    /// reads one: `-0` is not (serde_json keeps it as the float -0.0).
     pub fn integer(&mut self) -> Option<i64> {
         let start = self.at;
         self.number()?;
         let text = &self.bytes[start..self.at];
-        if text.iter().any(|b| matches!(b, b'.' | b'e' | b'E')) {
+        if text == b"-0" || text.iter().any(|b| matches!(b, b'.' | b'e' | b'E')) {
             return None;
         }
         std::str::from_utf8(text).ok()?.parse().ok()
@@ -460,7 +461,8 @@ mod tests {
             ("9223372036854775808", None),
             ("1.0", None),
             ("1e2", None),
-            ("-0", Some(0)),
+            ("-0", None),
+            ("0", Some(0)),
         ] {
             assert_eq!(Scan::new(text.as_bytes()).integer(), expected, "{text}");
         }
