@@ -126,6 +126,22 @@ pub enum Incoming {
     Invalid(String),
 }
 
+/// Reads the messages in one message text (an HTTP body, an SSE event): a plain success answer
+/// keeps its result as text (`reply::parse_answer`, one pass over the text and no tree);
+/// anything else goes through the general parser, a batch taken apart. Err when the text is
+/// not JSON.
+pub fn read_messages(text: &[u8], mut each: impl FnMut(Incoming)) -> serde_json::Result<()> {
+    if let Some((id, reply)) = super::reply::parse_answer(text) {
+        each(Incoming::Answer { id, reply });
+        return Ok(());
+    }
+    match serde_json::from_slice(text)? {
+        Value::Array(batch) => batch.into_iter().for_each(|m| each(classify(m))),
+        message => each(classify(message)),
+    }
+    Ok(())
+}
+
 /// Sorts a parsed frame into request, response or notification.
 pub fn classify(frame: Value) -> Incoming {
     let Value::Object(mut map) = frame else {

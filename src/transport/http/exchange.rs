@@ -144,9 +144,8 @@ impl Reply<'_> {
                 "the server's response body is over the limit of {limit} bytes"
             ))
         })?;
-        let value: Value = serde_json::from_slice(&bytes)
+        jsonrpc::read_messages(&bytes, |message| self.deliver(message))
             .map_err(|e| Error::protocol(format!("the server's response body is not JSON: {e}")))?;
-        self.deliver(value);
         self.require_answer()
     }
 
@@ -262,28 +261,22 @@ impl Reply<'_> {
         }
     }
 
-    /// Hands messages to the engine (a batch is taken apart), noting our response.
-    fn deliver(&mut self, value: Value) {
-        match value {
-            Value::Array(batch) => batch.into_iter().for_each(|m| self.deliver_one(m)),
-            message => self.deliver_one(message),
-        }
-    }
-
-    fn deliver_one(&mut self, message: Value) {
-        let incoming = jsonrpc::classify(message);
-        if let Incoming::Response { id, frame } = &incoming {
-            if id.as_i64() == Some(self.id) {
-                self.answered = true;
-                if let (true, true, Some(result)) = (
-                    self.modern,
-                    self.info.is(methods::TOOLS_LIST),
-                    frame.get("result"),
-                ) {
-                    self.shared
-                        .lock_tools()
-                        .learn(self.info.params.as_ref(), result);
-                }
+    /// Hands a message to the engine, noting our response.
+    fn deliver(&mut self, incoming: Incoming) {
+        let (ours, result) = match &incoming {
+            Incoming::Response { id, frame } => (id.as_i64() == Some(self.id), frame.get("result")),
+            Incoming::Answer { id, reply } => (*id == self.id, Some(&**reply)),
+            _ => (false, None),
+        };
+        if ours {
+            self.answered = true;
+            // Only a modern tools/list result is looked into (its tree built): the rest pass.
+            if let (true, true, Some(result)) =
+                (self.modern, self.info.is(methods::TOOLS_LIST), result)
+            {
+                self.shared
+                    .lock_tools()
+                    .learn(self.info.params.as_ref(), result);
             }
         }
         self.shared.inbound.message(incoming);
@@ -349,14 +342,9 @@ fn drain_rest(shared: &Arc<Shared>, exchange: &Arc<Exchange>, id: i64, mut event
     handed
 }
 
-/// Hands a message that is no call's response to the engine (a batch is taken apart).
-fn deliver_loose(shared: &Shared, message: Value) {
-    match message {
-        Value::Array(batch) => batch
-            .into_iter()
-            .for_each(|m| shared.inbound.message(jsonrpc::classify(m))),
-        message => shared.inbound.message(jsonrpc::classify(message)),
-    }
+/// Hands a message that is no call's response to the engine.
+fn deliver_loose(shared: &Shared, message: Incoming) {
+    shared.inbound.message(message)
 }
 
 /// Reads SSE events until the stream ends, passing each JSON message to `message`, and
@@ -366,7 +354,7 @@ pub(super) fn read_events(
     shared: &Shared,
     events: &mut Events,
     state: &mut StreamState,
-    mut message: impl FnMut(Value),
+    mut message: impl FnMut(Incoming),
     stop: impl Fn(&Events) -> bool,
 ) -> Result<StreamEnd> {
     loop {
@@ -390,8 +378,8 @@ pub(super) fn read_events(
             continue; // a priming event
         }
         state.events += 1;
-        match serde_json::from_str(&event.data) {
-            Ok(value) => message(value),
+        match jsonrpc::read_messages(event.data.as_bytes(), &mut message) {
+            Ok(()) => {}
             Err(e) => shared.inbound.bad_frame(
                 Error::protocol(format!("skipped an SSE event that is not JSON: {e}")),
                 false,

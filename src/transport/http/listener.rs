@@ -9,8 +9,6 @@
 use super::connector::Exchange;
 use super::exchange::{self, StreamEnd, StreamState};
 use super::Shared;
-use crate::protocol::jsonrpc;
-use serde_json::Value;
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -100,12 +98,7 @@ fn round(shared: &Shared, state: &mut StreamState, opened: &mut Option<mpsc::Sen
     if !is_sse {
         return Round::Failed;
     }
-    let deliver = |message: Value| match message {
-        Value::Array(batch) => batch
-            .into_iter()
-            .for_each(|m| shared.inbound.message(jsonrpc::classify(m))),
-        message => shared.inbound.message(jsonrpc::classify(message)),
-    };
+    let deliver = |message| shared.inbound.message(message);
     let mut events = exchange::events_of(shared, response.into_body());
     match exchange::read_events(shared, &mut events, state, deliver, |_| false) {
         Ok(StreamEnd::Closed | StreamEnd::Stopped) => Round::Ended,
