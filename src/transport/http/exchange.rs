@@ -263,20 +263,21 @@ impl Reply<'_> {
 
     /// Hands a message to the engine, noting our response.
     fn deliver(&mut self, incoming: Incoming) {
-        let (ours, result) = match &incoming {
-            Incoming::Response { id, frame } => (id.as_i64() == Some(self.id), frame.get("result")),
-            Incoming::Answer { id, reply } => (*id == self.id, Some(&**reply)),
-            _ => (false, None),
+        let ours = match &incoming {
+            Incoming::Response { id, .. } => id.as_i64() == Some(self.id),
+            Incoming::Answer { id, .. } => *id == self.id,
+            _ => false,
         };
-        if ours {
-            self.answered = true;
-            // Only a modern tools/list result is looked into (its tree built): the rest pass.
-            if let (true, true, Some(result)) =
-                (self.modern, self.info.is(methods::TOOLS_LIST), result)
-            {
-                self.shared
-                    .lock_tools()
-                    .learn(self.info.params.as_ref(), result);
+        self.answered |= ours;
+        // Only a modern tools/list result is looked into (a kept text's tree built then).
+        if ours && self.modern && self.info.is(methods::TOOLS_LIST) {
+            let result = match &incoming {
+                Incoming::Response { frame, .. } => frame.get("result"),
+                Incoming::Answer { reply, .. } => Some(&**reply),
+                _ => None,
+            };
+            if let Some(result) = result {
+                self.shared.lock_tools().learn(self.info.params(), result);
             }
         }
         self.shared.inbound.message(incoming);

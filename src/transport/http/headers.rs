@@ -3,10 +3,11 @@
 //! `Mcp-Name`, and in the modern era `Mcp-Param-*` for tools whose schemas declare them).
 
 use crate::error::{Error, Result};
-use crate::protocol::envelope::PROTOCOL_VERSION_KEY;
 use crate::protocol::{header_value, mcp_header, methods};
 use serde_json::Value;
 use std::collections::HashMap;
+
+pub use super::message_info::MessageInfo;
 
 pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 pub const ACCEPT_SSE: &str = "text/event-stream";
@@ -56,49 +57,6 @@ pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 const MAX_TOOLS: usize = 1000;
 
 pub type Headers = Vec<(String, String)>;
-
-/// What the transport needs to know about an outgoing message, read from its frame once.
-#[derive(Debug, Default)]
-pub struct MessageInfo {
-    pub method: Option<String>,
-    pub params: Option<Value>,
-}
-
-impl MessageInfo {
-    pub fn parse(frame: &str) -> Result<MessageInfo> {
-        let mut value: Value = serde_json::from_str(frame)
-            .map_err(|e| Error::invalid(format!("the frame to send is not JSON: {e}")))?;
-        Ok(MessageInfo {
-            method: value
-                .get("method")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            params: value.get_mut("params").map(Value::take),
-        })
-    }
-
-    pub fn is(&self, method: &str) -> bool {
-        self.method.as_deref() == Some(method)
-    }
-
-    /// The modern envelope's protocol version, when the message carries one.
-    pub fn envelope_version(&self) -> Option<&str> {
-        self.params
-            .as_ref()?
-            .get("_meta")?
-            .get(PROTOCOL_VERSION_KEY)?
-            .as_str()
-    }
-
-    /// What `Mcp-Name` mirrors: `params.name`, else `params.uri`, else (the tasks extension's
-    /// `tasks/*`) `params.taskId`, when a string.
-    fn name(&self) -> Option<&str> {
-        let params = self.params.as_ref()?;
-        ["name", "uri", "taskId"]
-            .into_iter()
-            .find_map(|key| params.get(key).and_then(Value::as_str))
-    }
-}
 
 /// Checks the host's extra headers: RFC 9110 names, values without control characters (so no
 /// CR or LF), and none of the headers the transport sets itself.
@@ -183,7 +141,7 @@ pub fn routing(info: &MessageInfo, tools: Option<&ToolHeaders>) -> Headers {
         headers.push((NAME.into(), header_value::encode(name)));
     }
     if let (Some(tools), true) = (tools, info.is(methods::TOOLS_CALL)) {
-        headers.extend(tools.params_for(info.params.as_ref()));
+        headers.extend(tools.params_for(info));
     }
     headers
 }
@@ -225,12 +183,12 @@ impl ToolHeaders {
     }
 
     /// The `Mcp-Param-*` headers for a `tools/call`.
-    fn params_for(&self, params: Option<&Value>) -> Headers {
-        let Some(params) = params else {
+    fn params_for(&self, info: &MessageInfo) -> Headers {
+        // The tree of the params is built only for a tool that declares headers.
+        let Some(declared) = info.tool_name().and_then(|name| self.tools.get(name)) else {
             return Headers::new();
         };
-        let name = params.get("name").and_then(Value::as_str);
-        let Some(declared) = name.and_then(|name| self.tools.get(name)) else {
+        let Some(params) = info.params() else {
             return Headers::new();
         };
         let arguments = params.get("arguments");

@@ -25,6 +25,7 @@ mod deadline;
 mod exchange;
 mod headers;
 mod listener;
+mod message_info;
 mod proxy;
 pub(crate) mod redact;
 pub mod sse;
