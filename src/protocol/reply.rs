@@ -185,7 +185,7 @@ pub fn parse_answer(line: &[u8]) -> Option<(i64, Reply)> {
     if !scan.at_end() {
         return None;
     }
-    let (id, (start, end, may_have_kind)) = id.zip(result)?;
+    let (id, (start, end, kind)) = id.zip(result)?;
     let text = &line[start..end];
     let text = match scan.ascii_only() {
         // SAFETY: the scan accepted every byte of the line, and takes a byte above 0x7F only
@@ -194,25 +194,51 @@ pub fn parse_answer(line: &[u8]) -> Option<(i64, Reply)> {
         false => std::str::from_utf8(text).ok()?,
     };
     debug_assert!(std::str::from_utf8(text.as_bytes()).is_ok());
-    let kind = match may_have_kind {
-        true => result_type_of(text),
-        false => None,
+    let kind = match kind {
+        KindSeen::Absent => None,
+        KindSeen::Plain(chars) => Some(Value::String(std::str::from_utf8(chars).ok()?.into())),
+        KindSeen::Parse => result_type_of(text),
     };
     Some((id, Reply::from_checked_text(text, kind)))
 }
 
-/// The result's value: where it starts and ends in the line, and whether it is an object with
-/// a member that is, or may be (spelled with escapes), `resultType`.
-fn scan_result(scan: &mut Scan) -> Option<(usize, usize, bool)> {
+/// What the scan of a result learned of its `resultType`.
+enum KindSeen<'a> {
+    /// No member is, or may be, `resultType`.
+    Absent,
+    /// The last `resultType` is a string spelled without escapes: these are its characters.
+    Plain(&'a [u8]),
+    /// Only a parse can tell: a member name spelled with escapes (it may spell `resultType`),
+    /// or a `resultType` that is not a plain string.
+    Parse,
+}
+
+/// The result's value: where it starts and ends in the line, and what it says of its
+/// `resultType` (read as the scan passes; a modern result always has one).
+fn scan_result<'a>(scan: &mut Scan<'a>) -> Option<(usize, usize, KindSeen<'a>)> {
     let start = scan.position();
-    let mut may_have_kind = false;
+    let mut kind = KindSeen::Absent;
+    let mut member = |scan: &mut Scan<'a>, name: &[u8], escaped: bool, depth: usize| {
+        if escaped {
+            kind = KindSeen::Parse;
+        } else if name == b"resultType" && !matches!(kind, KindSeen::Parse) {
+            if scan.peek()? == b'"' {
+                let (text, escaped) = scan.string()?;
+                kind = match escaped {
+                    true => KindSeen::Parse,
+                    false => KindSeen::Plain(text),
+                };
+                return Some(());
+            }
+            kind = KindSeen::Parse;
+        }
+        scan.value(depth)
+    };
     match scan.peek()? {
-        b'{' => scan.object(MAX_RESULT_DEPTH, |name, escaped| {
-            may_have_kind |= escaped || name == b"resultType"
-        })?,
+        b'{' => scan.members(MAX_RESULT_DEPTH, &mut member)?,
         _ => scan.value(MAX_RESULT_DEPTH)?,
     }
-    Some((start, scan.position(), may_have_kind))
+    Some((start, scan.position(), kind))
 }
 
 /// The deepest nesting of a result the general parser accepts (serde_json's limit of 128
@@ -362,6 +388,30 @@ mod tests {
         assert_eq!(reply.result_type(), Some(&json!("input_required")));
         let plain = br#"{"id":3,"result":{"text":"no such key here"}}"#;
         assert_eq!(parse_answer(plain).unwrap().1.result_type(), None);
+    }
+
+    /// Read as the scan passes, or by a parse when the scan cannot tell: the tree's answer
+    /// (the last member of the name) either way.
+    #[test]
+    fn result_type_is_what_the_tree_says() {
+        for result in [
+            r#"{"resultType":"complete","content":[]}"#,
+            r#"{"resultType":"a","resultType":"b"}"#,
+            r#"{"resultType":5}"#,
+            r#"{"resultType":{"nested":"x"},"resultType":"plain"}"#,
+            r#"{"resultType":"plain","resultType":null}"#,
+            r#"{"resultType":"a\u0062"}"#,
+            r#"{"result\u0054ype":"escaped name","x":1}"#,
+            r#"{"resultType":"first","result\u0054ype":"escaped last"}"#,
+            r#"{"inner":{"resultType":"not the result's"}}"#,
+            r#"["resultType"]"#,
+            r#""resultType""#,
+        ] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#);
+            let (_, reply) = parse_answer(line.as_bytes()).expect("an answer");
+            let tree: Value = serde_json::from_str(result).unwrap();
+            assert_eq!(reply.result_type(), tree.get("resultType"), "{result}");
+        }
     }
 
     #[test]

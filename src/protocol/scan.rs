@@ -177,7 +177,7 @@ impl<'a> Scan<'a> {
     /// Any value, with at most `depth` arrays and objects nested in it (itself included).
     pub fn value(&mut self, depth: usize) -> Option<()> {
         match self.peek()? {
-            b'{' => self.object(depth, |_, _| {}),
+            b'{' => self.object(depth),
             b'[' => self.array(depth),
             b'"' => self.string().map(drop),
             b't' => self.literal(b"true"),
@@ -188,9 +188,19 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// An object, as [`Scan::value`]; each of its own member names (not those of objects
-    /// inside it) is shown to `name`, with whether it holds an escape.
-    pub fn object(&mut self, depth: usize, mut name: impl FnMut(&[u8], bool)) -> Option<()> {
+    /// An object, as [`Scan::value`].
+    fn object(&mut self, depth: usize) -> Option<()> {
+        self.members(depth, |scan, _, _, depth| scan.value(depth))
+    }
+
+    /// An object, as [`Scan::value`], whose members are shown one by one to
+    /// `member(scan, name, whether the name holds an escape, depth left)`, which must take the
+    /// member's value from `scan` (or refuse it with `None`, which refuses the object).
+    pub fn members(
+        &mut self,
+        depth: usize,
+        mut member: impl FnMut(&mut Scan<'a>, &'a [u8], bool, usize) -> Option<()>,
+    ) -> Option<()> {
         let depth = self.nest(depth)?;
         self.expect(b'{')?;
         self.whitespace();
@@ -200,12 +210,11 @@ impl<'a> Scan<'a> {
         }
         loop {
             self.whitespace();
-            let (key, escaped) = self.string()?;
-            name(key, escaped);
+            let (name, escaped) = self.string()?;
             self.whitespace();
             self.expect(b':')?;
             self.whitespace();
-            self.value(depth)?;
+            member(self, name, escaped, depth)?;
             self.whitespace();
             match self.next()? {
                 b',' => {}
@@ -441,7 +450,10 @@ mod tests {
         let text = br#"{"a":1,"b\u0041":{"inner":2},"c":[{"d":3}]}"#;
         let mut names = Vec::new();
         Scan::new(text)
-            .object(10, |name, escaped| names.push((name.to_vec(), escaped)))
+            .members(10, |scan, name, escaped, depth| {
+                names.push((name.to_vec(), escaped));
+                scan.value(depth)
+            })
             .unwrap();
         assert_eq!(
             names,

@@ -152,35 +152,15 @@ fn params(scan: &mut Scan, depth: usize, info: &mut MessageInfo) -> Option<()> {
 
 /// An object whose member names are plain (no escapes): each member's value is left to
 /// `member(scan, name, depth left)`, which must take it.
-fn members(
-    scan: &mut Scan,
+fn members<'a>(
+    scan: &mut Scan<'a>,
     depth: usize,
-    mut member: impl FnMut(&mut Scan, &[u8], usize) -> Option<()>,
+    mut member: impl FnMut(&mut Scan<'a>, &[u8], usize) -> Option<()>,
 ) -> Option<()> {
-    let depth = depth.checked_sub(1)?;
-    scan.expect(b'{')?;
-    scan.whitespace();
-    if scan.peek()? == b'}' {
-        scan.next();
-        return Some(());
-    }
-    loop {
-        scan.whitespace();
-        let (name, escaped) = scan.string()?;
-        if escaped {
-            return None;
-        }
-        scan.whitespace();
-        scan.expect(b':')?;
-        scan.whitespace();
-        member(scan, name, depth)?;
-        scan.whitespace();
-        match scan.next()? {
-            b',' => {}
-            b'}' => return Some(()),
-            _ => return None,
-        }
-    }
+    scan.members(depth, |scan, name, escaped, depth| match escaped {
+        true => None,
+        false => member(scan, name, depth),
+    })
 }
 
 /// A value that is read only when it is a string (`None` inside for any other value, as the
