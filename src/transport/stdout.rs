@@ -32,6 +32,8 @@ pub struct StdoutReader {
     /// A caller waits here for the background thread to give the baton up.
     caller_turn: Condvar,
     wake: Arc<WakePipe>,
+    /// `wake` as every call's reader waker: made once, shared by cloning.
+    waker: Waker,
     fd: RawFd,
     /// The stream and the line in progress; only the baton holder locks it.
     io: Mutex<Io>,
@@ -80,6 +82,11 @@ impl StdoutReader {
         exit: Option<ExitWatch>,
     ) -> io::Result<StdoutReader> {
         wake::set_flags(fd)?;
+        let wake = Arc::new(WakePipe::new()?);
+        let waker: Waker = {
+            let wake = wake.clone();
+            Arc::new(move || wake.wake())
+        };
         Ok(StdoutReader {
             baton: Mutex::new(Baton {
                 holder: Holder::Nobody,
@@ -93,7 +100,8 @@ impl StdoutReader {
             }),
             background_turn: Condvar::new(),
             caller_turn: Condvar::new(),
-            wake: Arc::new(WakePipe::new()?),
+            wake,
+            waker,
             fd,
             io: Mutex::new(Io {
                 stream: BufReader::with_capacity(64 * 1024, stdout),
@@ -189,8 +197,7 @@ impl StdoutReader {
 
     /// Wakes the baton holder from `poll`.
     pub fn waker(&self) -> Waker {
-        let wake = self.wake.clone();
-        Arc::new(move || wake.wake())
+        self.waker.clone()
     }
 
     /// Ends reading for good after the background thread panicked (a bug): the pending and
