@@ -19,7 +19,7 @@ use crate::sync::{lock, wait_until};
 use crate::transport::SendBoundary;
 use std::cell::RefCell;
 use std::fmt;
-use std::io::{self, Read, Write};
+use std::io::{self, IoSlice, Read};
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
@@ -393,6 +393,7 @@ impl Connector<()> for TrackingConnector {
             buffers: LazyBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
             read_timeout: None,
             write_timeout: None,
+            held: Vec::new(),
         });
         if let Some(proxy) = proxy {
             if let Some(host) = proxy.tls_host() {
@@ -449,6 +450,10 @@ struct Tcp {
     buffers: LazyBuffers,
     read_timeout: Option<Duration>,
     write_timeout: Option<Duration>,
+    /// A POST's head, held back to leave with its body in one send: written separately, the
+    /// two go as two TCP segments (the socket has no delay), and the server may wake for each.
+    /// Sent before anything is read, so nothing ever waits for it.
+    held: Vec<u8>,
 }
 
 impl Tcp {
@@ -470,12 +475,28 @@ impl Transport for Tcp {
             self.write_timeout = wanted;
         }
         let output = &self.buffers.output()[..amount];
-        (&self.socket.stream)
-            .write_all(output)
-            .map_err(|e| io_error(e, timeout))
+        if self.held.is_empty() && is_head_with_body(output) {
+            self.held.extend_from_slice(output);
+            return Ok(());
+        }
+        let mut held = std::mem::take(&mut self.held);
+        let sent =
+            send_all(&self.socket.stream, &[&held, output]).map_err(|e| io_error(e, timeout));
+        held.clear();
+        self.held = held;
+        sent
+    }
+
+    fn maybe_await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        self.send_held(timeout)?;
+        if self.buffers.can_use_input() {
+            return Ok(true);
+        }
+        self.await_input(timeout)
     }
 
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        self.send_held(timeout)?;
         let timeout = timeout.for_read();
         let wanted = timeout.not_zero().map(|t| *t);
         if wanted != self.read_timeout {
@@ -495,15 +516,97 @@ impl Transport for Tcp {
         Ok(amount > 0)
     }
 
-    /// Open means: nothing to read now, and no end of stream (checked without blocking).
+    /// Open means: nothing to read now, and no end of stream (checked without blocking), and
+    /// no request half sent.
     fn is_open(&mut self) -> bool {
-        let stream = self.stream();
-        if stream.set_nonblocking(true).is_err() {
-            return false;
-        }
-        let idle = matches!(stream.peek(&mut [0]), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
-        stream.set_nonblocking(false).is_ok() && idle
+        self.held.is_empty() && is_idle(self.stream())
     }
+}
+
+impl Tcp {
+    /// Sends a held head alone (no body came: the request is read from now).
+    fn send_held(&mut self, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        if self.held.is_empty() {
+            return Ok(());
+        }
+        let held = std::mem::take(&mut self.held);
+        send_all(self.stream(), &[&held]).map_err(|e| io_error(e, timeout.for_write()))
+    }
+}
+
+/// A POST's head announcing a body (ureq writes the head, then the body).
+fn is_head_with_body(output: &[u8]) -> bool {
+    output.starts_with(b"POST ")
+        && output.ends_with(b"\r\n\r\n")
+        && memchr::memmem::find(output, b"\r\ncontent-length: 0\r\n").is_none()
+        && memchr::memmem::find(output, b"\r\ncontent-length: ").is_some()
+}
+
+/// Writes all of `parts`, in order, in as few system calls as the socket takes them.
+fn send_all(stream: &TcpStream, parts: &[&[u8]]) -> io::Result<()> {
+    let mut slices: Vec<IoSlice> = parts.iter().map(|part| IoSlice::new(part)).collect();
+    let mut slices = &mut slices[..];
+    IoSlice::advance_slices(&mut slices, 0);
+    while !slices.is_empty() {
+        match send_vectored(stream, slices) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(sent) => IoSlice::advance_slices(&mut slices, sent),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// `sendmsg` with MSG_NOSIGNAL: a peer that has gone must not raise SIGPIPE in the host (a
+/// plain `writev` would).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn send_vectored(stream: &TcpStream, slices: &[IoSlice]) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: an all-zero msghdr is valid (no address, no control data).
+    let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
+    // IoSlice is ABI-compatible with iovec on Unix; sendmsg only reads through the pointer.
+    message.msg_iov = slices.as_ptr() as *mut libc::iovec;
+    message.msg_iovlen = slices.len() as _;
+    // SAFETY: the descriptor is the stream's own; `message` points at `slices`, alive here.
+    let sent = unsafe { libc::sendmsg(stream.as_raw_fd(), &message, libc::MSG_NOSIGNAL) };
+    match sent {
+        -1 => Err(io::Error::last_os_error()),
+        sent => Ok(sent as usize),
+    }
+}
+
+/// Elsewhere the standard library's sockets raise no SIGPIPE (SO_NOSIGPIPE on Apple's
+/// systems; Windows has no such signal).
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn send_vectored(mut stream: &TcpStream, slices: &[IoSlice]) -> io::Result<usize> {
+    std::io::Write::write_vectored(&mut stream, slices)
+}
+
+/// Nothing to read now and no end of stream: one non-blocking peek.
+#[cfg(unix)]
+fn is_idle(stream: &TcpStream) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut byte = 0u8;
+    // SAFETY: reads at most one byte into a local, from the stream's own descriptor.
+    let peeked = unsafe {
+        libc::recv(
+            stream.as_raw_fd(),
+            (&mut byte as *mut u8).cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    peeked == -1 && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock
+}
+
+#[cfg(not(unix))]
+fn is_idle(stream: &TcpStream) -> bool {
+    if stream.set_nonblocking(true).is_err() {
+        return false;
+    }
+    let idle = matches!(stream.peek(&mut [0]), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
+    stream.set_nonblocking(false).is_ok() && idle
 }
 
 impl fmt::Debug for Tcp {
