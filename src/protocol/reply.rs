@@ -15,13 +15,11 @@
 //! PROTOCOL_ERROR ([`Reply::try_into_value`]), as the general parser would have refused it.
 
 use super::scan::Scan;
-use memchr::memmem::Finder;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::fmt;
-use std::sync::LazyLock;
 
 pub struct Reply {
     /// The server's text, while `value` is unchanged from it, with one byte to spare (for the
@@ -154,33 +152,21 @@ impl PartialEq for Reply {
 pub fn parse_answer(line: &[u8]) -> Option<(i64, Reply)> {
     let mut scan = Scan::new(line);
     scan.whitespace();
-    scan.expect(b'{')?;
     let (mut jsonrpc, mut id, mut result) = (false, None, None);
-    loop {
-        scan.whitespace();
-        let (name, escaped) = scan.string()?;
-        if escaped {
-            return None;
-        }
-        scan.whitespace();
-        scan.expect(b':')?;
-        scan.whitespace();
+    // The frame's own level; the result counts its nesting from MAX_RESULT_DEPTH.
+    scan.members(MAX_RESULT_DEPTH + 1, |scan, name, escaped, _| {
         match name {
+            _ if escaped => return None,
             b"jsonrpc" if !jsonrpc => {
                 scan.string()?;
                 jsonrpc = true;
             }
             b"id" if id.is_none() => id = Some(scan.integer()?),
-            b"result" if result.is_none() => result = Some(scan_result(&mut scan)?),
+            b"result" if result.is_none() => result = Some(scan_result(scan)?),
             _ => return None,
         }
-        scan.whitespace();
-        match scan.next()? {
-            b',' => {}
-            b'}' => break,
-            _ => return None,
-        }
-    }
+        Some(())
+    })?;
     scan.whitespace();
     if !scan.at_end() {
         return None;
@@ -246,16 +232,8 @@ fn scan_result<'a>(scan: &mut Scan<'a>) -> Option<(usize, usize, KindSeen<'a>)> 
 const MAX_RESULT_DEPTH: usize = 126;
 
 /// `resultType` of a result's text (the last one, as the tree would keep); `None` when the
-/// result is not an object or has none. Most results have none: when the text holds neither the
-/// name nor a `\u` escape (which could spell it), no parse is needed to know.
+/// result is not an object or has none. Only for what the scan could not tell (`KindSeen::Parse`).
 fn result_type_of(text: &str) -> Option<Value> {
-    // Built once: making a searcher costs more than running it over a 1 KiB result.
-    static NAME: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("resultType"));
-    static ESCAPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("\\u"));
-    let text_bytes = text.as_bytes();
-    if NAME.find(text_bytes).is_none() && ESCAPE.find(text_bytes).is_none() {
-        return None;
-    }
     struct Kind;
     impl<'de> Visitor<'de> for Kind {
         type Value = Option<Value>;
