@@ -6,16 +6,18 @@
 //! wire. The cancelling thread only decides and wakes the caller (one wake-up, no I/O, so
 //! `cancel` returns at once); the caller queues the notice when it takes the outcome, or, if the
 //! boundary has not been reached yet, the thread that reaches it does. Queuing never blocks.
+//! Where the cancel aborts the exchange instead (modern HTTP), the caller aborts it itself when
+//! it takes the outcome: that never blocks either, and saves waking the dispatcher thread.
 
 use crate::error::Error;
 use crate::protocol::jsonrpc;
 use crate::protocol::reply::Reply;
 use crate::sync::{lock, wait_until};
-use crate::transport::Waker;
 use crate::transport::WireCancel;
+use crate::transport::{Transport, Waker};
 use crossbeam_channel::Sender;
 use serde_json::Value;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard, Weak};
 use std::thread::ThreadId;
 use std::time::Instant;
 
@@ -62,6 +64,10 @@ pub struct Call {
     finished: Condvar,
     /// Wakes the caller when it is reading the transport itself (see `start_reading`).
     reader_waker: Option<Waker>,
+    /// With `WireCancel::Abort`: the transport, told to abort the exchange by the thread that
+    /// takes the cancel (aborting never blocks) instead of by the dispatcher thread, whose
+    /// wake-up would come before the caller's return on a busy core.
+    abandon_here: Option<Weak<dyn Transport>>,
     /// For a call nobody blocks on (started without blocking): tells the completion thread
     /// that the outcome is decided. Runs on the thread that decided it, after the call's lock
     /// is released (it may take the outcome there).
@@ -123,8 +129,18 @@ impl Call {
             state: Mutex::new(State::default()),
             finished: Condvar::new(),
             reader_waker: None,
+            abandon_here: None,
             notify: None,
         }
+    }
+
+    /// Where a cancel with `WireCancel::Abort` aborts the exchange directly (see
+    /// `abandon_here`); without it, the dispatcher thread does.
+    pub fn with_transport(mut self, transport: Weak<dyn Transport>) -> Self {
+        if self.wire == WireCancel::Abort {
+            self.abandon_here = Some(transport);
+        }
+        self
     }
 
     /// The call is watched by the completion thread rather than by a blocked caller.
@@ -265,8 +281,15 @@ impl Call {
                 if state.sending == Sending::Pending && !outcome.is_answer() {
                     state.sending = Sending::Withdrawn;
                 }
-                if matches!(outcome, Outcome::Cancelled { .. }) {
-                    self.tell_the_wire(&mut state);
+                let abandon_here = match outcome {
+                    Outcome::Cancelled { .. } => self.tell_the_wire(&mut state),
+                    _ => false,
+                };
+                drop(state);
+                if abandon_here {
+                    if let Some(transport) = self.abandon_here.as_ref().and_then(Weak::upgrade) {
+                        transport.abandon(self.id);
+                    }
                 }
                 return Some(outcome);
             }
@@ -296,16 +319,19 @@ impl Call {
     }
 
     /// A cancel won and the caller has taken it: the notice goes now if the request is on the
-    /// wire (else `mark_sent` sends it), or the exchange is dropped.
-    fn tell_the_wire(&self, state: &mut State) {
+    /// wire (else `mark_sent` sends it), or the exchange is dropped. True when the caller is
+    /// to drop it itself, once the call's lock is released (see `abandon_here`).
+    fn tell_the_wire(&self, state: &mut State) -> bool {
         if state.sending == Sending::Withdrawn {
-            return;
+            return false;
         }
         match self.wire {
             WireCancel::Notify if state.sent => self.queue_notice(state),
             WireCancel::Notify => {}
+            WireCancel::Abort if self.abandon_here.is_some() => return true,
             WireCancel::Silent | WireCancel::Abort => self.queue(Outgoing::Abandon(self.id)),
         }
+        false
     }
 
     fn queue_notice(&self, state: &mut State) {

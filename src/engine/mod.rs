@@ -254,6 +254,7 @@ impl Connection {
         let call = Arc::new(
             Call::new(id, wire, self.router.outbound())
                 .with_reader_waker(self.transport.reader_waker(id))
+                .with_transport(Arc::downgrade(&self.transport))
                 .with_notify(notify),
         );
         let mut started = Started {

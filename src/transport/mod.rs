@@ -37,7 +37,8 @@ pub enum WireCancel {
     Silent,
     /// `notifications/cancelled`, once the request is on the wire (stdio, legacy HTTP, custom).
     Notify,
-    /// Abort the request's exchange; the server sees its stream close (modern HTTP).
+    /// Abort the request's exchange; the server sees its stream close (modern HTTP). The
+    /// transport's `abandon` runs on the thread that takes the cancel and never blocks.
     Abort,
 }
 
@@ -160,6 +161,8 @@ pub trait Transport: Send + Sync {
     /// for it, such as its HTTP exchange. Called on the dispatcher thread, after any cancel
     /// notice for the call was written, and only for a request `send_request` was given and
     /// returned from (the engine decides; a request never handed over is never abandoned).
+    /// With [`WireCancel::Abort`] it is called by the thread that takes the cancel (the
+    /// caller's), so it must never block.
     fn abandon(&self, _id: i64) {}
     /// The connection's era is settled: `protocol_version` was negotiated (legacy) or adopted
     /// (modern). HTTP sends it as `MCP-Protocol-Version` from now on.

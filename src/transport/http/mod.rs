@@ -6,8 +6,9 @@
 //! cancel wakes it at once; how the server learns of the cancel depends on the era:
 //! - legacy (2025-11-25 and older): the engine POSTs `notifications/cancelled` on another
 //!   connection once the request was written, then `abandon` drops the request's stream;
-//! - modern (2026-07-28): `abandon` shuts the request's socket down at once. The server sees its
-//!   stream close, which is the cancel signal of that revision; nothing else is sent.
+//! - modern (2026-07-28): `abandon` shuts the request's socket down at once, on the thread that
+//!   takes the cancel (the caller's). The server sees its stream close, which is the cancel
+//!   signal of that revision; nothing else is sent.
 //!
 //! The legacy era also has a session: the `Mcp-Session-Id` of the `initialize` response is sent
 //! on every later request, a 404 to it ends the call with SESSION_EXPIRED, and close DELETEs it.
