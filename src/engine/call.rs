@@ -451,6 +451,65 @@ mod tests {
         assert!(rx.try_recv().is_err());
     }
 
+    /// Records which call each `abandon` was for, and on which thread.
+    #[derive(Default)]
+    struct Abandons(Mutex<Vec<(i64, ThreadId)>>);
+
+    impl Transport for Abandons {
+        fn send_request(&self, _: crate::transport::OutgoingRequest) -> crate::error::Result<()> {
+            Ok(())
+        }
+        fn send_notification(&self, _: &str) -> crate::error::Result<()> {
+            Ok(())
+        }
+        fn abandon(&self, id: i64) {
+            lock(&self.0).push((id, std::thread::current().id()));
+        }
+        fn close(&self) {}
+    }
+
+    #[test]
+    fn abort_style_with_its_transport_is_dropped_by_the_thread_that_takes_the_cancel() {
+        let transport = Arc::new(Abandons::default());
+        let weak = Arc::downgrade(&transport) as Weak<dyn Transport>;
+        let (tx, rx) = unbounded();
+        let c = Arc::new(Call::new(5, WireCancel::Abort, tx).with_transport(weak));
+        assert!(c.try_start_sending());
+        let canceller = {
+            let c = c.clone();
+            std::thread::spawn(move || assert!(c.cancel(Some("r"), false)))
+        };
+        canceller.join().unwrap();
+        assert!(lock(&transport.0).is_empty(), "the canceller only wakes");
+        assert!(matches!(c.wait(None), Some(Outcome::Cancelled { .. })));
+        let me = std::thread::current().id();
+        assert_eq!(*lock(&transport.0), vec![(5, me)]);
+        assert!(rx.try_recv().is_err(), "nothing for the dispatcher");
+        c.mark_sent();
+        assert!(c.try_take().is_none());
+        assert_eq!(lock(&transport.0).len(), 1, "dropped once");
+
+        // A call that never reached the wire has nothing to drop.
+        let (tx, _rx) = unbounded();
+        let weak = Arc::downgrade(&transport) as Weak<dyn Transport>;
+        let c = Call::new(6, WireCancel::Abort, tx).with_transport(weak);
+        assert!(c.cancel(None, false));
+        assert!(c.wait(None).is_some());
+        assert!(c.was_withdrawn());
+        assert_eq!(lock(&transport.0).len(), 1);
+
+        // Other wires keep the dispatcher's order (notice first), whatever the transport.
+        let (tx, rx) = unbounded();
+        let weak = Arc::downgrade(&transport) as Weak<dyn Transport>;
+        let c = Call::new(7, WireCancel::Notify, tx).with_transport(weak);
+        c.mark_sent();
+        assert!(c.cancel(None, false));
+        assert!(c.wait(None).is_some());
+        notice(&rx);
+        assert_eq!(rx.try_recv(), Ok(Outgoing::Abandon(7)));
+        assert_eq!(lock(&transport.0).len(), 1);
+    }
+
     #[test]
     fn a_boundary_between_the_cancel_and_the_wake_sends_one_notice() {
         let (c, rx) = call(WireCancel::Notify);
