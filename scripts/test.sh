@@ -2,7 +2,7 @@
 # Runs every test: Rust unit and integration tests (the header freshness check and the interop
 # tests against real MCP servers among them), clippy, rustfmt, then the C examples under ctest,
 # plain, with ASan/UBSan, with TSan and under valgrind, with the packaging and header tests, the
-# fuzz targets for a bounded time, the benchmark smoke run and the Go bindings, then the Windows
+# fuzz targets for a bounded time, the benchmark smoke run, the Go and Swift bindings, then the Windows
 # checks (cross-built with mingw-w64, run under Wine) and the macOS ones (compiled and linted for
 # both macOS targets; nothing runs). Ends by writing
 # build/reliability.md from this run's logs (scripts/update-reliability.sh copies it to docs/).
@@ -61,9 +61,15 @@ bash bench/run.sh --smoke >/dev/null
 echo "== Go bindings: gofmt, go vet, go test -race"
 bash bindings/go/test.sh
 
-# Under CI the fuzz and TSan builds are done with by now: their 1.3 GB go before the Windows
-# builds, which come last, when the disk is fullest.
-if [ -n "${CI:-}" ]; then rm -rf .cache/fuzz-target target/tsan; fi
+echo "== Swift binding: swift test against the installed library (Debian 13's Swift in a chroot)"
+bash bindings/swift/test.sh 2>&1 | tee build/logs/swift.log
+
+# Under CI the fuzz and TSan builds and the Swift root are done with by now: their 4 GB go
+# before the Windows builds, which come last, when the disk is fullest.
+if [ -n "${CI:-}" ]; then
+  rm -rf .cache/fuzz-target target/tsan build/swift
+  bash scripts/install-swift.sh remove
+fi
 echo "== Windows: cross-built with mingw-w64, run under Wine ($(df -h --output=avail . | tail -1 | tr -d ' ') free on disk)"
 bash scripts/windows-checks.sh 2>&1 | tee build/logs/windows-checks.log
 

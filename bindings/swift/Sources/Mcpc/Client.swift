@@ -1,8 +1,8 @@
-// NOT YET TESTED: written against include/mcpc.h, never compiled (no Swift on the build
-// machine). A thin async wrapper over the completion API: each request is started with
-// mcp_client_start_callback and its continuation is resumed from the completion callback (on
-// the client's completion thread), so no thread is parked per call. Cancelling the task
-// cancels the call through an mcp_cancellation token, which also tells the server.
+// A thin async wrapper over the completion API (tested by bindings/swift/test.sh): each
+// request is started with mcp_client_start_callback and its continuation is resumed from the
+// completion callback (on the client's completion thread), so no thread is parked per call.
+// Cancelling the task cancels the call through an mcp_cancellation token, which also tells
+// the server.
 import CMcpc
 import Foundation
 
