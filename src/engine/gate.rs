@@ -24,6 +24,9 @@ struct State {
     /// One entry per callback running now (a thread may nest: a callback that makes a call
     /// that logs).
     running: Vec<Running>,
+    /// Closers waiting on `idle`: only they need waking when a callback returns (a notify is
+    /// a system call even with nobody waiting, and every completion passes the gate).
+    waiting: usize,
 }
 
 struct Running {
@@ -78,10 +81,14 @@ impl Gate {
             if !busy {
                 return true;
             }
-            state = match wait_until(&self.idle, state, Some(deadline)) {
-                Some(state) => state,
-                None => return false,
-            };
+            state.waiting += 1;
+            let woken = wait_until(&self.idle, state, Some(deadline));
+            let passed = woken.is_none();
+            state = woken.unwrap_or_else(|| self.lock());
+            state.waiting -= 1;
+            if passed {
+                return false;
+            }
         }
     }
 
@@ -97,7 +104,9 @@ impl Drop for Entered<'_> {
         if let Some(at) = state.running.iter().rposition(|r| r.thread == me) {
             state.running.swap_remove(at);
         }
-        self.0.idle.notify_all();
+        if state.waiting > 0 {
+            self.0.idle.notify_all();
+        }
     }
 }
 
