@@ -6,7 +6,11 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 root="${MCPC_SWIFT_ROOT:-/var/cache/mcpc-swift-root}"
-[ -f "$root/.mcpc-swift-ready" ] || { echo "no Swift root: run scripts/install-swift.sh" >&2; exit 1; }
+# (MCPC_SWIFT_INSTALLING: install-swift.sh itself, before the root is ready.)
+if [ ! -f "$root/.mcpc-swift-ready" ] && [ -z "${MCPC_SWIFT_INSTALLING:-}" ]; then
+  echo "no Swift root: run scripts/install-swift.sh" >&2
+  exit 1
+fi
 
 mounts=()
 unmount() {
@@ -22,6 +26,7 @@ bind() { # bind HOST_PATH: the same path inside the root
 }
 bind /proc
 bind /dev
+[ -d /dev/pts ] && bind /dev/pts
 bind "$repo"
 
 env=(PATH=/usr/local/bin:/usr/bin:/bin HOME=/root)

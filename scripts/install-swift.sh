@@ -51,8 +51,19 @@ debootstrap --variant=minbase trixie "$root" http://deb.debian.org/debian >"$roo
   exit 1
 }
 cp /etc/resolv.conf "$root/etc/resolv.conf"
-chroot "$root" /bin/sh -c 'apt-get update -q >/dev/null &&
+# Inside the root as every later use sees it (/proc mounted: the swift driver finds itself
+# through /proc/self/exe).
+here="$(cd "$(dirname "$0")" && pwd)"
+inside() { (cd / && MCPC_SWIFT_INSTALLING=1 bash "$here/in-swift-root.sh" "$@"); }
+inside /bin/sh -c 'apt-get update -q >/dev/null &&
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
     swiftlang libc6-dev pkg-config >/dev/null && apt-get clean'
-chroot "$root" swift --version 2>/dev/null | head -1 >"$ready"
-echo "swift root ready in $root: $(cat "$ready")"
+version="$(inside swift --version 2>&1 | head -1)"
+case "$version" in
+Swift*) echo "$version" >"$ready" ;;
+*)
+  echo "install-swift: swift does not run in $root: $version" >&2
+  exit 1
+  ;;
+esac
+echo "swift root ready in $root: $version"
