@@ -9,6 +9,7 @@ Inputs (all written by that run; a missing one is reported as "not run", never i
   build/logs/windows-checks.log, windows-ctest.log  scripts/windows-checks.sh: the Windows build
                                                and its tests under Wine
   build/logs/macos-checks.log                  scripts/macos-checks.sh: check and clippy for macOS
+  build/logs/go.log, build/logs/swift.log      the Go and Swift bindings' test runs
   build/report/figures.txt                     figures the tests recorded (common::report_figure)
   build/report/bad_input.txt                   each bad-input call and which arguments were NULL
   include/mcpc.h                               every export and its pointer parameters
@@ -444,6 +445,36 @@ def section_platforms(out, windows, windows_ctest, macos):
     out.append("")
 
 
+def section_bindings(out, go, swift):
+    out.append("## Bindings\n")
+    out.append(
+        "The Go module (`bindings/go/test.sh`: gofmt, go vet, `go test -race`) and the Swift "
+        "package (`bindings/swift/test.sh`: `swift test` against the installed library, Swift 6.0 "
+        "from Debian 13 in a chroot), each against the test server.\n"
+    )
+    out.append("| binding | test | result |")
+    out.append("|---|---|---|")
+    if go is None:
+        INCOMPLETE.append("the Go bindings' tests did not run")
+        out.append("| Go | bindings/go/test.sh | **not run** |")
+    else:
+        packages = re.findall(r"^(ok|FAIL)\s+(\S+)\s+([\d.]+s)", go, re.M)
+        for result, package, seconds in packages:
+            out.append(f"| Go | `go test -race` {package} | {result.lower()}, {seconds} |")
+        if not packages or any(result != "ok" for result, _, _ in packages):
+            INCOMPLETE.append("the Go bindings' tests failed or none ran")
+    if swift is None:
+        INCOMPLETE.append("the Swift binding's tests did not run")
+        out.append("| Swift | bindings/swift/test.sh | **not run** |")
+    else:
+        cases = re.findall(r"^Test Case '(\S+)' (passed|failed) \(([\d.]+) seconds\)", swift, re.M)
+        for name, result, seconds in cases:
+            out.append(f"| Swift | {name} | {result}, {seconds} s |")
+        if not cases or any(result != "passed" for _, result, _ in cases):
+            INCOMPLETE.append("the Swift binding's tests failed or none ran")
+    out.append("")
+
+
 def main():
     output = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build/reliability.md")
     cargo_log = read("build/logs/cargo-test.log")
@@ -469,6 +500,7 @@ def main():
     section_stress(out, runs)
     section_figures(out, read("build/report/figures.txt"))
     section_fuzz(out, read("build/logs/fuzz.log"))
+    section_bindings(out, read("build/logs/go.log"), read("build/logs/swift.log"))
     section_platforms(out, read("build/logs/windows-checks.log"), read("build/logs/windows-ctest.log"),
                       read("build/logs/macos-checks.log"))
     out.append("What is checked and why: docs/security.md (limits, no shell, TLS, logging).\n")

@@ -59,7 +59,7 @@ echo "== benchmark harness smoke run (builds and runs every case; figures not ch
 bash bench/run.sh --smoke >/dev/null
 
 echo "== Go bindings: gofmt, go vet, go test -race"
-bash bindings/go/test.sh
+bash bindings/go/test.sh 2>&1 | tee build/logs/go.log
 
 echo "== Swift binding: swift test against the installed library (Debian 13's Swift in a chroot)"
 bash bindings/swift/test.sh 2>&1 | tee build/logs/swift.log
