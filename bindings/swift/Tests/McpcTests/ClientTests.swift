@@ -7,9 +7,11 @@ import Mcpc
 import XCTest
 
 final class ClientTests: XCTestCase {
-    private func connected() async throws -> Client {
+    /// A client of the test server; with `log`, the server writes every message it receives
+    /// there, one JSON line each.
+    private func connected(log: String? = nil) async throws -> Client {
         let server = try XCTUnwrap(ProcessInfo.processInfo.environment["MCPC_TEST_SERVER"])
-        let client = Client(stdio: [server])
+        let client = Client(stdio: [server] + (log.map { ["--log", $0] } ?? []))
         let hello = try await client.connect()
         XCTAssertTrue(hello.contains("mcpc-test-server"), hello)
         return client
@@ -49,13 +51,15 @@ final class ClientTests: XCTestCase {
         client.close()
     }
 
-    func testCancellingTheTaskCancelsTheCallAtOnce() async throws {
-        let client = try await connected()
+    func testCancellingTheTaskCancelsTheCallAtOnceAndTellsTheServer() async throws {
+        let log = temporaryPath()
+        let client = try await connected(log: log)
         let call = Task { try await client.callTool("never") }
         // Long enough for the request to be on the wire.
         try await Task.sleep(nanoseconds: 300_000_000)
         let cancelledAt = Date()
         call.cancel()
+        var requestID: Int64 = 0
         do {
             _ = try await call.value
             XCTFail("a cancelled call returned a result")
@@ -63,16 +67,25 @@ final class ClientTests: XCTestCase {
             XCTAssertTrue(error.isCancelled, error.description)
             XCTAssertEqual(error.cancelReason, "task cancelled")
             XCTAssertGreaterThan(error.requestID, 0, "the request was sent, so it has an id")
+            requestID = error.requestID
         }
         let took = Date().timeIntervalSince(cancelledAt)
         XCTAssertLessThan(took, 2.0, "the cancel took \(took) s")
+        // The server is told, once, for that request, with the reason.
+        let notice = try waitForLog(log, "notifications/cancelled") { line in
+            line["method"] as? String == "notifications/cancelled"
+        }
+        let params = notice["params"] as? [String: Any]
+        XCTAssertEqual((params?["requestId"] as? NSNumber)?.int64Value, requestID)
+        XCTAssertEqual(params?["reason"] as? String, "task cancelled")
         let echoed = try await client.callTool("echo", arguments: #"{"text":"after"}"#)
         XCTAssertTrue(echoed.contains("after"))
         client.close()
     }
 
     func testATaskCancelledBeforeItsCallStartsNeverSendsIt() async throws {
-        let client = try await connected()
+        let log = temporaryPath()
+        let client = try await connected(log: log)
         let call = Task {
             // Cancelled while it sleeps: the call starts with its token already cancelled.
             try? await Task.sleep(nanoseconds: 200_000_000)
@@ -86,6 +99,11 @@ final class ClientTests: XCTestCase {
             XCTAssertTrue(error.isCancelled, error.description)
             XCTAssertEqual(error.requestID, 0, "nothing was sent")
         }
+        // A ping after it reaches the server; the call never did.
+        try await client.ping()
+        _ = try waitForLog(log, "ping") { $0["method"] as? String == "ping" }
+        let calls = logLines(log).filter { $0["method"] as? String == "tools/call" }
+        XCTAssertTrue(calls.isEmpty, "the server was sent \(calls)")
         client.close()
     }
 
@@ -130,6 +148,37 @@ final class ClientTests: XCTestCase {
             XCTAssertTrue(text.contains("slept \(400 + i) ms"), "call \(i): \(text)")
         }
         client.close()
+    }
+
+    private func temporaryPath() -> String {
+        NSTemporaryDirectory() + "mcpc-swift-\(UUID().uuidString).log"
+    }
+
+    private func logLines(_ path: String) -> [[String: Any]] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    /// The first line of the server's log that `match` takes, waiting up to 5 s for it.
+    private func waitForLog(
+        _ path: String, _ what: String, _ match: ([String: Any]) -> Bool
+    ) throws -> [String: Any] {
+        let deadline = Date().addingTimeInterval(5)
+        while true {
+            if let line = logLines(path).first(where: match) { return line }
+            if Date() > deadline {
+                let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+                XCTFail("the server's log has no \(what); it has:\n\(text)")
+                throw NotInLog(what: what)
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+
+    private struct NotInLog: Error {
+        let what: String
     }
 
     private func threadCount() -> Int {
