@@ -14,7 +14,12 @@ fi
 
 mounts=()
 unmount() {
-  local i
+  local i pid
+  # Nothing may outlive the run inside the root (a test that hung and was killed leaves its
+  # children, which `swift test` starts in groups of their own).
+  for pid in /proc/[0-9]*; do
+    [ "$(readlink "$pid/root" 2>/dev/null)" = "$root" ] && kill -9 "${pid#/proc/}" 2>/dev/null
+  done
   for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount "${mounts[$i]}" 2>/dev/null || umount -l "${mounts[$i]}"; done
 }
 trap unmount EXIT
