@@ -1,7 +1,8 @@
 //! Signals and the host: writing to a server that closed its stdin never kills the host with
 //! SIGPIPE (checked in a child process whose SIGPIPE has the default action, as a C host's
-//! has; Rust programs ignore it), and close signals the server's whole process group, so a
-//! child the server forked into its group is gone too.
+//! has; Rust programs ignore it), on this kernel and on one without `RWF_NOSIGNAL` (a seccomp
+//! filter refuses the flag as a kernel before 6.18 does), and close signals the server's whole
+//! process group, so a child the server forked into its group is gone too.
 
 mod common;
 
@@ -43,17 +44,93 @@ while True:
 /// Runs this test binary's test `name` in a child process with `MCPC_SIGNALS_CHILD=mode`; its
 /// output is captured (so it does not mix with this run's), and returned with its status.
 fn run_child(name: &str, mode: &str) -> (std::process::ExitStatus, String) {
-    let output = std::process::Command::new(std::env::current_exe().unwrap())
+    run_child_on(name, mode, Kernel::This)
+}
+
+/// The kernel a child process sees: this one, or one without `RWF_NOSIGNAL` (Linux before
+/// 6.18), made by a seccomp filter that refuses `pwritev2` as such a kernel refuses the flag.
+#[derive(Clone, Copy, Debug)]
+enum Kernel {
+    This,
+    WithoutNoSignal,
+}
+
+fn run_child_on(name: &str, mode: &str, kernel: Kernel) -> (std::process::ExitStatus, String) {
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    command
         .args(["--exact", name, "--test-threads=1", "--nocapture"])
-        .env("MCPC_SIGNALS_CHILD", mode)
-        .output()
-        .unwrap();
+        .env("MCPC_SIGNALS_CHILD", mode);
+    if let Kernel::WithoutNoSignal = kernel {
+        command.env("MCPC_SIGNALS_OLD_KERNEL", "1");
+    }
+    let output = command.output().unwrap();
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
     (output.status, text)
+}
+
+/// Makes this thread, and every thread and process it starts from now on, see `pwritev2`
+/// fail with EOPNOTSUPP, as a kernel without `RWF_NOSIGNAL` answers that flag; and checks
+/// that it does.
+fn refuse_pwritev2() {
+    let statement = |code: u32, jt: u8, jf: u8, k: u32| libc::sock_filter {
+        code: code as u16,
+        jt,
+        jf,
+        k,
+    };
+    let filter = [
+        // The system call's number, at offset 0 of seccomp_data.
+        statement(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0, 0, 0),
+        statement(
+            libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K,
+            0,
+            1,
+            libc::SYS_pwritev2 as u32,
+        ),
+        statement(
+            libc::BPF_RET | libc::BPF_K,
+            0,
+            0,
+            libc::SECCOMP_RET_ERRNO | libc::EOPNOTSUPP as u32,
+        ),
+        statement(libc::BPF_RET | libc::BPF_K, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ];
+    let program = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr() as *mut libc::sock_filter,
+    };
+    unsafe {
+        assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+        assert_eq!(
+            libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &program as *const libc::sock_fprog
+            ),
+            0,
+            "seccomp: {}",
+            std::io::Error::last_os_error()
+        );
+        let mut fds = [0; 2];
+        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+        let byte = [0u8];
+        let slice = libc::iovec {
+            iov_base: byte.as_ptr() as *mut libc::c_void,
+            iov_len: 1,
+        };
+        assert_eq!(libc::pwritev2(fds[1], &slice, 1, -1, 0), -1);
+        assert_eq!(
+            std::io::Error::last_os_error().raw_os_error(),
+            Some(libc::EOPNOTSUPP)
+        );
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+    }
+    println!("sigpipe child: pwritev2 refused");
 }
 
 /// In the child: SIGPIPE back to its default action (death), then either a write through the
@@ -65,6 +142,9 @@ fn sigpipe_child() {
         return; // run by the tests below only
     };
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    if std::env::var_os("MCPC_SIGNALS_OLD_KERNEL").is_some() {
+        refuse_pwritev2();
+    }
     // A host that promised SIGPIPE is ignored ("promised"); one that ignores it to connect and
     // then breaks the promise ("promise-broken-later", which must die: the proof that the
     // library's writes no longer hold the signal off); one that promised without ignoring it
@@ -167,28 +247,33 @@ fn writing_to_a_server_that_closed_its_stdin_never_kills_the_host() {
         Some(libc::SIGPIPE),
         "the canary: {canary:?}\n{output}"
     );
-    let (status, output) = run_child("sigpipe_child", "library");
-    assert_eq!(
-        status.signal(),
-        None,
-        "the host was killed by a signal: {status:?}\n{output}"
-    );
-    assert!(status.success(), "{status:?}\n{output}");
-    assert!(output.contains("sigpipe child: survived"), "{output}");
-    // A host that blocks SIGPIPE: the library's write left nothing pending...
-    let (status, output) = run_child("sigpipe_child", "blocked");
-    assert!(status.success(), "{status:?}\n{output}");
-    assert!(
-        output.contains("SIGPIPE pending afterwards: false"),
-        "the library left its SIGPIPE pending: {output}"
-    );
-    // ...and kept the host's own pending one.
-    let (status, output) = run_child("sigpipe_child", "blocked-pending");
-    assert!(status.success(), "{status:?}\n{output}");
-    assert!(
-        output.contains("SIGPIPE pending afterwards: true"),
-        "the library took the host's pending SIGPIPE: {output}"
-    );
+    for kernel in [Kernel::This, Kernel::WithoutNoSignal] {
+        let (status, output) = run_child_on("sigpipe_child", "library", kernel);
+        assert_eq!(
+            status.signal(),
+            None,
+            "{kernel:?}: the host was killed by a signal: {status:?}\n{output}"
+        );
+        assert!(status.success(), "{kernel:?}: {status:?}\n{output}");
+        assert!(output.contains("sigpipe child: survived"), "{output}");
+        if let Kernel::WithoutNoSignal = kernel {
+            assert!(output.contains("pwritev2 refused"), "{output}");
+        }
+        // A host that blocks SIGPIPE: the library's write left nothing pending...
+        let (status, output) = run_child_on("sigpipe_child", "blocked", kernel);
+        assert!(status.success(), "{kernel:?}: {status:?}\n{output}");
+        assert!(
+            output.contains("SIGPIPE pending afterwards: false"),
+            "{kernel:?}: the library left its SIGPIPE pending: {output}"
+        );
+        // ...and kept the host's own pending one.
+        let (status, output) = run_child_on("sigpipe_child", "blocked-pending", kernel);
+        assert!(status.success(), "{kernel:?}: {status:?}\n{output}");
+        assert!(
+            output.contains("SIGPIPE pending afterwards: true"),
+            "{kernel:?}: the library took the host's pending SIGPIPE: {output}"
+        );
+    }
 }
 
 #[test]
@@ -202,12 +287,15 @@ fn a_host_that_ignores_sigpipe_can_say_so_and_writes_skip_the_mask() {
     assert!(output.contains("sigpipe child: survived"), "{output}");
     // The promise broken after connecting: nothing holds the signal off any more, so the
     // write kills the host. Without the option the same host survives (the test above).
-    let (status, output) = run_child("sigpipe_child", "promise-broken-later");
-    assert_eq!(
-        status.signal(),
-        Some(libc::SIGPIPE),
-        "the library still masks SIGPIPE: {status:?}\n{output}"
-    );
+    // Whatever the kernel: the option means a plain write, with neither mask nor flag.
+    for kernel in [Kernel::This, Kernel::WithoutNoSignal] {
+        let (status, output) = run_child_on("sigpipe_child", "promise-broken-later", kernel);
+        assert_eq!(
+            status.signal(),
+            Some(libc::SIGPIPE),
+            "{kernel:?}: the library still holds SIGPIPE off: {status:?}\n{output}"
+        );
+    }
     // A promise that does not hold when connecting is refused.
     let (status, output) = run_child("sigpipe_child", "false-promise");
     assert!(status.success(), "{status:?}\n{output}");

@@ -246,9 +246,10 @@ pub unsafe extern "C" fn mcp_client_options_set_stderr(
 /// The host promises that SIGPIPE is ignored in its process (`signal(SIGPIPE, SIG_IGN)`, as many
 /// servers and runtimes do at start) and stays so while the client lives: writes to a stdio
 /// server then skip the two signal-mask calls that otherwise hold SIGPIPE off around each one on
-/// Linux. `mcp_client_connect` checks the promise (MCP_STATUS_INVALID_ARGUMENT when SIGPIPE is
-/// not ignored then); breaking it later lets a server that dies kill the host. Default false.
-/// No effect on macOS and Windows, which need no mask.
+/// Linux before 6.18. `mcp_client_connect` checks the promise (MCP_STATUS_INVALID_ARGUMENT when
+/// SIGPIPE is not ignored then); breaking it later lets a server that dies kill the host.
+/// Default false. No effect on Linux 6.18 and later (each write asks for no signal), macOS and
+/// Windows, which need no mask.
 ///
 /// # Safety
 /// `options` is NULL or live.

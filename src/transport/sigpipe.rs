@@ -3,9 +3,12 @@
 //! has:
 //! - macOS (and iOS): the pipe itself is told never to raise SIGPIPE (`F_SETNOSIGPIPE`), once;
 //!   a write to a pipe with no reader then just fails with EPIPE.
-//! - Linux and other unix: no such flag exists for pipes, so a write on a host thread blocks
-//!   the signal for its duration and consumes a SIGPIPE it raised (`sigtimedwait`) before the
-//!   mask is restored. The writer thread blocks it for good instead.
+//! - Linux 6.18 and later: each write says so itself (`pwritev2` with `RWF_NOSIGNAL`), at no
+//!   cost. Whether the kernel knows the flag is learnt from the first write (an older kernel
+//!   refuses it before writing anything) and remembered for the process.
+//! - Older Linux and other unix: a write on a host thread blocks the signal for its duration
+//!   and consumes a SIGPIPE it raised (`sigtimedwait`) before the mask is restored: two
+//!   signal-mask calls per write. The writer thread blocks it for good instead.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -25,18 +28,84 @@ pub fn prepare(_fd: RawFd) -> io::Result<()> {
     Ok(())
 }
 
-/// Runs `write` on a host thread. With `F_SETNOSIGPIPE` set (see [`prepare`]) there is no
-/// signal to hold off.
+/// One `writev` to `fd` (the server's stdin, see [`prepare`]) from a host thread, raising no
+/// SIGPIPE in the host. With `F_SETNOSIGPIPE` set there is no signal to hold off.
 #[cfg(any(target_os = "macos", target_os = "ios"))]
-pub fn no_sigpipe<T>(write: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
-    write()
+pub fn writev_from_host(fd: RawFd, slices: &[io::IoSlice<'_>]) -> io::Result<usize> {
+    writev(fd, slices)
+}
+
+/// One `writev` to `fd` (the server's stdin) from a host thread, raising no SIGPIPE in the
+/// host: with `RWF_NOSIGNAL` where the kernel has it, under the signal mask elsewhere.
+#[cfg(all(target_os = "linux", any(target_env = "gnu", target_env = "musl")))]
+pub fn writev_from_host(fd: RawFd, slices: &[io::IoSlice<'_>]) -> io::Result<usize> {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    const UNKNOWN: u8 = 0;
+    const KNOWN: u8 = 1;
+    const UNKNOWN_TO_KERNEL: u8 = 2;
+    /// Linux's `RWF_NOSIGNAL` (6.18): EPIPE without SIGPIPE, for this write only.
+    const RWF_NOSIGNAL: libc::c_int = 0x100;
+    static FLAG: AtomicU8 = AtomicU8::new(UNKNOWN);
+
+    if FLAG.load(Ordering::Relaxed) != UNKNOWN_TO_KERNEL {
+        // SAFETY: IoSlice has the layout of iovec; the slices live for the call. Offset -1:
+        // the file position, as writev uses (a pipe has none).
+        let n = unsafe {
+            libc::pwritev2(
+                fd,
+                slices.as_ptr().cast(),
+                slices.len() as libc::c_int,
+                -1,
+                RWF_NOSIGNAL,
+            )
+        };
+        if n >= 0 {
+            FLAG.store(KNOWN, Ordering::Relaxed);
+            return Ok(n as usize);
+        }
+        let error = io::Error::last_os_error();
+        // A kernel without the flag (or without pwritev2, or a sandbox that forbids it)
+        // refuses before writing a byte: the masked write below does it instead, now and
+        // from now on. Once the flag has worked, every error is the write's own.
+        let refused = matches!(
+            error.raw_os_error(),
+            Some(libc::EOPNOTSUPP | libc::ENOSYS | libc::EINVAL | libc::EPERM)
+        );
+        if !refused || FLAG.load(Ordering::Relaxed) == KNOWN {
+            FLAG.store(KNOWN, Ordering::Relaxed);
+            return Err(error);
+        }
+        FLAG.store(UNKNOWN_TO_KERNEL, Ordering::Relaxed);
+    }
+    masked(|| writev(fd, slices))
+}
+
+/// One `writev` to `fd` from a host thread, raising no SIGPIPE in the host (see [`masked`]).
+#[cfg(not(any(
+    target_os = "macos",
+    target_os = "ios",
+    all(target_os = "linux", any(target_env = "gnu", target_env = "musl"))
+)))]
+pub fn writev_from_host(fd: RawFd, slices: &[io::IoSlice<'_>]) -> io::Result<usize> {
+    masked(|| writev(fd, slices))
+}
+
+/// One plain `writev()`: for a thread where SIGPIPE cannot reach the host (ours, with it
+/// blocked; or a host that promised it is ignored).
+pub fn writev(fd: RawFd, slices: &[io::IoSlice<'_>]) -> io::Result<usize> {
+    // SAFETY: IoSlice has the layout of iovec; the slices live for the call.
+    let n = unsafe { libc::writev(fd, slices.as_ptr().cast(), slices.len() as libc::c_int) };
+    match n {
+        n if n >= 0 => Ok(n as usize),
+        _ => Err(io::Error::last_os_error()),
+    }
 }
 
 /// Runs `write` on a host thread with SIGPIPE blocked, consuming the SIGPIPE it raised (and
 /// only that one: one already pending for the host is left alone) before the mask is restored.
 /// Two signal-mask calls per write; a third only where the host itself blocks SIGPIPE.
 #[cfg(not(any(target_os = "macos", target_os = "ios")))]
-pub fn no_sigpipe<T>(write: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+fn masked<T>(write: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
     // SAFETY: plain signal-mask calls on sets we own.
     unsafe {
         let mut sigpipe: libc::sigset_t = std::mem::zeroed();

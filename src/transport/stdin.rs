@@ -17,7 +17,7 @@
 //! dropped from the queue and never sent. A request's send boundary is signalled once its
 //! last byte is written, so its cancel notice, written later, always comes after it.
 
-use super::sigpipe::{block_sigpipe, no_sigpipe};
+use super::sigpipe::{self, block_sigpipe};
 use super::wake::{self, WakePipe};
 use super::{Inbound, SendBoundary};
 use crate::error::{Error, Result, Status};
@@ -39,7 +39,8 @@ pub struct StdinWriter {
     /// Wakes the writer thread from `poll`.
     wake: WakePipe,
     fd: RawFd,
-    /// A host thread's write holds SIGPIPE off (false when the host promised it is ignored).
+    /// A host thread's write keeps SIGPIPE from the host (false when the host promised it is
+    /// ignored).
     mask_sigpipe: bool,
     inbound: Arc<dyn Inbound>,
     thread: Mutex<Option<JoinHandle<()>>>,
@@ -240,8 +241,8 @@ impl StdinWriter {
             }
             drop(state);
             let result = match self.mask_sigpipe {
-                true => no_sigpipe(|| write_batch(self.fd, &mut batch)),
-                false => write_batch(self.fd, &mut batch),
+                true => write_batch(self.fd, &mut batch, sigpipe::writev_from_host),
+                false => write_batch(self.fd, &mut batch, sigpipe::writev),
             };
             state = self.lock();
             // Written whole: done. The rest goes back to the front of the queue, in order.
@@ -464,9 +465,13 @@ fn fail(state: &mut State, error: &io::Error, report: &mut Report) {
     }
 }
 
-/// Writes the frames of `batch` in order with `writev` until all are written (true) or the
-/// pipe is full (false), recording in each how much of it went out.
-fn write_batch(fd: RawFd, batch: &mut [Pending]) -> io::Result<bool> {
+/// Writes the frames of `batch` in order with `writev` (one of [`sigpipe`]'s) until all are
+/// written (true) or the pipe is full (false), recording in each how much of it went out.
+fn write_batch(
+    fd: RawFd,
+    batch: &mut [Pending],
+    writev: fn(RawFd, &[io::IoSlice<'_>]) -> io::Result<usize>,
+) -> io::Result<bool> {
     let mut first = 0;
     while first < batch.len() {
         let mut slices = [io::IoSlice::new(&[]); BATCH];
@@ -508,16 +513,6 @@ fn ended(state: &State) -> Option<Error> {
 fn write(fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
     // SAFETY: writes from a live slice of the given length.
     let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-    match n {
-        n if n >= 0 => Ok(n as usize),
-        _ => Err(io::Error::last_os_error()),
-    }
-}
-
-/// One `writev()` to a non-blocking descriptor.
-fn writev(fd: RawFd, slices: &[io::IoSlice<'_>]) -> io::Result<usize> {
-    // SAFETY: IoSlice has the layout of iovec; the slices live for the call.
-    let n = unsafe { libc::writev(fd, slices.as_ptr().cast(), slices.len() as libc::c_int) };
     match n {
         n if n >= 0 => Ok(n as usize),
         _ => Err(io::Error::last_os_error()),

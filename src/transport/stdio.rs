@@ -60,7 +60,8 @@ pub struct StdioConfig {
     /// The host's promise that SIGPIPE is ignored in its process (disposition `SIG_IGN`, as many
     /// servers and runtimes set at start) and stays so while the client lives. Then a write to
     /// the server's stdin needs no signal-mask calls around it (two system calls per request on
-    /// Linux, where a pipe cannot be told not to raise SIGPIPE). Connecting checks the promise
+    /// Linux before 6.18, where a pipe write cannot be told not to raise SIGPIPE; 6.18 and later
+    /// need none either way). Connecting checks the promise
     /// and fails with INVALID_ARGUMENT when SIGPIPE is not ignored then; breaking it later lets
     /// a server that dies kill the host. Off by default. No effect on macOS (the pipe is told
     /// never to raise SIGPIPE) or Windows (no SIGPIPE).

@@ -152,6 +152,7 @@ impl StdoutReader {
                     baton.yield_wanted || baton.closing
                 },
                 None,
+                false,
             );
         }
     }
@@ -191,7 +192,10 @@ impl StdoutReader {
         baton.holder = Holder::Caller;
         drop(baton);
         let _release = Release(self);
-        self.read_frames(done, deadline);
+        // The caller's request has just gone out, so its answer is rarely in the pipe yet: a
+        // first read would mostly find nothing and cost a system call before the poll. Poll
+        // first (it returns at once when the server was quicker).
+        self.read_frames(done, deadline, true);
         true
     }
 
@@ -214,10 +218,12 @@ impl StdoutReader {
         self.wake.wake();
     }
 
-    /// Reads and routes lines until `stop()` holds, the deadline passes or stdout ends.
-    fn read_frames(&self, stop: &dyn Fn() -> bool, deadline: Option<Instant>) {
+    /// Reads and routes lines until `stop()` holds, the deadline passes or stdout ends. With
+    /// `wait_first` and nothing buffered, it polls before its first read.
+    fn read_frames(&self, stop: &dyn Fn() -> bool, deadline: Option<Instant>, wait_first: bool) {
         let mut io = lock(&self.io);
         let Io { stream, lines } = &mut *io;
+        let mut wait_first = wait_first && stream.buffer().is_empty();
         // Set once the server has exited: what it wrote is read to the last byte buffered in
         // the pipe, and then reading ends, whether or not stdout has.
         let mut exited = false;
@@ -225,7 +231,11 @@ impl StdoutReader {
             if stop() {
                 return;
             }
-            match lines.read(stream) {
+            let read = match std::mem::take(&mut wait_first) {
+                true => Err(io::ErrorKind::WouldBlock.into()), // straight to the poll below
+                false => lines.read(stream),
+            };
+            match read {
                 Ok(Line::Complete) => self.frames.line(lines.line()),
                 Ok(Line::TooLong) => self.frames.too_long(),
                 Ok(Line::Eof) => return self.end(None),
