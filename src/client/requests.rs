@@ -510,17 +510,15 @@ impl Walk {
 
 /// `{"name": name, "arguments": arguments}`, the arguments left out when absent.
 pub(super) fn named_params(name: &str, arguments: Option<Arguments>, what: &str) -> Result<Params> {
-    let tree = json!({ "name": name });
-    let not_an_object = || Error::invalid(format!("{what} must be a JSON object"));
+    let mut params = Params::named(name);
     match arguments {
-        None => Ok(tree.into()),
+        None => Ok(params),
         Some(Arguments::Value(arguments)) if arguments.is_object() => {
-            let mut params = Params::from(tree);
             params.tree["arguments"] = arguments;
             Ok(params)
         }
-        Some(Arguments::Json(text)) => Ok(Params::with_text(tree, "arguments", text)),
-        Some(_) => Err(not_an_object()),
+        Some(Arguments::Json(text)) => Ok(params.and_text("arguments", text)),
+        Some(_) => Err(Error::invalid(format!("{what} must be a JSON object"))),
     }
 }
 

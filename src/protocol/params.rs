@@ -2,7 +2,9 @@
 //! kept as JSON text the host handed us (a tool's or a prompt's arguments from the C API). The
 //! text was checked once (valid JSON, an object) and is written into the frame as it is: no
 //! tree is built only to be encoded again. The library adds its own members (`_meta`,
-//! `inputResponses`, `task`...) to the tree; it never looks into the text.
+//! `inputResponses`, `task`...) to the tree; it never looks into the text. A tool's or a
+//! prompt's name is kept as a string beside the tree, not in it: a map built and dropped for
+//! every call only to hold it cost three allocations.
 //!
 //! In the modern era the envelope's `_meta` entries are written here too, as the frame is
 //! encoded (see `envelope`).
@@ -14,6 +16,8 @@ use serde_json::{Map, Value};
 
 #[derive(Clone, Debug)]
 pub struct Params {
+    /// The member `name`, written before the tree's, unless the tree has one of that name.
+    name: Option<String>,
     /// A JSON object (callers check, and refuse anything else).
     pub tree: Value,
     /// A member written after the tree's, unless the tree has one of that name.
@@ -21,11 +25,19 @@ pub struct Params {
 }
 
 impl Params {
-    /// `tree`, plus the member `key` whose value is `text`.
-    pub fn with_text(tree: Value, key: &'static str, text: ObjectText) -> Params {
+    /// `{"name": name}`, for a tool's or a prompt's params.
+    pub fn named(name: &str) -> Params {
         Params {
-            tree,
+            name: Some(name.to_owned()),
+            ..Params::empty()
+        }
+    }
+
+    /// These params with the member `key` whose value is `text`.
+    pub fn and_text(self, key: &'static str, text: ObjectText) -> Params {
+        Params {
             text: Some((key, text)),
+            ..self
         }
     }
 
@@ -37,7 +49,11 @@ impl Params {
 
 impl From<Value> for Params {
     fn from(tree: Value) -> Params {
-        Params { tree, text: None }
+        Params {
+            name: None,
+            tree,
+            text: None,
+        }
     }
 }
 
@@ -45,7 +61,7 @@ impl From<Value> for Params {
 /// `_meta` when there is an envelope (then the params are always written, as `_meta` is
 /// required). The caller's `_meta` entries are kept; the envelope's reserved keys win.
 pub fn write(out: &mut String, params: Option<&Params>, envelope: Option<&Envelope>) {
-    let plain = params.filter(|p| p.text.is_none() && envelope.is_none());
+    let plain = params.filter(|p| p.text.is_none() && p.name.is_none() && envelope.is_none());
     if let Some(params) = plain {
         return json_text::write_value(out, &params.tree);
     }
@@ -54,8 +70,16 @@ pub fn write(out: &mut String, params: Option<&Params>, envelope: Option<&Envelo
     }
     let tree = params.and_then(|p| p.tree.as_object());
     let text = params.and_then(|p| p.text.as_ref());
+    let in_tree = |key: &str| tree.is_some_and(|t| t.contains_key(key));
     out.push('{');
     let mut first = true;
+    if let Some(name) = params.and_then(|p| p.name.as_deref()) {
+        if !in_tree("name") {
+            write_member(out, &mut first, "name", |out| {
+                json_text::write_str(out, name)
+            });
+        }
+    }
     for (key, value) in tree.into_iter().flatten() {
         if !(envelope.is_some() && key == "_meta") {
             write_member(out, &mut first, key, |out| {
@@ -63,7 +87,7 @@ pub fn write(out: &mut String, params: Option<&Params>, envelope: Option<&Envelo
             });
         }
     }
-    if let Some((key, text)) = text.filter(|(key, _)| !tree.is_some_and(|t| t.contains_key(*key))) {
+    if let Some((key, text)) = text.filter(|(key, _)| !in_tree(key)) {
         write_member(out, &mut first, key, |out| out.push_str(text.as_str()));
     }
     if let Some(envelope) = envelope {
@@ -98,12 +122,16 @@ fn write_member(out: &mut String, first: &mut bool, key: &str, value: impl FnOnc
 /// when members are dropped): the frame's buffer is allocated once.
 pub fn estimated_len(params: Option<&Params>, envelope: Option<&Envelope>) -> usize {
     let tree = params.map_or(0, |p| json_text::estimated_len(&p.tree));
+    // `"name":"",` and the name.
+    let name = params
+        .and_then(|p| p.name.as_ref())
+        .map_or(0, |name| name.len() + 10);
     // `,"key":` and the text.
     let text = params
         .and_then(|p| p.text.as_ref())
         .map_or(0, |(key, text)| key.len() + 4 + text.as_str().len());
     let meta = envelope.map_or(0, |e| r#"{,"_meta":{}}"#.len() + e.members().len());
-    tree + text + meta
+    name + tree + text + meta
 }
 
 #[cfg(test)]
@@ -135,7 +163,7 @@ mod tests {
     fn the_text_member_goes_in_as_it_is() {
         let spelled = r#"{ "b" : 1.50, "a":"\u00e9" }"#;
         for tree in [json!({"name": "t"}), json!({})] {
-            let params = Params::with_text(tree.clone(), "arguments", text(spelled));
+            let params = Params::from(tree.clone()).and_text("arguments", text(spelled));
             let out = written(Some(&params), None);
             assert!(out.contains(spelled), "the host's own spelling: {out}");
             let back: Value = serde_json::from_str(&out).unwrap();
@@ -148,15 +176,39 @@ mod tests {
 
     #[test]
     fn a_tree_member_of_the_same_name_wins() {
-        let params = Params::with_text(json!({"arguments": 1}), "arguments", text("{}"));
+        let params = Params::from(json!({"arguments": 1})).and_text("arguments", text("{}"));
         assert_eq!(written(Some(&params), None), r#"{"arguments":1}"#);
+        let mut params = Params::named("kept out");
+        params.tree["name"] = json!("tree");
+        assert_eq!(written(Some(&params), None), r#"{"name":"tree"}"#);
+    }
+
+    #[test]
+    fn a_name_goes_first_escaped_and_the_rest_follows() {
+        let params = Params::named("a\"b\u{7}é");
+        let out = written(Some(&params), None);
+        assert_eq!(out, r#"{"name":"a\"b\u0007é"}"#);
+        assert!(
+            estimated_len(Some(&params), None) >= out.len() - 5,
+            "escapes aside"
+        );
+        let mut params = Params::named("t").and_text("arguments", text(r#"{"x": 1}"#));
+        params.tree["task"] = json!({});
+        let out = written(Some(&params), None);
+        assert_eq!(out, r#"{"name":"t","task":{},"arguments":{"x": 1}}"#);
+        assert!(estimated_len(Some(&params), None) >= out.len());
+        let envelope = Envelope::new("2026-07-28", &json!({"name": "c"}), &json!({}));
+        let back: Value =
+            serde_json::from_str(&written(Some(&Params::named("t")), Some(&envelope))).unwrap();
+        assert_eq!(back["name"], "t");
+        assert_eq!(back["_meta"][envelope::PROTOCOL_VERSION_KEY], "2026-07-28");
     }
 
     #[test]
     fn with_an_envelope_the_text_and_the_meta_are_both_there() {
         let envelope = Envelope::new("2026-07-28", &json!({"name": "c"}), &json!({}));
         let tree = json!({"name": "t", "_meta": {"progressToken": 3}});
-        let params = Params::with_text(tree, "arguments", text(r#"{"x":"y"}"#));
+        let params = Params::from(tree).and_text("arguments", text(r#"{"x":"y"}"#));
         let out = written(Some(&params), Some(&envelope));
         let back: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(back["arguments"], json!({"x": "y"}));
