@@ -146,7 +146,8 @@ func WithStderr(mode StderrMode) Option {
 
 // WithSigpipeIgnored promises that SIGPIPE is ignored in this process, for as long as the
 // client lives (call signal.Ignore(syscall.SIGPIPE) first): writes to a stdio server then skip
-// the two signal-mask calls around each one on Linux. Connect fails with StatusInvalidArgument
+// the two signal-mask calls around each one on Linux before 6.18 (later kernels need none
+// either way). Connect fails with StatusInvalidArgument
 // when SIGPIPE is not ignored then. Go's runtime already survives a SIGPIPE raised by a write
 // to a pipe other than stdout or stderr, so this only saves those system calls.
 func WithSigpipeIgnored() Option {
