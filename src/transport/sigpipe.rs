@@ -40,14 +40,16 @@ pub fn writev_from_host(fd: RawFd, slices: &[io::IoSlice<'_>]) -> io::Result<usi
 #[cfg(all(target_os = "linux", any(target_env = "gnu", target_env = "musl")))]
 pub fn writev_from_host(fd: RawFd, slices: &[io::IoSlice<'_>]) -> io::Result<usize> {
     use std::sync::atomic::{AtomicU8, Ordering};
-    const UNKNOWN: u8 = 0;
-    const KNOWN: u8 = 1;
-    const UNKNOWN_TO_KERNEL: u8 = 2;
+    /// What this process knows of the kernel and the flag.
+    const NOT_TRIED: u8 = 0;
+    const WORKS: u8 = 1;
+    const REFUSED: u8 = 2;
     /// Linux's `RWF_NOSIGNAL` (6.18): EPIPE without SIGPIPE, for this write only.
     const RWF_NOSIGNAL: libc::c_int = 0x100;
-    static FLAG: AtomicU8 = AtomicU8::new(UNKNOWN);
+    static FLAG: AtomicU8 = AtomicU8::new(NOT_TRIED);
 
-    if FLAG.load(Ordering::Relaxed) != UNKNOWN_TO_KERNEL {
+    let known = FLAG.load(Ordering::Relaxed);
+    if known != REFUSED {
         // SAFETY: IoSlice has the layout of iovec; the slices live for the call. Offset -1:
         // the file position, as writev uses (a pipe has none).
         let n = unsafe {
@@ -59,23 +61,27 @@ pub fn writev_from_host(fd: RawFd, slices: &[io::IoSlice<'_>]) -> io::Result<usi
                 RWF_NOSIGNAL,
             )
         };
-        if n >= 0 {
-            FLAG.store(KNOWN, Ordering::Relaxed);
-            return Ok(n as usize);
-        }
-        let error = io::Error::last_os_error();
+        let result = match n {
+            n if n >= 0 => Ok(n as usize),
+            _ => Err(io::Error::last_os_error()),
+        };
         // A kernel without the flag (or without pwritev2, or a sandbox that forbids it)
         // refuses before writing a byte: the masked write below does it instead, now and
         // from now on. Once the flag has worked, every error is the write's own.
         let refused = matches!(
-            error.raw_os_error(),
-            Some(libc::EOPNOTSUPP | libc::ENOSYS | libc::EINVAL | libc::EPERM)
+            &result,
+            Err(e) if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP | libc::ENOSYS | libc::EINVAL | libc::EPERM)
+            )
         );
-        if !refused || FLAG.load(Ordering::Relaxed) == KNOWN {
-            FLAG.store(KNOWN, Ordering::Relaxed);
-            return Err(error);
+        if !refused || known == WORKS {
+            if known == NOT_TRIED {
+                FLAG.store(WORKS, Ordering::Relaxed);
+            }
+            return result;
         }
-        FLAG.store(UNKNOWN_TO_KERNEL, Ordering::Relaxed);
+        FLAG.store(REFUSED, Ordering::Relaxed);
     }
     masked(|| writev(fd, slices))
 }
