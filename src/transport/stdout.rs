@@ -14,7 +14,7 @@ use super::lines::{Line, LineReader};
 use super::stdio::Frames;
 use super::wake::{self, WakePipe};
 use super::Waker;
-use crate::sync::lock;
+use crate::sync::{lock, wait};
 use std::io::{self, BufReader, Read};
 use std::os::fd::RawFd;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -22,8 +22,13 @@ use std::time::{Duration, Instant};
 
 /// How long after a caller lets go the background thread waits before it reads: a sequential
 /// caller's next call takes the baton well within it. Also how often it looks again while a
-/// caller reads. What arrives between calls waits at most about twice this long.
+/// caller reads, for a while. What arrives between calls waits at most about twice this long.
 const GRACE: Duration = Duration::from_millis(2);
+
+/// A caller that has held the baton this many grace periods running is in a long call: the
+/// background thread stops looking and sleeps until the caller lets go (which then wakes it).
+/// Short calls, the sequential case, never cost the caller that wake-up (nor a clock read).
+const PARK_AFTER_LOOKS: u32 = 10;
 
 pub struct StdoutReader {
     baton: Mutex<Baton>,
@@ -62,6 +67,11 @@ struct Baton {
     /// A lone caller asked the background thread for the baton, and has not taken it yet.
     yield_wanted: bool,
     released_at: Instant,
+    /// How many times a caller has taken the baton: tells one long hold from many short ones.
+    takes: u64,
+    /// The background thread sleeps without a timeout until a caller lets go (see
+    /// PARK_AFTER_LOOKS).
+    parked: bool,
     /// stdout ended: nobody reads any more.
     ended: bool,
     closing: bool,
@@ -93,6 +103,8 @@ impl StdoutReader {
                 needed: false,
                 yield_wanted: false,
                 released_at: Instant::now(),
+                takes: 0,
+                parked: false,
                 ended: false,
                 closing: false,
                 #[cfg(test)]
@@ -114,6 +126,8 @@ impl StdoutReader {
 
     /// The background reader thread's body: returns when stdout ends or on close.
     pub fn run_background(&self) {
+        // The caller's hold (by its number in `takes`) seen at the last looks, and how many.
+        let mut held: (u64, u32) = (0, 0);
         loop {
             {
                 let mut baton = self.lock();
@@ -127,8 +141,10 @@ impl StdoutReader {
                         break;
                     }
                     // Free but not yet due: wait out the rest of the grace period. Otherwise
-                    // (held, or being handed to a caller) look again in a grace period.
-                    let wait = match free {
+                    // (held, or being handed to a caller) look again in a grace period, or,
+                    // once one caller has held it for PARK_AFTER_LOOKS of them, sleep until it
+                    // lets go.
+                    let look_again = match free {
                         true => GRACE.saturating_sub(idle),
                         false => GRACE,
                     };
@@ -136,9 +152,21 @@ impl StdoutReader {
                     {
                         baton.background_waits += 1;
                     }
+                    held = match baton.holder == Holder::Caller {
+                        true if held.0 == baton.takes => (held.0, held.1 + 1),
+                        true => (baton.takes, 1),
+                        false => (0, 0),
+                    };
+                    if held.1 > PARK_AFTER_LOOKS {
+                        // Until the caller lets go: Release wakes a parked thread.
+                        baton.parked = true;
+                        baton = wait(&self.background_turn, baton);
+                        baton.parked = false;
+                        continue;
+                    }
                     baton = self
                         .background_turn
-                        .wait_timeout(baton, wait)
+                        .wait_timeout(baton, look_again)
                         .unwrap_or_else(|e| e.into_inner())
                         .0;
                 }
@@ -190,6 +218,7 @@ impl StdoutReader {
             return false;
         }
         baton.holder = Holder::Caller;
+        baton.takes += 1;
         drop(baton);
         let _release = Release(self);
         // The caller's request has just gone out, so its answer is rarely in the pipe yet: a
@@ -285,7 +314,7 @@ impl Drop for Release<'_> {
         baton.holder = Holder::Nobody;
         baton.released_at = Instant::now();
         baton.needed |= buffered;
-        if baton.needed {
+        if baton.needed || baton.parked {
             reader.background_turn.notify_one();
         }
         if yielded {
@@ -306,6 +335,68 @@ mod tests {
         fn line(&self, _line: &[u8]) {}
         fn too_long(&self) {}
         fn ended(&self, _error: Option<io::Error>) {}
+    }
+
+    /// Frames that keep the lines they are handed.
+    struct Recorded(Arc<Mutex<Vec<Vec<u8>>>>);
+
+    impl Frames for Recorded {
+        fn line(&self, line: &[u8]) {
+            self.0.lock().unwrap().push(line.to_vec());
+        }
+        fn too_long(&self) {}
+        fn ended(&self, _error: Option<io::Error>) {}
+    }
+
+    /// A caller in a long call holds the baton: the background thread stops looking every grace
+    /// period after PARK_AFTER_LOOKS of them (about 150 wake-ups in 300 ms otherwise), and the
+    /// caller letting go wakes it, so a line that arrives after the call is still read.
+    #[test]
+    fn the_background_thread_sleeps_through_a_long_call_and_wakes_when_it_ends() {
+        use std::io::Write;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        let fd = ours.as_raw_fd();
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let frames = Box::new(Recorded(lines.clone()));
+        let reader = Arc::new(StdoutReader::new(Box::new(ours), fd, 1024, frames, None).unwrap());
+        let background = {
+            let reader = reader.clone();
+            std::thread::spawn(move || reader.run_background())
+        };
+        let done = Arc::new(AtomicBool::new(false));
+        let caller = {
+            let (reader, done) = (reader.clone(), done.clone());
+            std::thread::spawn(move || {
+                reader.read_here(&|| done.load(Ordering::SeqCst), None, true)
+            })
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while reader.lock().holder != Holder::Caller {
+            assert!(Instant::now() < deadline, "the caller never took the baton");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let before = reader.lock().background_waits;
+        std::thread::sleep(Duration::from_millis(300));
+        let waits = reader.lock().background_waits - before;
+        assert!(
+            waits < 40,
+            "the background thread woke {waits} times during a 300 ms call"
+        );
+        done.store(true, Ordering::SeqCst);
+        (reader.waker())();
+        assert!(caller.join().unwrap(), "the caller read for itself");
+        theirs.write_all(b"{\"after\":1}\n").unwrap();
+        while lines.lock().unwrap().is_empty() {
+            assert!(
+                Instant::now() < deadline,
+                "the line sent after the long call was never read"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(lines.lock().unwrap()[0], b"{\"after\":1}");
+        reader.close();
+        background.join().expect("no panic");
     }
 
     /// The baton free, a caller's request for it still pending, the grace period long over:
