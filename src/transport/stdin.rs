@@ -41,7 +41,7 @@ pub struct StdinWriter {
     fd: RawFd,
     /// A host thread's write keeps SIGPIPE from the host (false when the host promised it is
     /// ignored).
-    mask_sigpipe: bool,
+    guard_sigpipe: bool,
     inbound: Arc<dyn Inbound>,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
@@ -95,7 +95,7 @@ impl StdinWriter {
     pub fn new(
         stdin: ChildStdin,
         inbound: Arc<dyn Inbound>,
-        mask_sigpipe: bool,
+        guard_sigpipe: bool,
     ) -> io::Result<StdinWriter> {
         let fd = stdin.as_raw_fd();
         wake::set_flags(fd)?;
@@ -116,7 +116,7 @@ impl StdinWriter {
             progress: Condvar::new(),
             wake: WakePipe::new()?,
             fd,
-            mask_sigpipe,
+            guard_sigpipe,
             inbound,
             thread: Mutex::new(None),
         })
@@ -240,7 +240,7 @@ impl StdinWriter {
                 break;
             }
             drop(state);
-            let result = match self.mask_sigpipe {
+            let result = match self.guard_sigpipe {
                 true => write_batch(self.fd, &mut batch, sigpipe::writev_from_host),
                 false => write_batch(self.fd, &mut batch, sigpipe::writev),
             };
