@@ -20,6 +20,8 @@ mod stdio_unix;
 #[cfg(unix)]
 mod stdout;
 #[cfg(unix)]
+mod stdout_wait;
+#[cfg(unix)]
 pub(crate) mod wake;
 // ... and on Windows.
 #[cfg(windows)]

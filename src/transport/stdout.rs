@@ -5,13 +5,14 @@
 //! - otherwise the background reader thread reads, as it does whenever nobody waits, after a
 //!   short grace period, so that notifications between calls are still read at once.
 //!
-//! A caller blocks in `poll` on stdout and a wake pipe; a cancel, a timeout or close wakes it
+//! A caller blocks in a wait on stdout, the server's exit and a wake pipe (`StdoutWait`); a cancel, a timeout or close wakes it
 //! through the pipe (`waker`). The background thread gives the baton up when a lone caller
 //! asks for it.
 
 use super::child::ExitWatch;
 use super::lines::{Line, LineReader};
 use super::stdio::Frames;
+use super::stdout_wait::StdoutWait;
 use super::wake::{self, WakePipe};
 use super::Waker;
 use crate::sync::{lock, wait};
@@ -39,7 +40,8 @@ pub struct StdoutReader {
     wake: Arc<WakePipe>,
     /// `wake` as every call's reader waker: made once, shared by cloning.
     waker: Waker,
-    fd: RawFd,
+    /// Waits for stdout, the wake pipe and the server's exit.
+    wait: StdoutWait,
     /// The stream and the line in progress; only the baton holder locks it.
     io: Mutex<Io>,
     frames: Box<dyn Frames>,
@@ -93,6 +95,7 @@ impl StdoutReader {
     ) -> io::Result<StdoutReader> {
         wake::set_flags(fd)?;
         let wake = Arc::new(WakePipe::new()?);
+        let wait = StdoutWait::new(fd, &wake, exit.as_ref().and_then(ExitWatch::fd));
         let waker: Waker = {
             let wake = wake.clone();
             Arc::new(move || wake.wake())
@@ -114,7 +117,7 @@ impl StdoutReader {
             caller_turn: Condvar::new(),
             wake,
             waker,
-            fd,
+            wait,
             io: Mutex::new(Io {
                 stream: BufReader::with_capacity(64 * 1024, stdout),
                 lines: LineReader::new(max_line_bytes),
@@ -222,13 +225,13 @@ impl StdoutReader {
         drop(baton);
         let _release = Release(self);
         // The caller's request has just gone out, so its answer is rarely in the pipe yet: a
-        // first read would mostly find nothing and cost a system call before the poll. Poll
+        // first read would mostly find nothing and cost a system call before the wait. Wait
         // first (it returns at once when the server was quicker).
         self.read_frames(done, deadline, true);
         true
     }
 
-    /// Wakes the baton holder from `poll`.
+    /// Wakes the baton holder from its wait.
     pub fn waker(&self) -> Waker {
         self.waker.clone()
     }
@@ -248,7 +251,7 @@ impl StdoutReader {
     }
 
     /// Reads and routes lines until `stop()` holds, the deadline passes or stdout ends. With
-    /// `wait_first` and nothing buffered, it polls before its first read.
+    /// `wait_first` and nothing buffered, it waits before its first read.
     fn read_frames(&self, stop: &dyn Fn() -> bool, deadline: Option<Instant>, wait_first: bool) {
         let mut io = lock(&self.io);
         let Io { stream, lines } = &mut *io;
@@ -261,7 +264,7 @@ impl StdoutReader {
                 return;
             }
             let read = match std::mem::take(&mut wait_first) {
-                true => Err(io::ErrorKind::WouldBlock.into()), // straight to the poll below
+                true => Err(io::ErrorKind::WouldBlock.into()), // straight to the wait below
                 false => lines.read(stream),
             };
             match read {
@@ -281,8 +284,7 @@ impl StdoutReader {
                     if let Some(period) = exit.and_then(ExitWatch::check_period) {
                         timeout = Some(timeout.map_or(period, |t| t.min(period)));
                     }
-                    let exit_fd = exit.and_then(ExitWatch::fd);
-                    exited = wake::poll_with_exit(self.fd, exit_fd, &self.wake, timeout)
+                    exited = self.wait.wait(&self.wake, timeout)
                         || exit.is_some_and(|e| e.check_period().is_some() && e.has_exited());
                 }
                 Err(e) => return self.end(Some(e)),

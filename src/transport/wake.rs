@@ -90,34 +90,3 @@ pub fn poll_readable(fd: RawFd, wake: &WakePipe, timeout: Option<std::time::Dura
     }
     woken
 }
-
-/// As [`poll_readable`], with the child's exit descriptor (a pidfd) watched as well. Returns
-/// whether that descriptor was readable: the child has exited.
-pub fn poll_with_exit(
-    fd: RawFd,
-    exit: Option<RawFd>,
-    wake: &WakePipe,
-    timeout: Option<std::time::Duration>,
-) -> bool {
-    let pollfd = |fd| libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // A negative descriptor is ignored by poll.
-    let mut fds = [
-        pollfd(fd),
-        pollfd(wake.read_fd()),
-        pollfd(exit.unwrap_or(-1)),
-    ];
-    let timeout_ms = match timeout {
-        Some(t) => i32::try_from(t.as_micros().div_ceil(1000)).unwrap_or(i32::MAX),
-        None => -1,
-    };
-    // SAFETY: `fds` is a valid array of three pollfd for the length given.
-    let ready = unsafe { libc::poll(fds.as_mut_ptr(), 3, timeout_ms) };
-    if ready > 0 && fds[1].revents != 0 {
-        wake.drain();
-    }
-    ready > 0 && fds[2].revents != 0
-}
