@@ -1017,6 +1017,36 @@ fn an_sse_stream_left_open_after_its_response_does_not_hold_the_call() {
     assert_eq!(server.steps_left(), 0);
 }
 
+/// The caller reads a stream's end itself when the bytes read so far end with a chunked body's
+/// last chunk (transport/http/body_end.rs). A server whose data only looks like that, a chunk
+/// that ends its data with those bytes and never sends the rest, makes the caller wait for the
+/// real end, as a worker would have: the drain deadline bounds it, and the call keeps its
+/// answer; the connection is given up and the next call gets another.
+#[test]
+fn data_that_looks_like_the_bodys_end_does_not_hold_the_call_for_ever() {
+    let _gate = shared_gate();
+    let server = FaultServer::start();
+    let client = server.client();
+    server.script([Step::answer(|request| {
+        // An SSE blank line, a field named "0" (ignored), a blank line: harmless to the
+        // stream, and the chunk's data ends with the last chunk's bytes. The chunk's own line
+        // end never comes.
+        let data = format!("{}\r\n0\r\n\r\n", sse_event(&response(request, json!({}))));
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
+             Transfer-Encoding: chunked\r\n\r\n{:x}\r\n{data}",
+            data.len()
+        )
+        .into_bytes()
+    })
+    .then(Then::Hang)]);
+    let start = Instant::now();
+    ping(&client).unwrap();
+    assert!(start.elapsed() < BOUND, "took {:?}", start.elapsed());
+    recovers(&client);
+    assert_eq!(server.steps_left(), 0);
+}
+
 #[test]
 fn a_primed_sse_stream_that_drops_is_resumed_and_gives_up_in_bounded_time() {
     let _gate = shared_gate();

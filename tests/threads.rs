@@ -121,10 +121,9 @@ fn sequential_http_calls_reuse_one_worker_thread() {
     // A thread per request would show many ids over 50 calls. A few at most: the caller may send
     // its next request while the workers of the last calls are still draining their streams
     // (and, on a loaded machine, not yet idle), and then another takes it or one is started.
-    assert!(
-        (1..=4).contains(&seen.len()),
-        "worker threads seen: {seen:?}"
-    );
+    // None at all when every stream's end came with its answer: the caller read it itself
+    // (transport/http/body_end.rs).
+    assert!(seen.len() <= 4, "worker threads seen: {seen:?}");
     client.close();
     let deadline = Instant::now() + Duration::from_secs(5);
     while !threads_named("mcpc-http").is_empty() && Instant::now() < deadline {

@@ -12,6 +12,7 @@
 //!
 //! The first read after a request was written is its send boundary: the bytes are on the wire.
 
+use super::body_end::{BodyEnd, WatchedBuffers};
 use super::proxy::{self, Routes};
 use super::tls;
 use crate::cancellation::CancellationToken;
@@ -114,10 +115,13 @@ impl Exchange {
     }
 
     /// Whether more of the server's bytes are on the exchange's connection, or arrive within
-    /// `within`. False without a connection.
+    /// `within`, or the end of the body is read already and waits in ureq's buffer (see
+    /// `body_end`). False without a connection.
     pub fn input_within(&self, within: Duration) -> bool {
         let socket = self.lock().socket.clone();
-        socket.is_some_and(|socket| readable_within(&socket.stream, within))
+        socket.is_some_and(|socket| {
+            socket.body_end.is_buffered() || readable_within(&socket.stream, within)
+        })
     }
 
     pub fn is_aborted(&self) -> bool {
@@ -240,6 +244,8 @@ fn aborted() -> ureq::Error {
 struct Socket {
     stream: TcpStream,
     owner: Mutex<Owner>,
+    /// Noted by the buffers of the transport ureq talks to.
+    body_end: Arc<BodyEnd>,
 }
 
 #[derive(Default)]
@@ -419,6 +425,7 @@ impl Connector<()> for TrackingConnector {
         let socket = Arc::new(Socket {
             stream,
             owner: Mutex::default(),
+            body_end: Arc::default(),
         });
         // The agent shuts every registered socket down when the transport closes.
         (details.register_shutdown)(Arc::downgrade(&socket) as Weak<dyn ShutdownHandle>)?;
@@ -427,22 +434,36 @@ impl Connector<()> for TrackingConnector {
             exchange.claim(&socket)?;
         }
         let config = details.config;
+        // The body's end is watched in the buffers of the outermost transport: TCP's own
+        // when nothing goes on top, TLS's to the server otherwise. (Behind a proxy without
+        // TLS to the server, nobody watches: the rest of a stream goes to a worker.)
+        let end = socket.body_end.clone();
+        let tls_to_server = details.needs_tls();
         let mut transport: Box<dyn Transport> = Box::new(Tcp {
             socket: socket.clone(),
-            buffers: LazyBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
+            buffers: WatchedBuffers::new(
+                LazyBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
+                (proxy.is_none() && !tls_to_server).then(|| end.clone()),
+            ),
             read_timeout: None,
             write_timeout: None,
             held: Vec::new(),
         });
         if let Some(proxy) = proxy {
             if let Some(host) = proxy.tls_host() {
-                transport = Box::new(tls::connect(&self.tls, details, host, transport)?);
+                transport = Box::new(tls::connect(&self.tls, details, host, transport, None)?);
             }
             transport = proxy::tunnel(proxy, details, transport)?;
         }
-        if details.needs_tls() {
+        if tls_to_server {
             let host = details.uri.host().unwrap_or_default();
-            transport = Box::new(tls::connect(&self.tls, details, host, transport)?);
+            transport = Box::new(tls::connect(
+                &self.tls,
+                details,
+                host,
+                transport,
+                Some(end),
+            )?);
         }
         Ok(Some(Box::new(Tracked {
             inner: transport,
@@ -486,7 +507,7 @@ fn connect_tcp(details: &ConnectionDetails) -> Result<TcpStream, ureq::Error> {
 /// Plain TCP I/O on a [`Socket`], with ureq's timeouts applied as socket timeouts.
 struct Tcp {
     socket: Arc<Socket>,
-    buffers: LazyBuffers,
+    buffers: WatchedBuffers,
     read_timeout: Option<Duration>,
     write_timeout: Option<Duration>,
     /// A POST's head, held back to leave with its body in one send: written separately, the

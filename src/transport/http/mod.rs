@@ -21,6 +21,7 @@
 //! the threads that run exchanges are `super::workers`.
 
 mod auth;
+mod body_end;
 mod connector;
 mod deadline;
 mod exchange;

@@ -106,6 +106,7 @@ pub fn connect(
     _details: &ConnectionDetails,
     host: &str,
     _inner: Box<dyn Transport>,
+    _end: Option<std::sync::Arc<super::body_end::BodyEnd>>,
 ) -> std::result::Result<TlsTransport, ureq::Error> {
     Err(ureq::Error::Io(std::io::Error::other(
         unsupported(&format!("connecting to {host} over https")).message,

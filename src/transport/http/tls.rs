@@ -2,6 +2,7 @@
 //! possibly TLS to an https proxy). Our own layer rather than ureq's, for the trust settings of
 //! [`super::trust`] and for handshake failures that say what went wrong.
 
+use super::body_end::{BodyEnd, WatchedBuffers};
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use std::fmt;
@@ -12,17 +13,19 @@ use ureq::unversioned::transport::{
 };
 
 pub struct TlsTransport {
-    buffers: LazyBuffers,
+    buffers: WatchedBuffers,
     stream: StreamOwned<ClientConnection, TransportAdapter>,
 }
 
 /// Runs the handshake with `host` over `inner`, within the connect timeout of `details`.
-/// `host` is a DNS name or an IP literal (without brackets).
+/// `host` is a DNS name or an IP literal (without brackets). With `end`, the decrypted input
+/// is watched for a body's end (see `body_end`).
 pub fn connect(
     config: &Arc<ClientConfig>,
     details: &ConnectionDetails,
     host: &str,
     inner: Box<dyn Transport>,
+    end: Option<Arc<BodyEnd>>,
 ) -> Result<TlsTransport, ureq::Error> {
     let name = ServerName::try_from(host.trim_start_matches('[').trim_end_matches(']'))
         .map_err(|_| failed(host, format!("{host:?} is not a valid TLS server name")))?
@@ -38,7 +41,10 @@ pub fn connect(
     }
     let config = details.config;
     Ok(TlsTransport {
-        buffers: LazyBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
+        buffers: WatchedBuffers::new(
+            LazyBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
+            end,
+        ),
         stream: StreamOwned { conn, sock },
     })
 }
