@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds mcpc, the test server, the minimal C echo server (echo_server.c), the C harness
-# (bench.c), the floor (floor.c) and the peer drivers; runs every case against both servers,
-# unpinned and pinned to one core (taskset -c 0: client and server share it, so every context
-# switch is paid), in MCPC_BENCH_ROUNDS (3) interleaved rounds; prints the tables with the median
-# of the rounds (bench/table.py), the targets of issue 16 and their status.
+# (bench.c), the floor (floor.c), wait_cost.c and the peer drivers; runs every case against
+# both servers, unpinned and pinned to one core (taskset -c 0: client and server share it, so
+# every context switch is paid), in MCPC_BENCH_ROUNDS (3) interleaved rounds; prints the tables
+# with the median of the rounds (bench/table.py), the targets of issue 16 and their status.
 #
 #   bash bench/run.sh            the full run (about 15 minutes on 2 cores), peers included
 #   bash bench/run.sh --smoke    a few iterations, one round, no peers: proves it still builds
@@ -42,6 +42,10 @@ cc "${cflags[@]}" -I include -o "$out/bench" bench/bench.c "$target/release/libm
 cc "${cflags[@]}" -o "$out/floor" bench/floor.c -lpthread
 cc "${cflags[@]}" -o "$out/echo_server" bench/echo_server.c
 echo_server="$out/echo_server"
+# What each way of waiting for a pipe's answer costs (docs/benchmarks.md, "An eighth pass"): run
+# by hand, pinned; the smoke run only proves it still builds and runs.
+cc "${cflags[@]}" -o "$out/wait_cost" bench/wait_cost.c
+[ $smoke = 1 ] && "$out/wait_cost" 20 >&2
 
 results="$out/results.txt"
 : >"$results"
