@@ -7,7 +7,7 @@
 //! of 1 KiB lines, an `epoll_wait` round costs about 0.3 us less than `poll` (4.05 against
 //! 4.35 us of client CPU per round). Elsewhere, or when the kernel refuses an epoll set, `poll`.
 
-use super::wake::WakePipe;
+use super::wake::{self, WakePipe};
 use std::os::fd::RawFd;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -46,11 +46,7 @@ impl StdoutWait {
     /// is allowed: the caller reads, finds nothing and waits again). Drains the wake pipe when
     /// it was the reason. Returns whether the server has exited.
     pub fn wait(&self, wake: &WakePipe, timeout: Option<Duration>) -> bool {
-        let timeout_ms = match timeout {
-            // Rounded up, so a deadline 0.4 ms away is not a busy loop of zero-time waits.
-            Some(t) => i32::try_from(t.as_micros().div_ceil(1000)).unwrap_or(i32::MAX),
-            None => -1,
-        };
+        let timeout_ms = wake::timeout_ms(timeout);
         #[cfg(any(target_os = "linux", target_os = "android"))]
         if let Some(epoll) = &self.epoll {
             return self.epoll_wait(epoll, wake, timeout_ms);

@@ -77,16 +77,20 @@ pub fn poll_readable(fd: RawFd, wake: &WakePipe, timeout: Option<std::time::Dura
             revents: 0,
         },
     ];
-    let timeout_ms = match timeout {
-        // Rounded up, so a deadline 0.4 ms away is not a busy loop of zero-time polls.
-        Some(t) => i32::try_from(t.as_micros().div_ceil(1000)).unwrap_or(i32::MAX),
-        None => -1,
-    };
     // SAFETY: `fds` is a valid array of two pollfd for the length given.
-    let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms) };
+    let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms(timeout)) };
     let woken = ready > 0 && fds[1].revents != 0;
     if woken {
         wake.drain();
     }
     woken
+}
+
+/// A timeout as `poll` and `epoll_wait` take it: whole milliseconds, -1 for none. Rounded up,
+/// so a deadline 0.4 ms away is not a busy loop of zero-time waits.
+pub fn timeout_ms(timeout: Option<std::time::Duration>) -> i32 {
+    match timeout {
+        Some(t) => i32::try_from(t.as_micros().div_ceil(1000)).unwrap_or(i32::MAX),
+        None => -1,
+    }
 }
