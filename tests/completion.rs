@@ -896,3 +896,238 @@ fn c_queue_input_handlers_run_on_the_completion_thread() {
         mcp_completion_queue_free(queue);
     }
 }
+
+/// Write system calls this thread has made (Linux counts them per thread).
+#[cfg(target_os = "linux")]
+fn writes_by_this_thread() -> u64 {
+    let io = std::fs::read_to_string("/proc/thread-self/io").expect("per-thread io counts");
+    io.lines()
+        .find_map(|l| l.strip_prefix("syscw: "))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("a syscw line")
+}
+
+/// Pops completions until `n` have come (bounded), as (tag, status, json or null).
+unsafe fn pop_statuses(
+    queue: *mut mcp_completion_queue,
+    n: usize,
+    limit: Duration,
+) -> Vec<(u64, mcp_status, Value)> {
+    let fd = mcp_completion_queue_fd(queue);
+    let deadline = Instant::now() + limit;
+    let mut popped = Vec::new();
+    while popped.len() < n && Instant::now() < deadline {
+        if !readable(fd, 100) {
+            continue;
+        }
+        let (mut tag, mut result) = (0u64, std::ptr::null_mut());
+        while mcp_completion_queue_pop(queue, &mut tag, &mut result) {
+            let status = mcp_result_status(result);
+            let json = match mcp_result_json(result) {
+                text if text.is_null() => Value::Null,
+                text => serde_json::from_str(CStr::from_ptr(text).to_str().unwrap()).unwrap(),
+            };
+            mcp_result_free(result);
+            popped.push((tag, status, json));
+        }
+    }
+    popped.sort_by_key(|(tag, _, _)| *tag);
+    popped
+}
+
+/// A batch's requests leave the calling thread in one write (the server wakes once for the
+/// lot); each completes once with its own tag, a bad request and one whose token was
+/// cancelled before the start included, and those two send nothing.
+#[cfg(target_os = "linux")]
+#[test]
+fn c_a_batch_leaves_in_one_write_and_each_request_completes_once() {
+    unsafe {
+        let log = log_path("completion-c-batch");
+        let client = c_client(&log);
+        let queue = mcp_completion_queue_new();
+        let n = 16;
+        let requests: Vec<*const mcp_request> = (0..n)
+            .map(|i| {
+                let args = CString::new(json!({ "text": format!("b {i}") }).to_string()).unwrap();
+                mcp_request_call_tool(c"echo".as_ptr(), args.as_ptr()).cast_const()
+            })
+            .collect();
+        let tags: Vec<u64> = (0..n as u64).collect();
+        let mut started = 0usize;
+        let writes = writes_by_this_thread();
+        let status = mcp_client_start_batch(
+            client,
+            requests.as_ptr(),
+            null(),
+            queue,
+            tags.as_ptr(),
+            n,
+            &mut started,
+        );
+        let writes = writes_by_this_thread() - writes;
+        assert_eq!(status, mcp_status::Ok);
+        assert_eq!(started, n);
+        assert_eq!(writes, 1, "the {n} requests leave in one write");
+        // A bad request (INVALID_ARGUMENT) and one whose token was cancelled before the start
+        // (CANCELLED, completed on this thread) in a second batch.
+        let odd = [mcp_request_call_tool(null(), null()), mcp_request_ping()];
+        let token = mcp_cancellation_new();
+        assert!(mcp_cancellation_cancel(token, c"before".as_ptr()));
+        let cancelled = mcp_request_options_new();
+        mcp_request_options_set_cancellation(cancelled, token);
+        let options = [null(), cancelled.cast_const()];
+        let odd_tags = [n as u64, n as u64 + 1];
+        let status = mcp_client_start_batch(
+            client,
+            odd.map(|r| r.cast_const()).as_ptr(),
+            options.as_ptr(),
+            queue,
+            odd_tags.as_ptr(),
+            2,
+            &mut started,
+        );
+        assert_eq!((status, started), (mcp_status::Ok, 2));
+        for request in requests.into_iter().chain(odd.map(|r| r.cast_const())) {
+            mcp_request_free(request.cast_mut());
+        }
+        let popped = pop_statuses(queue, n + 2, WIDE);
+        assert_eq!(popped.len(), n + 2, "every request completes: {popped:?}");
+        for (tag, status, json) in &popped[..n] {
+            assert_eq!(*status, mcp_status::Ok);
+            assert_eq!(text(json), format!("b {tag}"));
+        }
+        assert_eq!(popped[n].1, mcp_status::InvalidArgument);
+        assert_eq!(popped[n + 1].1, mcp_status::Cancelled);
+        assert!(pop_statuses(queue, 1, Duration::from_millis(100)).is_empty());
+        // The server got the 16 calls and nothing for the other two (the barrier: a call).
+        let barrier = mcp_client_ping(client, null());
+        assert_eq!(mcp_result_status(barrier), mcp_status::Ok);
+        mcp_result_free(barrier);
+        let lines = read_log(&log);
+        assert_eq!(
+            lines.iter().filter(|l| is_method(l, "tools/call")).count(),
+            n
+        );
+        assert_eq!(lines.iter().filter(|l| is_method(l, "ping")).count(), 1);
+        assert!(cancels(&lines).is_empty(), "nothing to cancel on the wire");
+        mcp_client_free(client);
+        mcp_completion_queue_free(queue);
+        mcp_request_options_free(cancelled);
+        mcp_cancellation_free(token);
+    }
+}
+
+/// Starts `request` `n` times in one batch, with `options` for each; returns (status, started).
+unsafe fn start_batch_of(
+    client: *mut mcp_client,
+    request: *mut mcp_request,
+    options: *mut mcp_request_options,
+    queue: *mut mcp_completion_queue,
+    first_tag: u64,
+    n: usize,
+) -> (mcp_status, usize) {
+    let requests = vec![request.cast_const(); n];
+    let options = vec![options.cast_const(); n];
+    let tags: Vec<u64> = (first_tag..first_tag + n as u64).collect();
+    let mut started = 0usize;
+    let status = mcp_client_start_batch(
+        client,
+        requests.as_ptr(),
+        options.as_ptr(),
+        queue,
+        tags.as_ptr(),
+        n,
+        &mut started,
+    );
+    (status, started)
+}
+
+/// Batches larger than the pipe, to a server that has stopped reading, return at once (what
+/// does not fit is the writer thread's); a cancel ends every call at once; once the server
+/// reads again it gets the requests the first batch began writing, whole, each before its
+/// notice, and nothing of the second batch, which was still queued when it was cancelled.
+#[cfg(unix)]
+#[test]
+fn c_batches_to_a_server_that_stops_reading_return_and_cancel_at_once() {
+    unsafe {
+        let log = log_path("completion-c-batch-stalled");
+        let hold = log.with_extension("hold");
+        std::fs::write(&hold, b"").unwrap();
+        let server = CString::new(SERVER.as_str()).unwrap();
+        let args = [
+            "--log",
+            log.to_str().unwrap(),
+            "--stall-reading-while",
+            hold.to_str().unwrap(),
+        ]
+        .map(|a| CString::new(a).unwrap());
+        let mut argv = vec![server.as_ptr()];
+        argv.extend(args.iter().map(|a| a.as_ptr()));
+        argv.push(null());
+        let client = mcp_client_new_stdio(argv.as_ptr(), std::ptr::null_mut());
+        let connected = mcp_client_connect(client);
+        assert_eq!(mcp_result_status(connected), mcp_status::Ok);
+        mcp_result_free(connected);
+        let queue = mcp_completion_queue_new();
+        // Requests of 256 KiB: the first batch's one write fills the pipe (64 KiB).
+        let padding = "x".repeat(256 * 1024);
+        let args = CString::new(json!({ "padding": padding }).to_string()).unwrap();
+        let request = mcp_request_call_tool(c"never".as_ptr(), args.as_ptr());
+        let token = mcp_cancellation_new();
+        let options = mcp_request_options_new();
+        mcp_request_options_set_cancellation(options, token);
+        let n = 4;
+        let began = Instant::now();
+        let first = start_batch_of(client, request, options, queue, 0, n);
+        let second = start_batch_of(client, request, options, queue, 100, n);
+        let took = began.elapsed();
+        assert_eq!(first, (mcp_status::Ok, n));
+        assert_eq!(second, (mcp_status::Ok, n));
+        assert!(
+            took < Duration::from_secs(1),
+            "the batches blocked for {took:?}"
+        );
+        let began = Instant::now();
+        assert!(mcp_cancellation_cancel(token, c"enough".as_ptr()));
+        let popped = pop_statuses(queue, 2 * n, Duration::from_secs(1));
+        let took = began.elapsed();
+        assert_eq!(popped.len(), 2 * n, "all cancelled within 1 s: {popped:?}");
+        assert!(popped.iter().all(|(_, s, _)| *s == mcp_status::Cancelled));
+        assert!(took < Duration::from_secs(1), "the cancel took {took:?}");
+        std::fs::remove_file(&hold).unwrap();
+        let barrier = mcp_client_ping(client, null());
+        assert_eq!(mcp_result_status(barrier), mcp_status::Ok);
+        mcp_result_free(barrier);
+        let lines = read_log(&log);
+        let calls: Vec<i64> = lines
+            .iter()
+            .filter(|l| is_method(l, "tools/call"))
+            .map(|l| l["id"].as_i64().expect("a whole request"))
+            .collect();
+        assert_eq!(calls.len(), n, "the first batch only: {calls:?}");
+        let notices = cancels(&lines);
+        let told: Vec<i64> = notices
+            .iter()
+            .map(|l| l["params"]["requestId"].as_i64().unwrap())
+            .collect();
+        assert_eq!(
+            told, calls,
+            "one notice per request sent, none for the rest"
+        );
+        for id in told {
+            let sent = request_index(&lines, id).unwrap();
+            let notice = lines
+                .iter()
+                .position(|l| {
+                    is_method(l, "notifications/cancelled") && l["params"]["requestId"] == id
+                })
+                .unwrap();
+            assert!(sent < notice, "request {id} before its notice");
+        }
+        mcp_client_free(client);
+        mcp_completion_queue_free(queue);
+        mcp_request_free(request);
+        mcp_request_options_free(options);
+        mcp_cancellation_free(token);
+    }
+}

@@ -1547,6 +1547,94 @@ fn completion_api_pointers_passed_null_alone() {
             null_mut()
         )));
         assert_eq!(call!(mcp_completion_queue_fd(null())), -1);
+        // A batch with a bad argument starts nothing, says so in `started`, and no
+        // completion comes. Each pointer parameter NULL alone.
+        let requests = [ping as *const mcp_request, ping];
+        let with_null = [ping as *const mcp_request, null()];
+        let no_options: [*const mcp_request_options; 2] = [null(), null()];
+        let tags = [10u64, 11];
+        let (r, o, t) = (requests.as_ptr(), no_options.as_ptr(), tags.as_ptr());
+        let mut started = usize::MAX;
+        let s = &raw mut started;
+        let refused = [
+            call!(mcp_client_start_batch(null_mut(), r, o, queue, t, 2, s)),
+            call!(mcp_client_start_batch(client, null(), o, queue, t, 2, s)),
+            call!(mcp_client_start_batch(client, r, o, null_mut(), t, 2, s)),
+            call!(mcp_client_start_batch(client, r, o, queue, null(), 2, s)),
+            call!(mcp_client_start_batch(
+                client,
+                with_null.as_ptr(),
+                o,
+                queue,
+                t,
+                2,
+                s
+            )),
+            call!(mcp_client_start_batch(
+                client,
+                r,
+                o,
+                queue,
+                t,
+                usize::MAX,
+                s
+            )),
+        ];
+        assert_eq!(refused, [mcp_status::InvalidArgument; 6]);
+        assert_eq!(started, 0);
+        assert!(!call!(mcp_completion_queue_pop(
+            queue,
+            &raw mut tag,
+            &raw mut result
+        )));
+        // NULL options (the defaults for all) and a NULL `started` are fine; so is an empty
+        // batch, whatever its arrays.
+        let mut popped = Vec::new();
+        assert_eq!(
+            call!(mcp_client_start_batch(client, r, null(), queue, t, 2, s)),
+            mcp_status::Ok
+        );
+        assert_eq!(started, 2);
+        assert_eq!(
+            call!(mcp_client_start_batch(
+                client,
+                r,
+                o,
+                queue,
+                t,
+                2,
+                null_mut()
+            )),
+            mcp_status::Ok
+        );
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while popped.len() < 4 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "completions: {popped:?}"
+            );
+            if mcp_completion_queue_pop(queue, &raw mut tag, &raw mut result) {
+                popped.push((tag, take(result).0));
+            } else {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
+        popped.sort_by_key(|(tag, _)| *tag);
+        let ok = mcp_status::Ok;
+        assert_eq!(popped, [(10, ok), (10, ok), (11, ok), (11, ok)]);
+        assert_eq!(
+            call!(mcp_client_start_batch(
+                client,
+                null(),
+                null(),
+                queue,
+                null(),
+                0,
+                s
+            )),
+            mcp_status::Ok
+        );
+        assert_eq!(started, 0);
         call!(mcp_request_free(null_mut()));
         call!(mcp_completion_queue_free(null_mut()));
         mcp_client_free(client);
@@ -1555,6 +1643,20 @@ fn completion_api_pointers_passed_null_alone() {
             call!(mcp_client_start(client_closed(), ping, null(), queue, 3)),
             mcp_status::Closed
         );
+        let mut started = usize::MAX;
+        assert_eq!(
+            call!(mcp_client_start_batch(
+                client_closed(),
+                requests.as_ptr(),
+                null(),
+                queue,
+                tags.as_ptr(),
+                2,
+                &raw mut started
+            )),
+            mcp_status::Closed
+        );
+        assert_eq!(started, 0);
         assert!(!mcp_completion_queue_pop(
             queue,
             &raw mut tag,

@@ -426,6 +426,30 @@ impl Client {
         drive_async(&self.completer, step, Deliver { done, anywhere });
         Ok(())
     }
+
+    /// Starts each of `starts` in order as `start_checked` does, their first messages leaving
+    /// together (one write on stdio, not one per request). Returns how many were started and,
+    /// when that is not all of them, why the next could not be (the client is closed): the
+    /// rest were not started and their `done` is never called.
+    pub(crate) fn start_checked_together<'o, D>(
+        &self,
+        starts: impl IntoIterator<Item = (Result<Request>, &'o RequestOptions, D)>,
+        anywhere: bool,
+    ) -> (usize, Result<()>)
+    where
+        D: FnOnce(Result<Reply>) + Send + 'static,
+    {
+        crate::transport::coalesce_requests(|| {
+            let mut started = 0;
+            for (request, opts, done) in starts {
+                if let Err(error) = self.start_checked(request, opts, anywhere, done) {
+                    return (started, Err(error));
+                }
+                started += 1;
+            }
+            (started, Ok(()))
+        })
+    }
 }
 
 impl ClientCore {

@@ -32,6 +32,16 @@ use crate::protocol::jsonrpc::Incoming;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// Runs `starts` (which only starts requests, never waits for the server) so that the
+/// requests it sends leave together: on stdio, in one write once it returns (see
+/// `stdin::coalesce_requests`); the other transports send each as they would anyway.
+pub(crate) fn coalesce_requests<R>(starts: impl FnOnce() -> R) -> R {
+    #[cfg(unix)]
+    return stdin::coalesce_requests(starts);
+    #[cfg(not(unix))]
+    starts()
+}
+
 /// How the server learns that a call was cancelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WireCancel {

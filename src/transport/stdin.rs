@@ -11,23 +11,62 @@
 //! first time it is needed) finishes it while `poll` says the pipe has room. So a caller never
 //! waits for the server to read: a cancel, a timeout or a close frees it at once.
 //!
+//! Requests started together ([`coalesce_requests`], the C API's batch start) are only queued
+//! while they are being made, and leave in one `writev()` when the last is: a host refilling its
+//! window of calls wakes the server once, not once per call.
+//!
 //! Frames never interleave: they leave the queue whole and in order. A frame once started is
 //! always finished (or the connection fails): half a line followed by another frame would
-//! corrupt the stream. A request no longer wanted (its call ended) before its first byte is
-//! dropped from the queue and never sent. A request's send boundary is signalled once its
-//! last byte is written, so its cancel notice, written later, always comes after it.
+//! corrupt the stream. A request no longer wanted (its call ended) before a writer takes it off
+//! the queue is dropped and never sent; one taken (claimed for the wire: a `writev()` may take
+//! more than the pipe then holds) is written whole. A request's send boundary is signalled
+//! once its last byte is written, so its cancel notice, written later, always comes after it.
 
 use super::sigpipe::{self, block_sigpipe};
 use super::wake::{self, WakePipe};
 use super::{Inbound, SendBoundary};
 use crate::error::{Error, Result, Status};
 use crate::sync::{lock, spawn, wait};
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::process::ChildStdin;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+
+thread_local! {
+    /// Inside [`coalesce_requests`]: the writers that hold this thread's requests, to be
+    /// written when it ends. `None` outside.
+    static HELD: RefCell<Option<Vec<Arc<StdinWriter>>>> = const { RefCell::new(None) };
+}
+
+/// Runs `starts` with the requests this thread sends queued instead of written, then writes
+/// each writer's queue: requests started together leave together, in one `writev()` each.
+/// `starts` must not wait for the server (its requests are not on the wire until it returns):
+/// it only starts requests. Other threads' frames are not held (a thread that writes meanwhile
+/// takes the held ones along), and a notification or an answer sent inside is written at once,
+/// the held requests before it.
+pub fn coalesce_requests<R>(starts: impl FnOnce() -> R) -> R {
+    if HELD.with(|held| held.borrow().is_some()) {
+        return starts(); // nested: the outer scope writes them
+    }
+    HELD.with(|held| *held.borrow_mut() = Some(Vec::new()));
+    /// Writes what is held also when `starts` panics.
+    struct WriteHeld;
+    impl Drop for WriteHeld {
+        fn drop(&mut self) {
+            let writers = HELD
+                .with(|held| held.borrow_mut().take())
+                .unwrap_or_default();
+            for writer in writers {
+                writer.write_held();
+            }
+        }
+    }
+    let _write_held = WriteHeld;
+    starts()
+}
 
 /// At most this many frames go in one `writev()` (far below any system's IOV_MAX).
 const BATCH: usize = 64;
@@ -136,7 +175,7 @@ impl StdinWriter {
             sent.never_sent();
             return Err(error);
         }
-        let (_, mut report) = self.queue_and_write(state, line, Some((id, sent)))?;
+        let (_, mut report) = self.queue_and_write(state, line, Some((id, sent)));
         // Our own frame failing is our caller's error, told here (its boundary is dropped in
         // the report); only the others' go to the engine.
         let ours = report.failed.iter().position(|&failed| failed == id);
@@ -155,7 +194,7 @@ impl StdinWriter {
         if let Some(error) = ended(&state) {
             return Err(error);
         }
-        let (number, report) = self.queue_and_write(state, line, None)?;
+        let (number, report) = self.queue_and_write(state, line, None);
         self.deliver(report);
         let mut state = self.lock();
         loop {
@@ -206,7 +245,8 @@ impl StdinWriter {
         mut state: MutexGuard<'a, State>,
         line: Vec<u8>,
         request: Option<(i64, SendBoundary)>,
-    ) -> Result<(u64, Report)> {
+    ) -> (u64, Report) {
+        let is_request = request.is_some();
         state.queue.push_back(Pending {
             line,
             written: 0,
@@ -214,11 +254,44 @@ impl StdinWriter {
         });
         state.queued += 1;
         let number = state.queued;
+        if is_request && self.hold() {
+            return (number, Report::default());
+        }
+        (number, self.write_queued(state))
+    }
+
+    /// Whether this thread holds its requests (inside [`coalesce_requests`]); if so, this
+    /// writer is remembered, to be written when the scope ends.
+    fn hold(self: &Arc<Self>) -> bool {
+        HELD.with(|held| match &mut *held.borrow_mut() {
+            Some(writers) => {
+                if !writers.iter().any(|w| Arc::ptr_eq(w, self)) {
+                    writers.push(self.clone());
+                }
+                true
+            }
+            None => false,
+        })
+    }
+
+    /// Writes the requests held by [`coalesce_requests`] (unless another writer took them).
+    fn write_held(self: &Arc<Self>) {
+        let state = self.lock();
+        if ended(&state).is_some() {
+            return; // close() or the failure dealt with the queue
+        }
+        let report = self.write_queued(state);
+        self.deliver(report);
+    }
+
+    /// When nobody is writing, writes every queued frame on this thread (see the module
+    /// comment), and returns what happened to them, for `deliver` once the lock is let go.
+    fn write_queued<'a>(self: &'a Arc<Self>, mut state: MutexGuard<'a, State>) -> Report {
         let mut report = Report::default();
         if state.writing || state.pipe_full {
             // The writer at work takes it; or the pipe is full and the writer thread waits
             // for room, and takes it then.
-            return Ok((number, report));
+            return report;
         }
         state.writing = true;
         let mut batch = std::mem::take(&mut state.spare);
@@ -286,7 +359,7 @@ impl StdinWriter {
         state.spare = batch;
         let need_thread = state.pipe_full && !state.closing && state.failed.is_none();
         if need_thread {
-            self.start_thread(&mut state, &mut report)?;
+            self.start_thread(&mut state, &mut report);
         }
         let waiters = state.waiters > 0;
         drop(state);
@@ -296,17 +369,14 @@ impl StdinWriter {
         if need_thread {
             self.wake.wake();
         }
-        Ok((number, report))
+        report
     }
 
-    /// Starts the writer thread, the first time the pipe is full.
-    fn start_thread(
-        self: &Arc<Self>,
-        state: &mut MutexGuard<'_, State>,
-        report: &mut Report,
-    ) -> Result<()> {
+    /// Starts the writer thread, the first time the pipe is full. If it cannot start, writing
+    /// fails for good: every queued frame fails, in `report`.
+    fn start_thread(self: &Arc<Self>, state: &mut MutexGuard<'_, State>, report: &mut Report) {
         if state.thread_started {
-            return Ok(());
+            return;
         }
         let writer = self.clone();
         // Without its writer nothing more reaches the server: a bug there fails the
@@ -323,15 +393,13 @@ impl StdinWriter {
             Ok(handle) => {
                 *lock(&self.thread) = Some(handle);
                 state.thread_started = true;
-                Ok(())
             }
             Err(e) => {
                 // What is queued can never be written now (and a frame may be half written:
                 // nothing can follow it any more).
                 let error = io::Error::other(e.message.clone());
                 fail(state, &error, report);
-                state.failed = Some(e.message.clone());
-                Err(Error::transport(e.message))
+                state.failed = Some(e.message);
             }
         }
     }
