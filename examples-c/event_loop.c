@@ -4,7 +4,7 @@
  *   event_loop SERVER [ARGS...]
  *
  * SERVER must be mcpc-test-server (or have its `echo` and `slow` tools). One thread starts
- * many tool calls without blocking, tagged 0..N-1, and waits for their completions in a
+ * many tool calls without blocking (one batch), tagged 0..N-1, and waits for their completions in a
  * poll() loop on the completion queue's descriptor, as an event loop (libuv, GLib, Qt,
  * epoll, kqueue) would. One more call, a slow one, is cancelled through its token while
  * pending and must complete once with MCP_STATUS_CANCELLED; another is pending when the
@@ -42,14 +42,22 @@ int main(int argc, char **argv) {
     if (!queue) fail("mcp_completion_queue_new", NULL);
     int fd = mcp_completion_queue_fd(queue);
 
-    /* Many calls in flight from this one thread. */
+    /* Many calls in flight from this one thread, started together: one batch, whose requests
+     * leave in one write (mcp_client_start starts one). */
+    const mcp_request *requests[CALLS];
+    uint64_t tags[CALLS];
     for (uint64_t tag = 0; tag < CALLS; tag++) {
         char args[64];
         snprintf(args, sizeof args, "{\"text\":\"call %" PRIu64 "\"}", tag);
-        mcp_request *request = mcp_request_call_tool("echo", args);
-        if (mcp_client_start(client, request, NULL, queue, tag) != MCP_STATUS_OK) fail("start", NULL);
-        mcp_request_free(request); /* the started call does not need it */
+        requests[tag] = mcp_request_call_tool("echo", args);
+        tags[tag] = tag;
     }
+    size_t started = 0;
+    if (mcp_client_start_batch(client, requests, NULL, queue, tags, CALLS, &started) != MCP_STATUS_OK ||
+        started != CALLS)
+        fail("start batch", NULL);
+    /* The started calls do not need their requests. */
+    for (int i = 0; i < CALLS; i++) mcp_request_free((mcp_request *)requests[i]);
 
     /* A slow call with a token, cancelled while pending. */
     mcp_cancellation *token = mcp_cancellation_new();

@@ -20,9 +20,9 @@
  *   reading (ctest passes --pause-reading-every N:MS to the server) soon has its stdin pipe full
  *   and writers block until it reads again.
  * - MCPC_STRESS_COMPLETION=1: beside the 8 blocking threads, an event-loop thread keeps 16 calls
- *   in flight with mcp_client_start on a completion queue (as many calls again as the blocking
- *   threads make), with the same mix of cancels, timeouts and tokens freed in use, checked the
- *   same way; in phase 2 it also has 8 calls pending on its queue at the close, each of which
+ *   in flight on a completion queue, refilling the freed slots with mcp_client_start_batch (as
+ *   many calls again as the blocking threads make), with the same mix of cancels, timeouts and
+ *   tokens freed in use, checked the same way; in phase 2 it also has 8 calls pending on its queue at the close, each of which
  *   must be in the queue, CLOSED, when the close returns.
  *
  * Built plain, with ASan/UBSan and with TSan, and run under valgrind, by ctest. With
@@ -236,34 +236,58 @@ struct slot {
     char payload[64];
 };
 
-/* Starts call `call` in `slot`: an echo with a random plan, as the blocking workers make. */
-static void start_in_slot(mcp_completion_queue *queue, struct slot *slots, uint64_t slot, long call,
-                          unsigned int *seed, struct canceller *canceller) {
+/* One call about to start: its request, options and token, and what becomes of the token. */
+struct start {
+    mcp_request *request;
+    mcp_request_options *opts;
+    mcp_cancellation *token;
+    int plan;
+};
+
+/* Makes call `call` for `slot`: an echo with a random plan, as the blocking workers make. */
+static struct start make_call(struct slot *slots, uint64_t slot, long call, unsigned int *seed) {
     slots[slot].call = call;
     snprintf(slots[slot].payload, sizeof slots[slot].payload, "e-c%ld", call);
     size_t args_size = strlen(padding) + 128;
     char *args = malloc(args_size);
     snprintf(args, args_size, "{\"text\":\"%s\",\"delay_ms\":%d,\"pad\":\"%s\"}",
              slots[slot].payload, rand_r(seed) % 4, padding);
-    mcp_request *request = mcp_request_call_tool("echo", args);
+    struct start s = {.request = mcp_request_call_tool("echo", args),
+                      .opts = mcp_request_options_new(),
+                      .token = mcp_cancellation_new(),
+                      .plan = rand_r(seed) % 6};
     free(args);
-    mcp_cancellation *token = mcp_cancellation_new();
-    mcp_request_options *opts = mcp_request_options_new();
-    mcp_request_options_set_cancellation(opts, token);
-    int plan = rand_r(seed) % 6;
-    if (plan == 0)
-        mcp_request_options_set_timeout_ms(opts, (uint64_t)(1 + rand_r(seed) % 3));
-    mcp_status status = mcp_client_start(client, request, opts, queue, slot);
-    if (plan == 1 || plan == 2)
-        canceller_queue(canceller, token, rand_r(seed) % 3000);
-    else
-        mcp_cancellation_free(token); /* freed while in use: the call keeps a reference */
-    /* The request and options may go as soon as the start has returned. */
-    mcp_request_free(request);
-    mcp_request_options_free(opts);
-    if (status != MCP_STATUS_OK) {
-        fprintf(stderr, "stress: FAIL call %ld: mcp_client_start returned %s\n", call,
-                mcp_status_name((int)status));
+    mcp_request_options_set_cancellation(s.opts, s.token);
+    if (s.plan == 0)
+        mcp_request_options_set_timeout_ms(s.opts, (uint64_t)(1 + rand_r(seed) % 3));
+    return s;
+}
+
+/* Starts the calls made for the `count` slots in `tags`, together (one batch: their requests
+ * leave in one write), then hands their tokens to the canceller or frees them in use. */
+static void start_calls(mcp_completion_queue *queue, struct start *starts, const uint64_t *tags,
+                        size_t count, unsigned int *seed, struct canceller *canceller) {
+    const mcp_request *requests[IN_FLIGHT];
+    const mcp_request_options *opts[IN_FLIGHT];
+    for (size_t i = 0; i < count; i++) {
+        requests[i] = starts[i].request;
+        opts[i] = starts[i].opts;
+    }
+    size_t started = 0;
+    mcp_status status =
+        mcp_client_start_batch(client, requests, opts, queue, tags, count, &started);
+    for (size_t i = 0; i < count; i++) {
+        if (starts[i].plan == 1 || starts[i].plan == 2)
+            canceller_queue(canceller, starts[i].token, rand_r(seed) % 3000);
+        else
+            mcp_cancellation_free(starts[i].token); /* freed while in use: the call keeps a reference */
+        /* The request and options may go as soon as the start has returned. */
+        mcp_request_free(starts[i].request);
+        mcp_request_options_free(starts[i].opts);
+    }
+    if (status != MCP_STATUS_OK || started != count) {
+        fprintf(stderr, "stress: FAIL: mcp_client_start_batch returned %s, %zu of %zu started\n",
+                mcp_status_name((int)status), started, count);
         pthread_mutex_lock(&totals_lock);
         failures++;
         pthread_mutex_unlock(&totals_lock);
@@ -279,9 +303,15 @@ static void *event_loop_main(void *arg) {
     mcp_completion_queue *queue = mcp_completion_queue_new();
     struct pollfd pfd = {.fd = mcp_completion_queue_fd(queue), .events = POLLIN};
     struct slot slots[IN_FLIGHT];
+    struct start starts[IN_FLIGHT];
+    uint64_t freed[IN_FLIGHT];
+    size_t refill = 0;
     long started = 0, finished = 0;
-    for (uint64_t slot = 0; slot < IN_FLIGHT && started < completion_calls; slot++)
-        start_in_slot(queue, slots, slot, started++, &seed, &canceller);
+    for (uint64_t slot = 0; slot < IN_FLIGHT && started < completion_calls; slot++) {
+        starts[refill] = make_call(slots, slot, started++, &seed);
+        freed[refill++] = slot;
+    }
+    start_calls(queue, starts, freed, refill, &seed, &canceller);
     while (finished < started) {
         if (poll(&pfd, 1, 30000) != 1) {
             fputs("stress: FAIL: no completion within 30 s\n", stderr);
@@ -292,17 +322,23 @@ static void *event_loop_main(void *arg) {
         }
         uint64_t slot;
         mcp_result *r;
+        refill = 0;
         while (mcp_completion_queue_pop(queue, &slot, &r)) {
             if (slot >= IN_FLIGHT) {
                 failure("a completion with a tag never given", -1, r);
             } else {
                 account(slots[slot].call, r, slots[slot].payload);
                 finished++;
-                if (started < completion_calls)
-                    start_in_slot(queue, slots, slot, started++, &seed, &canceller);
+                if (started < completion_calls) {
+                    starts[refill] = make_call(slots, slot, started++, &seed);
+                    freed[refill++] = slot;
+                }
             }
             mcp_result_free(r);
         }
+        /* The freed slots are refilled together, as an event loop would after a wake-up. */
+        if (refill > 0)
+            start_calls(queue, starts, freed, refill, &seed, &canceller);
     }
     mcp_completion_queue_free(queue);
 
