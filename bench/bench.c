@@ -258,17 +258,26 @@ static void slot_init(window_slot *slot) {
     snprintf(slot->args, sizeof slot->args, "{\"text\":\"%s\"}", kib_text());
 }
 
-/* Starts an echo of 1 KiB whose first 16 characters are `serial` in hex (unique per call, so a
- * result routed to the wrong call fails the check), tagged with its slot. */
-static void start_echo(mcp_client *client, mcp_completion_queue *queue, window_slot *slots,
-                       uint64_t slot, uint64_t serial) {
+/* Starts an echo of 1 KiB in each of the `count` slots named by `tags`, with one
+ * mcp_client_start_batch (the requests leave in one write). Each text's first 16 characters
+ * are a new serial in hex (unique per call, so a result routed to the wrong call fails the
+ * check); each call is tagged with its slot. */
+static void start_echoes(mcp_client *client, mcp_completion_queue *queue, window_slot *slots,
+                         const uint64_t *tags, size_t count, uint64_t *serial) {
     static const char digits[] = "0123456789abcdef";
-    char *text = slots[slot].args + SLOT_TEXT;
-    for (int i = 15; i >= 0; i--, serial >>= 4) text[i] = digits[serial & 15];
-    mcp_request *request = mcp_request_call_tool("echo", slots[slot].args);
-    if (mcp_client_start(client, request, NULL, queue, slot) != MCP_STATUS_OK)
-        die("bench: mcp_client_start failed");
-    mcp_request_free(request);
+    const mcp_request *requests[MAX_IN_FLIGHT];
+    for (size_t k = 0; k < count; k++) {
+        char *text = slots[tags[k]].args + SLOT_TEXT;
+        uint64_t n = (*serial)++;
+        for (int i = 15; i >= 0; i--, n >>= 4) text[i] = digits[n & 15];
+        requests[k] = mcp_request_call_tool("echo", slots[tags[k]].args);
+    }
+    size_t started = 0;
+    if (mcp_client_start_batch(client, requests, NULL, queue, tags, count, &started) !=
+            MCP_STATUS_OK ||
+        started != count)
+        die("bench: mcp_client_start_batch failed");
+    for (size_t k = 0; k < count; k++) mcp_request_free((mcp_request *)requests[k]);
 }
 
 /* Whether the result of a tools/call echo holds exactly the `len` characters of `want` as its
@@ -290,9 +299,9 @@ static bool echoed(const mcp_result *result, const char *want, size_t len) {
     return false;
 }
 
-/* One host thread keeps N echo calls in flight with mcp_client_start on a completion queue, as
- * an event loop would: poll() on the queue's descriptor, pop every completion that is there,
- * check it, and start the next call in its slot until the time is up. */
+/* One host thread keeps N echo calls in flight on a completion queue, as an event loop would:
+ * poll() on the queue's descriptor, pop every completion that is there, check it, and start
+ * the next calls in the freed slots together (mcp_client_start_batch) until the time is up. */
 static void completion_throughput(mcp_client *client, const char *prefix, double seconds) {
     static const int counts[] = {8, 16};
     for (int k = 0; k < 2; k++) {
@@ -306,12 +315,16 @@ static void completion_throughput(mcp_client *client, const char *prefix, double
         long calls = 0;
         usage_mark since = usage_now();
         double start = now_us(), end = start + seconds * 1e6;
-        for (int i = 0; i < count; i++) start_echo(client, queue, slots, (uint64_t)i, serial++);
+        uint64_t freed[MAX_IN_FLIGHT];
+        size_t refill = 0;
+        for (int i = 0; i < count; i++) freed[refill++] = (uint64_t)i;
+        start_echoes(client, queue, slots, freed, refill, &serial);
         int outstanding = count;
         while (outstanding > 0) {
             if (poll(&pfd, 1, 30000) != 1) die("bench: no completion within 30 s");
             uint64_t slot;
             mcp_result *result;
+            refill = 0;
             while (mcp_completion_queue_pop(queue, &slot, &result)) {
                 if (slot >= (uint64_t)count) die("bench: a completion with an unknown tag");
                 if (mcp_result_status(result) != MCP_STATUS_OK ||
@@ -324,10 +337,11 @@ static void completion_throughput(mcp_client *client, const char *prefix, double
                 mcp_result_free(result);
                 calls++;
                 if (now_us() < end)
-                    start_echo(client, queue, slots, slot, serial++);
+                    freed[refill++] = slot;
                 else
                     outstanding--;
             }
+            if (refill > 0) start_echoes(client, queue, slots, freed, refill, &serial);
         }
         char name[64];
         snprintf(name, sizeof name, "%s.completion.tput%d", prefix, count);
