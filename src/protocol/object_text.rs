@@ -5,6 +5,7 @@
 use super::scan::Scan;
 use crate::error::{Error, Result};
 use serde_json::value::RawValue;
+use std::sync::Arc;
 
 /// The deepest nesting allowed: what serde_json's parser accepts (its limit of 128 levels, less
 /// the one it counts at the limit), so what a server built on it would refuse is refused here.
@@ -13,8 +14,11 @@ const MAX_DEPTH: usize = 127;
 /// JSON text that is one object: valid JSON (UTF-8, strict syntax) whose value is an object,
 /// kept as written (its key order, escapes and number spellings) without the whitespace around
 /// it. Made with [`ObjectText::new`], or from a serde_json `RawValue`.
+///
+/// Shared, not copied, when cloned: a C request started many times (or each time it is started:
+/// the started call takes its own copy of the request) carries one text.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ObjectText(Box<str>);
+pub struct ObjectText(Arc<str>);
 
 impl ObjectText {
     /// Checks `text`: INVALID_ARGUMENT unless it is one JSON object.
@@ -61,7 +65,7 @@ impl TryFrom<Box<RawValue>> for ObjectText {
     /// A raw value is valid JSON already: only whether it is an object is checked.
     fn try_from(raw: Box<RawValue>) -> Result<ObjectText> {
         match raw.get().starts_with('{') {
-            true => Ok(ObjectText(raw.into())),
+            true => Ok(ObjectText(Arc::from(raw.get()))),
             false => Err(Error::invalid("the JSON text must be a JSON object")),
         }
     }
