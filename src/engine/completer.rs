@@ -139,7 +139,9 @@ impl Drop for Ticket {
     fn drop(&mut self) {
         let mut state = self.shared.lock();
         state.tickets -= 1;
-        if state.tickets == 0 {
+        // Only `close` waits for the last ticket, and it sets `closed` (under this lock) first;
+        // a notify with nobody waiting would still be a system call, once per window of calls.
+        if state.tickets == 0 && state.closed {
             self.shared.idle.notify_all();
         }
     }
