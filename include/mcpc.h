@@ -152,9 +152,13 @@ typedef struct mcp_client mcp_client;
 typedef struct mcp_client_options mcp_client_options;
 
 // A queue of completions with a file descriptor for the host's event loop (poll, epoll,
-// kqueue, a GLib/libuv/Qt watcher): the descriptor is readable exactly while completions wait
-// in the queue. Only read it through `mcp_completion_queue_pop`: never read, write or close
-// the descriptor yourself. One queue may serve many clients and threads.
+// kqueue, a GLib/libuv/Qt watcher): the descriptor becomes readable when a completion is
+// pushed onto the empty queue, and stays readable until `mcp_completion_queue_pop` finds the
+// queue empty. So, woken, pop until it returns false (then the descriptor is not readable
+// until the next completion). Rarely, it is readable with nothing to pop (a completion taken
+// before its wake-up was written): that pop returns false and settles it. Only read it
+// through `mcp_completion_queue_pop`: never read, write or close the descriptor yourself.
+// One queue may serve many clients and threads.
 typedef struct mcp_completion_queue mcp_completion_queue;
 
 // Where a request handler puts its answer.
@@ -1061,9 +1065,9 @@ MCPC_API void mcp_request_free(mcp_request *request);
 // A new, empty completion queue; NULL only when the system has no descriptor left.
 MCPC_API mcp_completion_queue *mcp_completion_queue_new(void);
 
-// The descriptor that is readable while completions wait; -1 for NULL (and on Windows, which
-// has no descriptor for it yet: pop after a completion callback). It stays the same
-// for the queue's life.
+// The descriptor that is readable while completions wait (see `mcp_completion_queue`); -1 for
+// NULL (and on Windows, which has no descriptor for it yet: pop after a completion callback).
+// It stays the same for the queue's life.
 //
 // # Safety
 // `queue` is NULL or live.
@@ -1071,7 +1075,7 @@ MCPC_API int mcp_completion_queue_fd(const mcp_completion_queue *queue);
 
 // Takes the oldest completion: true with `*tag` (the tag given to the start) and `*result`
 // (owned by the caller: free it with `mcp_result_free`), or false when the queue is empty
-// (or an argument is NULL). Never blocks.
+// (or an argument is NULL); finding it empty makes the descriptor unreadable. Never blocks.
 //
 // # Safety
 // `queue` is NULL or live; `tag` and `result` are NULL or point to writable storage.

@@ -16,6 +16,7 @@
 pub mod auth;
 mod cancellation;
 mod client;
+mod deferred_wakes;
 mod engine;
 mod error;
 pub mod ffi;

@@ -387,6 +387,15 @@ unsafe fn json_of(result: *mut mcp_result) -> Value {
     serde_json::from_str(CStr::from_ptr(text).to_str().unwrap()).unwrap()
 }
 
+/// Once no more completions can come: a pop finds the queue empty (which disarms it, were it
+/// armed late) and the descriptor is not readable.
+unsafe fn assert_settled(queue: *mut mcp_completion_queue) {
+    let (mut tag, mut result) = (0u64, std::ptr::null_mut());
+    assert!(!mcp_completion_queue_pop(queue, &mut tag, &mut result));
+    let fd = mcp_completion_queue_fd(queue);
+    assert!(!readable(fd, 0), "a queue found empty is not readable");
+}
+
 fn readable(fd: i32, timeout_ms: i32) -> bool {
     let mut pfd = libc::pollfd {
         fd,
@@ -428,6 +437,7 @@ fn c_queue_in_a_poll_loop_matches_results_to_tags() {
         );
         mcp_request_free(bad);
         let mut seen = std::collections::HashSet::new();
+        let mut woken_for_nothing = 0;
         let deadline = Instant::now() + WIDE;
         while seen.len() < n as usize + 1 {
             assert!(
@@ -438,7 +448,9 @@ fn c_queue_in_a_poll_loop_matches_results_to_tags() {
             if !readable(fd, 1000) {
                 continue;
             }
-            // Readable means a completion waits: the first pop never comes back empty.
+            // Readable means a completion waits, but for an arming that came late (after the
+            // pop that found the queue empty): at most one wake-up for nothing per completion,
+            // never a descriptor that stays readable (a spin).
             let (mut tag, mut result) = (0u64, std::ptr::null_mut());
             let mut popped = 0;
             while mcp_completion_queue_pop(queue, &mut tag, &mut result) {
@@ -451,13 +463,16 @@ fn c_queue_in_a_poll_loop_matches_results_to_tags() {
                 mcp_result_free(result);
                 popped += 1;
             }
-            assert!(
-                popped > 0,
-                "the descriptor was readable with the queue empty"
-            );
+            if popped == 0 {
+                woken_for_nothing += 1;
+                assert!(
+                    woken_for_nothing <= seen.len(),
+                    "readable with nothing to pop {woken_for_nothing} times"
+                );
+            }
         }
-        // Everything has come (nothing more can be pushed now): emptied, it is not readable.
-        assert!(!readable(fd, 0), "an emptied queue is not readable");
+        // Everything has come: once a pop has found it empty, the queue is not readable.
+        assert_settled(queue);
         mcp_client_free(client);
         assert!(!readable(fd, 0), "nothing more after free");
         mcp_completion_queue_free(queue);
@@ -1140,5 +1155,48 @@ fn c_batches_to_a_server_that_stops_reading_return_and_cancel_at_once() {
         mcp_request_free(request);
         mcp_request_options_free(options);
         mcp_cancellation_free(token);
+    }
+}
+
+/// The stdio reader wakes a queue's host once per batch of lines it routes, not per line; a
+/// server that writes without a pause (so the reader never runs out of input) must not hold a
+/// completion back: its host is woken before the reader reads on.
+#[test]
+fn c_queue_completions_are_signalled_while_the_server_floods_without_a_pause() {
+    unsafe {
+        let log = log_path("completion-c-flood");
+        let server = CString::new(SERVER.as_str()).unwrap();
+        let args = [
+            "--log",
+            log.to_str().unwrap(),
+            "--flood",
+            "notifications/message",
+        ]
+        .map(|a| CString::new(a).unwrap());
+        let mut argv = vec![server.as_ptr()];
+        argv.extend(args.iter().map(|a| a.as_ptr()));
+        argv.push(null());
+        let client = mcp_client_new_stdio(argv.as_ptr(), std::ptr::null_mut());
+        let connected = mcp_client_connect(client);
+        assert_eq!(mcp_result_status(connected), mcp_status::Ok);
+        mcp_result_free(connected);
+        let queue = mcp_completion_queue_new();
+        for round in 0..20u64 {
+            let args = CString::new(json!({ "text": format!("f {round}") }).to_string()).unwrap();
+            let request = mcp_request_call_tool(c"echo".as_ptr(), args.as_ptr());
+            assert_eq!(
+                mcp_client_start(client, request, null(), queue, round),
+                mcp_status::Ok
+            );
+            mcp_request_free(request);
+            // Signalled within a wide bound (it takes milliseconds): a reader that woke the
+            // host only when it ran out of input would wait for a lull in the flood.
+            let popped = pop_within(queue, Duration::from_secs(2));
+            let (tag, json) =
+                popped.unwrap_or_else(|| panic!("round {round}: not signalled within 2 s"));
+            assert_eq!((tag, text(&json)), (round, format!("f {round}").as_str()));
+        }
+        mcp_client_free(client);
+        mcp_completion_queue_free(queue);
     }
 }

@@ -11,6 +11,7 @@ use super::status::mcp_status;
 use super::strings::{optional_arguments, optional_json, optional_str, required_str};
 use super::{free_handle, guard};
 use crate::client::{Request, RequestOptions};
+use crate::deferred_wakes::{wake_soon, Wake};
 use crate::error::{Error, Result, Status};
 use crate::protocol::reply::Reply;
 use crate::sync::lock;
@@ -257,26 +258,65 @@ pub unsafe extern "C" fn mcp_request_free(request: *mut mcp_request) {
 }
 
 /// A queue of completions with a file descriptor for the host's event loop (poll, epoll,
-/// kqueue, a GLib/libuv/Qt watcher): the descriptor is readable exactly while completions wait
-/// in the queue. Only read it through `mcp_completion_queue_pop`: never read, write or close
-/// the descriptor yourself. One queue may serve many clients and threads.
+/// kqueue, a GLib/libuv/Qt watcher): the descriptor becomes readable when a completion is
+/// pushed onto the empty queue, and stays readable until `mcp_completion_queue_pop` finds the
+/// queue empty. So, woken, pop until it returns false (then the descriptor is not readable
+/// until the next completion). Rarely, it is readable with nothing to pop (a completion taken
+/// before its wake-up was written): that pop returns false and settles it. Only read it
+/// through `mcp_completion_queue_pop`: never read, write or close the descriptor yourself.
+/// One queue may serve many clients and threads.
 pub struct mcp_completion_queue {
     queue: Arc<Queue>,
 }
 
 struct Queue {
-    items: Mutex<VecDeque<(u64, Box<mcp_result>)>>,
-    /// Holds one byte while `items` is not empty (written and drained under the lock).
+    items: Mutex<Items>,
+    /// Readable while armed: from the first completion pushed onto an empty queue until a pop
+    /// finds the queue empty.
     signal: Signal,
 }
 
+#[derive(Default)]
+struct Items {
+    list: VecDeque<(u64, Box<mcp_result>)>,
+    /// The signal was (or is being) written and no pop has found the queue empty since.
+    armed: bool,
+}
+
+impl Wake for Queue {
+    fn wake(&self) {
+        self.signal.wake();
+    }
+}
+
 impl Queue {
-    fn push(&self, tag: u64, result: Box<mcp_result>) {
-        let mut items = lock(&self.items);
-        if items.is_empty() {
-            self.signal.wake();
+    /// Adds a completion; the first since the queue was found empty arms the descriptor, after
+    /// the lock is let go (so a host woken by it does not find the lock held), and maybe after
+    /// the other completions of the same read (`deferred_wakes`).
+    fn push(self: &Arc<Self>, tag: u64, result: Box<mcp_result>) {
+        let arm = {
+            let mut items = lock(&self.items);
+            items.list.push_back((tag, result));
+            !std::mem::replace(&mut items.armed, true)
+        };
+        if arm {
+            wake_soon(self.clone());
         }
-        items.push_back((tag, result));
+    }
+
+    /// Takes the oldest completion. Finding the queue empty disarms the descriptor (reads its
+    /// byte): a pop that takes the last completion leaves it armed, so the host's next pop
+    /// (which finds it empty) does it. An arming that comes late, after that pop, leaves the
+    /// descriptor readable with nothing in the queue: the next pop finds it empty and disarms
+    /// it again.
+    fn pop(&self) -> Option<(u64, Box<mcp_result>)> {
+        let mut items = lock(&self.items);
+        let popped = items.list.pop_front();
+        if popped.is_none() {
+            self.signal.drain();
+            items.armed = false;
+        }
+        popped
     }
 }
 
@@ -294,9 +334,9 @@ pub extern "C" fn mcp_completion_queue_new() -> *mut mcp_completion_queue {
     })
 }
 
-/// The descriptor that is readable while completions wait; -1 for NULL (and on Windows, which
-/// has no descriptor for it yet: pop after a completion callback). It stays the same
-/// for the queue's life.
+/// The descriptor that is readable while completions wait (see `mcp_completion_queue`); -1 for
+/// NULL (and on Windows, which has no descriptor for it yet: pop after a completion callback).
+/// It stays the same for the queue's life.
 ///
 /// # Safety
 /// `queue` is NULL or live.
@@ -310,7 +350,7 @@ pub unsafe extern "C" fn mcp_completion_queue_fd(queue: *const mcp_completion_qu
 
 /// Takes the oldest completion: true with `*tag` (the tag given to the start) and `*result`
 /// (owned by the caller: free it with `mcp_result_free`), or false when the queue is empty
-/// (or an argument is NULL). Never blocks.
+/// (or an argument is NULL); finding it empty makes the descriptor unreadable. Never blocks.
 ///
 /// # Safety
 /// `queue` is NULL or live; `tag` and `result` are NULL or point to writable storage.
@@ -328,13 +368,9 @@ pub unsafe extern "C" fn mcp_completion_queue_pop(
             else {
                 return false;
             };
-            let mut items = lock(&queue.queue.items);
-            let Some((popped_tag, popped)) = items.pop_front() else {
+            let Some((popped_tag, popped)) = queue.queue.pop() else {
                 return false;
             };
-            if items.is_empty() {
-                queue.queue.signal.drain();
-            }
             *tag = popped_tag;
             *result = Box::into_raw(popped);
             true

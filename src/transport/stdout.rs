@@ -177,14 +177,17 @@ impl StdoutReader {
                 baton.needed = false;
             }
             let _release = Release(self);
-            self.read_frames(
-                &|| {
-                    let baton = self.lock();
-                    baton.yield_wanted || baton.closing
-                },
-                None,
-                false,
-            );
+            // The completions of one read wake their hosts once, after the last is routed.
+            crate::deferred_wakes::deferring_wakes(|| {
+                self.read_frames(
+                    &|| {
+                        let baton = self.lock();
+                        baton.yield_wanted || baton.closing
+                    },
+                    None,
+                    false,
+                )
+            });
         }
     }
 
@@ -262,6 +265,11 @@ impl StdoutReader {
         loop {
             if stop() {
                 return;
+            }
+            if memchr::memchr(b'\n', stream.buffer()).is_none() {
+                // The lines read so far are routed: their hosts are woken before this thread
+                // reads the descriptor again or waits (see `deferred_wakes`).
+                crate::deferred_wakes::wake_deferred();
             }
             let read = match std::mem::take(&mut wait_first) {
                 true => Err(io::ErrorKind::WouldBlock.into()), // straight to the wait below
