@@ -1,15 +1,31 @@
 //! A self-pipe: lets any thread wake one that is blocked in `poll` on a file descriptor (the
-//! stdio reader waiting for the server's stdout), without touching that descriptor.
+//! stdio reader waiting for the server's stdout), without touching that descriptor. On Linux it
+//! is an eventfd, one descriptor for both ends: a pipe's first byte allocates a page for the
+//! pipe's buffer and the drain frees it again, each time, where an eventfd only counts.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 pub struct WakePipe {
     read: OwnedFd,
-    write: OwnedFd,
+    /// The write end; `None` for an eventfd (the read end is both).
+    write: Option<OwnedFd>,
 }
 
 impl WakePipe {
+    #[cfg(target_os = "linux")]
+    pub fn new() -> io::Result<WakePipe> {
+        // SAFETY: eventfd takes two integers and returns a new descriptor or -1.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: eventfd() succeeded, so `fd` is an open descriptor that nothing else owns.
+        let read = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(WakePipe { read, write: None })
+    }
+
+    #[cfg(not(target_os = "linux"))]
     pub fn new() -> io::Result<WakePipe> {
         let mut fds = [0; 2];
         // SAFETY: `fds` has room for the two descriptors pipe() writes.
@@ -21,18 +37,25 @@ impl WakePipe {
         for fd in [&read, &write] {
             set_flags(fd.as_raw_fd())?;
         }
-        Ok(WakePipe { read, write })
+        Ok(WakePipe {
+            read,
+            write: Some(write),
+        })
     }
 
-    /// Makes the read end readable. Never blocks: when the pipe is full, a wake is already due.
+    /// Makes the read end readable. Never blocks: when the pipe is full (the eventfd's count at
+    /// its limit), a wake is already due.
     pub fn wake(&self) {
-        // SAFETY: writes one byte from a local to a descriptor we own.
-        unsafe { libc::write(self.write.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+        let fd = self.write.as_ref().unwrap_or(&self.read).as_raw_fd();
+        // An eventfd takes an 8-byte count to add; a pipe takes it as 8 bytes, as good as one.
+        let one = 1u64.to_ne_bytes();
+        // SAFETY: writes 8 bytes from a local to a descriptor we own.
+        unsafe { libc::write(fd, one.as_ptr().cast(), one.len()) };
     }
 
     /// Empties the read end after a wake. A read that returns less than the buffer took all
-    /// there was, so the usual wake (a byte or a few) costs one system call; a byte written
-    /// meanwhile only makes a later wake-up early, which every waiter tolerates.
+    /// there was, so the usual wake costs one system call (an eventfd's read always takes all);
+    /// a wake written meanwhile only makes a later wake-up early, which every waiter tolerates.
     pub fn drain(&self) {
         let mut sink = [0u8; 64];
         // SAFETY: reads into a local buffer of the given size, from a non-blocking descriptor.
