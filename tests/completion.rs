@@ -364,10 +364,16 @@ fn dropping_the_last_handle_inside_a_completion_closes_the_client() {
 // The C API.
 
 unsafe fn c_client(log: &std::path::Path) -> *mut mcp_client {
+    c_client_with(&["--log", log.to_str().unwrap()])
+}
+
+/// A connected C client of the test server run with `args`.
+unsafe fn c_client_with(args: &[&str]) -> *mut mcp_client {
     let server = CString::new(SERVER.as_str()).unwrap();
-    let flag = CString::new("--log").unwrap();
-    let path = CString::new(log.to_str().unwrap()).unwrap();
-    let argv = [server.as_ptr(), flag.as_ptr(), path.as_ptr(), null()];
+    let args: Vec<CString> = args.iter().map(|a| CString::new(*a).unwrap()).collect();
+    let mut argv = vec![server.as_ptr()];
+    argv.extend(args.iter().map(|a| a.as_ptr()));
+    argv.push(null());
     let client = mcp_client_new_stdio(argv.as_ptr(), std::ptr::null_mut());
     let connected = mcp_client_connect(client);
     assert_eq!(mcp_result_status(connected), mcp_status::Ok);
@@ -1076,21 +1082,12 @@ fn c_batches_to_a_server_that_stops_reading_return_and_cancel_at_once() {
         let log = log_path("completion-c-batch-stalled");
         let hold = log.with_extension("hold");
         std::fs::write(&hold, b"").unwrap();
-        let server = CString::new(SERVER.as_str()).unwrap();
-        let args = [
+        let client = c_client_with(&[
             "--log",
             log.to_str().unwrap(),
             "--stall-reading-while",
             hold.to_str().unwrap(),
-        ]
-        .map(|a| CString::new(a).unwrap());
-        let mut argv = vec![server.as_ptr()];
-        argv.extend(args.iter().map(|a| a.as_ptr()));
-        argv.push(null());
-        let client = mcp_client_new_stdio(argv.as_ptr(), std::ptr::null_mut());
-        let connected = mcp_client_connect(client);
-        assert_eq!(mcp_result_status(connected), mcp_status::Ok);
-        mcp_result_free(connected);
+        ]);
         let queue = mcp_completion_queue_new();
         // Requests of 256 KiB: the first batch's one write fills the pipe (64 KiB).
         let padding = "x".repeat(256 * 1024);
@@ -1165,21 +1162,12 @@ fn c_batches_to_a_server_that_stops_reading_return_and_cancel_at_once() {
 fn c_queue_completions_are_signalled_while_the_server_floods_without_a_pause() {
     unsafe {
         let log = log_path("completion-c-flood");
-        let server = CString::new(SERVER.as_str()).unwrap();
-        let args = [
+        let client = c_client_with(&[
             "--log",
             log.to_str().unwrap(),
             "--flood",
             "notifications/message",
-        ]
-        .map(|a| CString::new(a).unwrap());
-        let mut argv = vec![server.as_ptr()];
-        argv.extend(args.iter().map(|a| a.as_ptr()));
-        argv.push(null());
-        let client = mcp_client_new_stdio(argv.as_ptr(), std::ptr::null_mut());
-        let connected = mcp_client_connect(client);
-        assert_eq!(mcp_result_status(connected), mcp_status::Ok);
-        mcp_result_free(connected);
+        ]);
         let queue = mcp_completion_queue_new();
         for round in 0..20u64 {
             let args = CString::new(json!({ "text": format!("f {round}") }).to_string()).unwrap();
