@@ -267,8 +267,8 @@ static struct start make_call(struct slot *slots, uint64_t slot, long call, unsi
  * leave in one write), then hands their tokens to the canceller or frees them in use. */
 static void start_calls(mcp_completion_queue *queue, struct start *starts, const uint64_t *tags,
                         size_t count, unsigned int *seed, struct canceller *canceller) {
-    const mcp_request *requests[IN_FLIGHT];
-    const mcp_request_options *opts[IN_FLIGHT];
+    const mcp_request *requests[IN_FLIGHT] = {NULL};
+    const mcp_request_options *opts[IN_FLIGHT] = {NULL};
     for (size_t i = 0; i < count; i++) {
         requests[i] = starts[i].request;
         opts[i] = starts[i].opts;
