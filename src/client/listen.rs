@@ -241,7 +241,7 @@ impl Client {
         }
         let params = json!({ "notifications": listen.filter() });
         super::operation::drive(self.core.send_raw(
-            methods::LISTEN,
+            methods::LISTEN.into(),
             Some(Arc::new(params.into())),
             &opts,
             Leg::Call,

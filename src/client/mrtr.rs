@@ -34,7 +34,7 @@ impl ClientCore {
     /// `method` with its `input_required` rounds answered (see the module docs).
     pub(super) fn with_input(
         self: &Arc<Self>,
-        method: &str,
+        method: &'static str,
         params: Params,
         opts: &RequestOptions,
     ) -> Step {
@@ -55,7 +55,7 @@ impl ClientCore {
             }
         };
         let rounds = Rounds {
-            method: method.to_owned(),
+            method,
             params,
             opts: opts.clone(),
             done: 0,
@@ -67,7 +67,7 @@ impl ClientCore {
     /// One leg, then the next round if the server still needs input.
     fn leg(self: &Arc<Self>, rounds: Rounds, leg: Arc<Params>) -> Step {
         let core = self.clone();
-        self.raw(&rounds.method, Some(leg), &rounds.opts)
+        self.raw(rounds.method.into(), Some(leg), &rounds.opts)
             .map_ok(move |result| match is_input_required(&result) {
                 false => Step::Done(Ok(result)),
                 // The input handlers are host code.
@@ -78,7 +78,7 @@ impl ClientCore {
     /// The server still needs input: answer it and send the next leg (or give up).
     fn next_round(self: Arc<Self>, mut rounds: Rounds, result: Value) -> Step {
         let core = self;
-        let method = rounds.method.clone();
+        let method = rounds.method;
         rounds.done += 1;
         if rounds.done > core.options.input_required_max_rounds {
             let message = format!(
@@ -96,7 +96,7 @@ impl ClientCore {
                 ))))
             }
         };
-        let responses = match core.answer_inputs(&method, &requests, &rounds.opts) {
+        let responses = match core.answer_inputs(method, &requests, &rounds.opts) {
             Ok(responses) => responses,
             Err(message) => return Step::Done(Err(input_required(result, message))),
         };
@@ -164,7 +164,7 @@ impl ClientCore {
 
 /// Where an `input_required` exchange stands.
 struct Rounds {
-    method: String,
+    method: &'static str,
     /// The original params, sent again each round.
     params: Arc<Params>,
     opts: RequestOptions,

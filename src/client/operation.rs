@@ -31,6 +31,7 @@ use crate::protocol::object_text::ObjectText;
 use crate::protocol::params::Params;
 use crate::protocol::reply::Reply;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -118,11 +119,15 @@ impl From<Value> for Arguments {
     }
 }
 
+/// A request's method name: one of `protocol::methods` borrowed, or a host's own (a request
+/// by name) owned. Every call passes its method down several layers: a constant is never copied.
+pub(crate) type Method = Cow<'static, str>;
+
 /// What an operation does next. See the module docs.
 pub(crate) enum Step {
     Send {
         connection: Arc<Connection>,
-        method: String,
+        method: Method,
         /// Shared, so a retry of the same request (another protocol version) needs no copy.
         params: Option<Arc<Params>>,
         /// Modern era: stamped into `params._meta` as the frame is encoded.
@@ -154,14 +159,14 @@ impl Step {
     /// Sends one request; its result is the step's result.
     pub(crate) fn send(
         connection: &Arc<Connection>,
-        method: &str,
+        method: Method,
         params: Option<Arc<Params>>,
         envelope: Option<Envelope>,
         call: CallOptions,
     ) -> Step {
         Step::Send {
             connection: connection.clone(),
-            method: method.to_owned(),
+            method,
             params,
             envelope,
             call,
@@ -499,7 +504,7 @@ impl ClientCore {
             Request::Ping => self.request(methods::PING, None, opts),
             Request::Discover => self.request(methods::DISCOVER, None, opts),
             Request::CallTool { name, arguments } => {
-                match super::requests::named_params(&name, arguments, "tool arguments") {
+                match super::requests::named_params(name, arguments, "tool arguments") {
                     Ok(mut params) => {
                         if legacy_task {
                             params.tree["task"] = serde_json::json!({});
@@ -515,7 +520,7 @@ impl ClientCore {
                 opts,
             ),
             Request::GetPrompt { name, arguments } => {
-                match super::requests::named_params(&name, arguments, "prompt arguments") {
+                match super::requests::named_params(name, arguments, "prompt arguments") {
                     Ok(params) => self.with_input(methods::PROMPTS_GET, params, opts),
                     Err(e) => done(Err(e)),
                 }
@@ -554,7 +559,7 @@ impl ClientCore {
                 self.all_pages(methods::RESOURCE_TEMPLATES_LIST, "resourceTemplates", opts)
             }
             Request::Prompts => self.all_pages(methods::PROMPTS_LIST, "prompts", opts),
-            Request::Other { method, params } => self.request(&method, params, opts),
+            Request::Other { method, params } => self.request(method, params, opts),
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use super::connect::{supported_versions, UNSUPPORTED_VERSION};
 use super::mrtr::{input_required, is_input_required};
-use super::operation::{Arguments, Request, Step};
+use super::operation::{Arguments, Method, Request, Step};
 use super::tasks::Leg;
 use super::{Client, ClientCore, RequestOptions};
 use crate::engine::router::ListenWatch;
@@ -171,12 +171,12 @@ impl ClientCore {
     /// Any request; an `input_required` result ends with INPUT_REQUIRED.
     pub(super) fn request(
         self: &Arc<Self>,
-        method: &str,
+        method: impl Into<Method>,
         params: Option<Value>,
         opts: &RequestOptions,
     ) -> Step {
-        let method = method.to_owned();
-        self.raw(&method, params.map(|p| Arc::new(p.into())), opts)
+        let method = method.into();
+        self.raw(method.clone(), params.map(|p| Arc::new(p.into())), opts)
             .map_ok(move |result| {
                 Step::Done(match is_input_required(&result) {
                     true => Err(input_required(
@@ -192,7 +192,7 @@ impl ClientCore {
     /// `input_required` results to the caller.
     pub(super) fn raw(
         self: &Arc<Self>,
-        method: &str,
+        method: Method,
         params: Option<Arc<Params>>,
         opts: &RequestOptions,
     ) -> Step {
@@ -204,7 +204,7 @@ impl ClientCore {
     /// token; a listen (`listen` set) has no timeout but its own.
     pub(super) fn send_raw(
         self: &Arc<Self>,
-        method: &str,
+        method: Method,
         params: Option<Arc<Params>>,
         opts: &RequestOptions,
         leg: Leg,
@@ -240,32 +240,35 @@ impl ClientCore {
         };
         let connection = &session.connection;
         let sent = match &session.envelope {
-            None => Step::send(connection, method, params, None, call),
+            None => Step::send(connection, method.clone(), params, None, call),
             Some(envelope) => {
-                let (core, connection, method) =
-                    (self.clone(), connection.clone(), method.to_owned());
+                let (core, connection, method) = (self.clone(), connection.clone(), method.clone());
                 let first = Some(envelope.clone());
-                Step::send(&connection, &method, params.clone(), first, call.clone()).and_then(
-                    move |result| match result {
-                        // The server wants another version: retry once with one we share.
-                        Err(e) if e.code == Some(UNSUPPORTED_VERSION) => {
-                            let supported = supported_versions(
-                                e.data.as_ref().and_then(|d| d.get("supported")),
-                            );
-                            match versions::mutual_modern(supported.iter().map(String::as_str)) {
-                                Some(version) => {
-                                    let retry = Some(core.envelope(version));
-                                    Step::send(&connection, &method, params, retry, call)
-                                }
-                                None => Step::Done(Err(e)),
+                let send = Step::send(
+                    &connection,
+                    method.clone(),
+                    params.clone(),
+                    first,
+                    call.clone(),
+                );
+                send.and_then(move |result| match result {
+                    // The server wants another version: retry once with one we share.
+                    Err(e) if e.code == Some(UNSUPPORTED_VERSION) => {
+                        let supported =
+                            supported_versions(e.data.as_ref().and_then(|d| d.get("supported")));
+                        match versions::mutual_modern(supported.iter().map(String::as_str)) {
+                            Some(version) => {
+                                let retry = Some(core.envelope(version));
+                                Step::send(&connection, method, params, retry, call)
                             }
+                            None => Step::Done(Err(e)),
                         }
-                        other => Step::Done(other),
-                    },
-                )
+                    }
+                    other => Step::Done(other),
+                })
             }
         };
-        let (core, method) = (self.clone(), method.to_owned());
+        let core = self.clone();
         sent.and_then(move |result| {
             if let Err(e) = &result {
                 if e.status == Status::SessionExpired {
@@ -338,7 +341,7 @@ impl ClientCore {
     /// A request of the handshake era only (NOT_SUPPORTED, nothing sent, in the modern era).
     pub(super) fn handshake_only(
         self: &Arc<Self>,
-        method: &str,
+        method: &'static str,
         params: Value,
         opts: &RequestOptions,
     ) -> Step {
@@ -407,7 +410,7 @@ impl ClientCore {
 
     pub(super) fn list_page(
         self: &Arc<Self>,
-        method: &str,
+        method: &'static str,
         cursor: Option<&str>,
         opts: &RequestOptions,
     ) -> Step {
@@ -509,7 +512,11 @@ impl Walk {
 }
 
 /// `{"name": name, "arguments": arguments}`, the arguments left out when absent.
-pub(super) fn named_params(name: &str, arguments: Option<Arguments>, what: &str) -> Result<Params> {
+pub(super) fn named_params(
+    name: String,
+    arguments: Option<Arguments>,
+    what: &str,
+) -> Result<Params> {
     let mut params = Params::named(name);
     match arguments {
         None => Ok(params),

@@ -439,7 +439,7 @@ impl<'a> TaskCall<'a> {
 
     /// One `tasks/get`, `tasks/update` or `tasks/result`, under the call's token and what is
     /// left of its time; a cancel drops it without `notifications/cancelled`.
-    fn leg(&self, method: &str, params: Value) -> std::result::Result<Value, Stop> {
+    fn leg(&self, method: &'static str, params: Value) -> std::result::Result<Value, Stop> {
         let timeout = match self.deadline() {
             None => Some(Duration::ZERO),
             Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
@@ -453,7 +453,7 @@ impl<'a> TaskCall<'a> {
             ..RequestOptions::default()
         };
         match super::operation::drive(self.client.send_raw(
-            method,
+            method.into(),
             Some(Arc::new(params.into())),
             &opts,
             Leg::TaskPoll,

@@ -26,9 +26,9 @@ pub struct Params {
 
 impl Params {
     /// `{"name": name}`, for a tool's or a prompt's params.
-    pub fn named(name: &str) -> Params {
+    pub fn named(name: impl Into<String>) -> Params {
         Params {
-            name: Some(name.to_owned()),
+            name: Some(name.into()),
             ..Params::empty()
         }
     }
