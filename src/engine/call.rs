@@ -353,6 +353,17 @@ impl Call {
     }
 }
 
+/// The call is its request's send boundary (`transport::SendBoundary`).
+impl crate::transport::SendHooks for Call {
+    fn claim(&self) -> bool {
+        self.try_start_sending()
+    }
+
+    fn sent(&self) {
+        self.mark_sent()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -306,12 +306,8 @@ impl Connection {
             call.never_sent();
             return started;
         }
-        let boundary = {
-            let (call, claim) = (call.clone(), call.clone());
-            // A request whose call ended before its first byte was written is not sent.
-            SendBoundary::new(move || call.mark_sent())
-                .claimed_by(move || claim.try_start_sending())
-        };
+        // A request whose call ended before its first byte was written is not sent.
+        let boundary = SendBoundary::new(call.clone());
         let frame = jsonrpc::encode_request(id, request.method, request.params, request.envelope);
         let request = OutgoingRequest {
             id,

@@ -75,37 +75,37 @@ pub trait Inbound: Send + Sync {
 /// earlier, so a cancel can never overtake its request (there is no timer). A transport that
 /// knows not a byte of the request went out says so with [`SendBoundary::never_sent`].
 pub struct SendBoundary {
-    on_sent: Option<Box<dyn FnOnce() + Send>>,
-    claim: Option<Box<dyn Fn() -> bool + Send + Sync>>,
+    /// The call's side of the boundary: the call itself, shared (no allocation per request).
+    hooks: Arc<dyn SendHooks>,
+    /// `hooks.sent()` is still to run: cleared once it has, or when the request is never sent.
+    armed: bool,
+    on_claimed: Option<Box<dyn Fn() + Send + Sync>>,
+}
+
+/// What the engine does at a request's send boundary (implemented by its call).
+pub trait SendHooks: Send + Sync {
+    /// The transport is about to write the request's first byte: false once the call has
+    /// ended without it (see [`SendBoundary::start`]).
+    fn claim(&self) -> bool;
+    /// The request is on the wire, or will never be (writing failed): a cancel of it may now
+    /// be told to the server.
+    fn sent(&self);
 }
 
 impl SendBoundary {
-    pub fn new(on_sent: impl FnOnce() + Send + 'static) -> Self {
+    pub fn new(hooks: Arc<dyn SendHooks>) -> Self {
         SendBoundary {
-            on_sent: Some(Box::new(on_sent)),
-            claim: None,
+            hooks,
+            armed: true,
+            on_claimed: None,
         }
-    }
-
-    /// How the transport claims the request for the wire (see [`SendBoundary::start`]): the
-    /// engine's `claim` returns false once the call has ended without it.
-    pub fn claimed_by(mut self, claim: impl Fn() -> bool + Send + Sync + 'static) -> Self {
-        self.claim = Some(Box::new(claim));
-        self
     }
 
     /// Also runs `hook` when the transport claims the request for the wire (at most once; the
     /// wire trace records the request there). It runs where the claim is made, maybe under a
     /// transport lock: it must only record, never wait.
     pub fn on_claimed(mut self, hook: impl Fn() + Send + Sync + 'static) -> Self {
-        let claim = self.claim.take();
-        self.claim = Some(Box::new(move || {
-            let claimed = claim.as_ref().is_none_or(|claim| claim());
-            if claimed {
-                hook();
-            }
-            claimed
-        }));
+        self.on_claimed = Some(Box::new(hook));
         self
     }
 
@@ -115,7 +115,11 @@ impl SendBoundary {
     /// True: the request is the wire's for good, the transport writes all of it, and a cancel
     /// of it is told to the server once it is written.
     pub fn start(&self) -> bool {
-        self.claim.as_ref().is_none_or(|claim| claim())
+        let claimed = self.hooks.claim();
+        if let (true, Some(hook)) = (claimed, &self.on_claimed) {
+            hook();
+        }
+        claimed
     }
 
     pub fn signal(mut self) {
@@ -125,12 +129,12 @@ impl SendBoundary {
     /// Not a byte of the request was written, and none will be: there is no boundary, so a
     /// cancel of the request sends no notice.
     pub fn never_sent(mut self) {
-        self.on_sent = None;
+        self.armed = false;
     }
 
     fn fire(&mut self) {
-        if let Some(on_sent) = self.on_sent.take() {
-            on_sent();
+        if std::mem::take(&mut self.armed) {
+            self.hooks.sent();
         }
     }
 }
