@@ -19,6 +19,7 @@ mod client;
 mod deferred_wakes;
 mod engine;
 mod error;
+mod id_map;
 pub mod ffi;
 pub mod handlers;
 mod panic_guard;

@@ -31,11 +31,12 @@ use super::timeout::Timeout;
 use super::{CallOptions, Connection, RequestBody, Started};
 use crate::cancellation::{CancellationToken, HookId};
 use crate::error::{Error, Result, Status};
+use crate::id_map::IdMap;
 use crate::protocol::reply::Reply;
 use crate::sync::{lock, spawn, wait_until};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::cell::Cell;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::thread::ThreadId;
 use std::time::Instant;
@@ -89,7 +90,7 @@ enum Event {
 #[derive(Default)]
 struct State {
     next_key: u64,
-    watched: HashMap<u64, Watched>,
+    watched: IdMap<u64, Watched>,
     /// The watched calls' deadlines, earliest first.
     deadlines: BTreeSet<(Instant, u64)>,
     pauses: Vec<Pause>,

@@ -17,7 +17,6 @@ use crate::protocol::jsonrpc::{self, Incoming};
 use crate::sync::{lock, spawn};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -48,31 +47,7 @@ struct Table {
     last_bad_frame: Option<String>,
 }
 
-/// A table keyed by our request ids. They are small integers we hand out in order, so a
-/// multiply spreads them over the buckets at a fraction of SipHash's cost (a call hashes its
-/// id three times). A server can only look ids up, never add one: nothing to flood.
-type IdMap<V> = HashMap<i64, V, BuildHasherDefault<IdHasher>>;
-
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn write_i64(&mut self, id: i64) {
-        // Fibonacci hashing: the golden ratio's odd 64-bit multiplier.
-        self.0 = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-
-    /// Only `i64` keys reach this hasher; any other bytes still hash, just slower.
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+type IdMap<V> = crate::id_map::IdMap<i64, V>;
 
 /// The key of a progress token in `Table::progress`: its JSON text. Made twice per call that
 /// asks for progress and once per progress notification, so the fast writer is used.
@@ -604,32 +579,5 @@ impl crate::transport::Inbound for RouterInbound {
 
     fn closed(&self, error: Error) {
         self.0.fail_all(error, true);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Ids in order (the usual case), far apart, negative and at the extremes (a server's
-    /// answer can name any id) all find their own entry, and only it.
-    #[test]
-    fn the_id_table_keeps_every_id_apart() {
-        let mut map: IdMap<i64> = IdMap::default();
-        let ids: Vec<i64> = (1..=5_000)
-            .chain([0, -1, i64::MIN, i64::MAX, 1 << 40, (1 << 40) + 1])
-            .collect();
-        for &id in &ids {
-            map.insert(id, id.wrapping_mul(3));
-        }
-        assert_eq!(map.len(), ids.len());
-        for &id in &ids {
-            assert_eq!(map.get(&id), Some(&id.wrapping_mul(3)), "{id}");
-        }
-        assert_eq!(map.get(&5_001), None);
-        for &id in &ids {
-            map.remove(&id);
-        }
-        assert!(map.is_empty());
     }
 }
