@@ -58,9 +58,11 @@ pub fn encode_notification(method: &str, params: Option<&Value>) -> String {
 }
 
 /// A buffer for a frame of `len` bytes (exact when no string in it needs an escape), plus
-/// one for the newline the stdio transport appends, so the line is allocated once.
+/// one for the newline the stdio transport appends, so the line is allocated once (or not at
+/// all: a spare of this thread's, see `frame_buffers`).
 fn with_room_for_newline(len: usize) -> String {
-    String::with_capacity(len + 1)
+    // An empty buffer is valid UTF-8.
+    String::from_utf8(crate::frame_buffers::take(len + 1)).unwrap_or_default()
 }
 
 /// The length of the method, the params (`params_len`, their key included) and the closing

@@ -328,6 +328,7 @@ impl StdinWriter {
                 if let Some((_, sent)) = pending.request {
                     report.sent.push(sent);
                 }
+                crate::frame_buffers::give_back(pending.line);
             }
             for pending in batch.drain(..).rev() {
                 state.queue.push_front(pending);
