@@ -51,8 +51,29 @@ pub struct StdoutReader {
 }
 
 struct Io {
-    stream: BufReader<Box<dyn Read + Send>>,
+    stream: BufReader<ShortReads>,
     lines: LineReader,
+}
+
+/// stdout as the line reader reads it. A read that returned less than it asked for emptied the
+/// pipe: the next read, once the lines it brought are routed, would only find nothing. So it
+/// is answered `WouldBlock` without a system call and the reader goes straight to its wait
+/// (which returns at once if more came meanwhile): one `read` fewer per batch of responses.
+/// Any wait clears the mark, so a read after a wait always reads.
+struct ShortReads {
+    stdout: Box<dyn Read + Send>,
+    emptied: bool,
+}
+
+impl Read for ShortReads {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if std::mem::take(&mut self.emptied) {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let n = self.stdout.read(buf)?;
+        self.emptied = n > 0 && n < buf.len();
+        Ok(n)
+    }
 }
 
 #[derive(Debug, PartialEq, Clone, Copy)]
@@ -119,7 +140,13 @@ impl StdoutReader {
             waker,
             wait,
             io: Mutex::new(Io {
-                stream: BufReader::with_capacity(64 * 1024, stdout),
+                stream: BufReader::with_capacity(
+                    64 * 1024,
+                    ShortReads {
+                        stdout,
+                        emptied: false,
+                    },
+                ),
                 lines: LineReader::new(max_line_bytes),
             }),
             frames,
@@ -273,7 +300,11 @@ impl StdoutReader {
             }
             let read = match std::mem::take(&mut wait_first) {
                 true => Err(io::ErrorKind::WouldBlock.into()), // straight to the wait below
-                false => lines.read(stream),
+                false => {
+                    // Once the server has exited, read until the pipe itself says it is empty.
+                    stream.get_mut().emptied &= !exited;
+                    lines.read(stream)
+                }
             };
             match read {
                 Ok(Line::Complete) => self.frames.line(lines.line()),
@@ -294,6 +325,8 @@ impl StdoutReader {
                     }
                     exited = self.wait.wait(&self.wake, timeout)
                         || exit.is_some_and(|e| e.check_period().is_some() && e.has_exited());
+                    // After a wait, read (see `ShortReads`).
+                    stream.get_mut().emptied = false;
                 }
                 Err(e) => return self.end(Some(e)),
             }
@@ -356,6 +389,52 @@ mod tests {
         }
         fn too_long(&self) {}
         fn ended(&self, _error: Option<io::Error>) {}
+    }
+
+    /// A read that came back short answers the next read `WouldBlock` itself (the pipe was just
+    /// emptied), and only the next: a full read or a refused one is not taken as empty.
+    #[test]
+    fn a_short_read_spares_the_next_read_and_only_it() {
+        /// Hands out `chunks` one per read, counting the reads that reached it.
+        struct Chunks(std::vec::IntoIter<io::Result<Vec<u8>>>, Arc<Mutex<usize>>);
+        impl Read for Chunks {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                *self.1.lock().unwrap() += 1;
+                let chunk = self.0.next().expect("a chunk for every read")?;
+                buf[..chunk.len()].copy_from_slice(&chunk);
+                Ok(chunk.len())
+            }
+        }
+        let reads = Arc::new(Mutex::new(0));
+        let would_block = || Err(io::ErrorKind::WouldBlock.into());
+        let chunks = vec![
+            Ok(vec![1; 4]),
+            Ok(vec![2; 8]),
+            would_block(),
+            Ok(vec![3; 2]),
+        ];
+        let mut stdout = ShortReads {
+            stdout: Box::new(Chunks(chunks.into_iter(), reads.clone())),
+            emptied: false,
+        };
+        let mut buf = [0; 8];
+        let mut read = |stdout: &mut ShortReads| stdout.read(&mut buf).map_err(|e| e.kind());
+        assert_eq!(read(&mut stdout), Ok(4)); // short: the pipe is empty now
+        assert_eq!(read(&mut stdout), Err(io::ErrorKind::WouldBlock));
+        assert_eq!(
+            *reads.lock().unwrap(),
+            1,
+            "the second read reached the pipe"
+        );
+        assert_eq!(read(&mut stdout), Ok(8)); // full: there may be more
+        assert_eq!(read(&mut stdout), Err(io::ErrorKind::WouldBlock));
+        assert_eq!(
+            *reads.lock().unwrap(),
+            3,
+            "a full read was taken as emptying the pipe"
+        );
+        assert_eq!(read(&mut stdout), Ok(2));
+        assert_eq!(*reads.lock().unwrap(), 4);
     }
 
     /// A caller in a long call holds the baton: the background thread stops looking every grace
