@@ -125,9 +125,36 @@ impl Pending {
 /// What the writer thread has to report once it has let go of the lock.
 #[derive(Default)]
 struct Report {
-    sent: Vec<SendBoundary>,
-    dropped: Vec<SendBoundary>,
+    sent: Boundaries,
+    dropped: Boundaries,
     failed: Vec<i64>,
+}
+
+/// Send boundaries to tell, in order. The first is kept inline: a lone caller's frame (every
+/// sequential call) is reported without an allocation.
+#[derive(Default)]
+struct Boundaries {
+    first: Option<SendBoundary>,
+    rest: Vec<SendBoundary>,
+}
+
+impl Boundaries {
+    fn push(&mut self, boundary: SendBoundary) {
+        match self.first {
+            None => self.first = Some(boundary),
+            Some(_) => self.rest.push(boundary),
+        }
+    }
+}
+
+impl IntoIterator for Boundaries {
+    type Item = SendBoundary;
+    type IntoIter =
+        std::iter::Chain<std::option::IntoIter<SendBoundary>, std::vec::IntoIter<SendBoundary>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.first.into_iter().chain(self.rest)
+    }
 }
 
 impl StdinWriter {
