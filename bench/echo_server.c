@@ -2,8 +2,8 @@
  * The minimal MCP stdio server: the second floor of the benchmark. It answers `initialize`,
  * `ping`, `tools/list` (one tool, echo) and `tools/call` (any tool: it echoes `arguments.text`
  * back as text content) inline,
- * from one thread, with no JSON parser: what it costs is a read, a few memmem calls and one
- * write per batch of replies (every complete line of one read() is answered in one write()).
+ * from one thread, with no JSON parser: what it costs is a read, a few memmem and memchr calls
+ * and one write per batch of replies (every complete line of one read() is answered in one write()).
  * The project's test server starts a thread per request and parses everything, so against it
  * the server, not the client, is most of a round trip; against this one the client is.
  *
@@ -52,10 +52,21 @@ static const char *string_after(const char *line, size_t len, const char *key, s
     while (p < end && (*p == ' ' || *p == ':')) p++;
     if (p >= end || *p != '"') return NULL;
     const char *start = ++p;
-    while (p < end && *p != '"') p += *p == '\\' ? 2 : 1;
-    if (p > end) return NULL;
-    *value_len = (size_t)(p - start);
-    return start;
+    /* The closing quote: the first one after an even number of backslashes. memchr, not a
+     * loop over every byte: the 1 KiB text is most of a request, and a server that walked it
+     * a byte at a time spent more per call than the floor's client (2.5 us of a 4.3 us round
+     * trip, pinned). */
+    for (;;) {
+        const char *quote = memchr(p, '"', (size_t)(end - p));
+        if (!quote) return NULL;
+        const char *run = quote;
+        while (run > start && run[-1] == '\\') run--;
+        if ((quote - run) % 2 == 0) {
+            *value_len = (size_t)(quote - start);
+            return start;
+        }
+        p = quote + 1;
+    }
 }
 
 /* The raw id token (a number or a string with its quotes); NULL for a notification. */
