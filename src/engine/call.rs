@@ -74,10 +74,29 @@ pub struct Call {
     notify: Option<Notify>,
 }
 
-/// Tells the completion thread that a started call has its outcome (see `engine::completer`);
-/// the argument says whether the outcome is the server's response (routed by the thread that
-/// reads the transport) rather than a cancel, timeout or failure.
-pub type Notify = Box<dyn Fn(bool) + Send + Sync>;
+/// Tells the completion thread that a started call has its outcome (see `engine::completer`):
+/// the watcher, held weakly (a call must not keep its client's completer alive), and the key it
+/// knows the call by. A pointer and a number, so watching a call allocates nothing.
+pub struct Notify {
+    pub watcher: Weak<dyn Watcher>,
+    pub key: u64,
+}
+
+/// What watches started calls (the completion thread's side of `Notify`).
+pub trait Watcher: Send + Sync {
+    /// The call under `key` has its outcome; `answered` says whether it is the server's
+    /// response (routed by the thread that reads the transport) rather than a cancel, timeout
+    /// or failure.
+    fn decided(&self, key: u64, answered: bool);
+}
+
+impl Notify {
+    fn tell(&self, answered: bool) {
+        if let Some(watcher) = self.watcher.upgrade() {
+            watcher.decided(self.key, answered);
+        }
+    }
+}
 
 #[derive(Default)]
 struct State {
@@ -181,7 +200,7 @@ impl Call {
         state.outcome = Some(outcome);
         if let Some(notify) = &self.notify {
             drop(state);
-            notify(answered);
+            notify.tell(answered);
             return true;
         }
         self.wake_caller(&state);
@@ -205,7 +224,7 @@ impl Call {
         }
         if let Some(notify) = &self.notify {
             drop(state);
-            notify(false);
+            notify.tell(false);
             return true;
         }
         self.wake_caller(&state);

@@ -26,7 +26,7 @@
 //!
 //! The thread starts with the first started call: a client that only blocks never has it.
 
-use super::call::Notify;
+use super::call::{Notify, Watcher};
 use super::timeout::Timeout;
 use super::{CallOptions, Connection, RequestBody, Started};
 use crate::cancellation::{CancellationToken, HookId};
@@ -191,15 +191,8 @@ impl Completer {
             state.next_key += 1;
             state.next_key
         };
-        let events = self.shared.events.clone();
-        let shared = Arc::downgrade(&self.shared);
-        let notify: Notify = Box::new(move |answered| {
-            if answered && Shared::complete_here(&shared, key) {
-                return;
-            }
-            // Disconnected only once the client is gone: nobody is left to tell.
-            let _ = events.send(Event::Ready(key));
-        });
+        let watcher: Weak<dyn Watcher> = Arc::downgrade(&self.shared) as Weak<dyn Watcher>;
+        let notify = Notify { watcher, key };
         let started = connection.start(request, opts, Some(notify));
         // Finishing a call with its own progress callback waits for that host code.
         let anywhere = anywhere && !started.has_own_progress();
@@ -228,7 +221,7 @@ impl Completer {
         // anywhere (else a fast answer would wait behind a busy completion thread), or queue
         // it again.
         if call.is_finished() {
-            if !(anywhere && Shared::complete_here(&Arc::downgrade(&self.shared), key)) {
+            if !(anywhere && self.shared.complete_here(key)) {
                 self.send(Event::Ready(key));
             }
         } else if wake {
@@ -348,6 +341,15 @@ impl Completer {
     }
 }
 
+impl Watcher for Shared {
+    fn decided(&self, key: u64, answered: bool) {
+        if answered && self.complete_here(key) {
+            return;
+        }
+        let _ = self.events.send(Event::Ready(key));
+    }
+}
+
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         lock(&self.state)
@@ -454,15 +456,12 @@ impl Shared {
     /// before `call` put it in the table): finishes it here if its continuation may run
     /// anywhere. False when the completion thread must do it; true also when the call is not in
     /// the table (yet: `call` looks again once it is; or any more: already finished).
-    fn complete_here(shared: &Weak<Shared>, key: u64) -> bool {
-        let Some(shared) = shared.upgrade() else {
-            return false;
-        };
-        let anywhere = shared.lock().watched.get(&key).map(|w| w.anywhere);
+    fn complete_here(&self, key: u64) -> bool {
+        let anywhere = self.lock().watched.get(&key).map(|w| w.anywhere);
         match anywhere {
             Some(true) => {
                 let was = INLINE.with(|inline| inline.replace(true));
-                let _ = crate::panic_guard::catch(|| shared.complete(key));
+                let _ = crate::panic_guard::catch(|| self.complete(key));
                 INLINE.with(|inline| inline.set(was));
                 true
             }
