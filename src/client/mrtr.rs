@@ -3,7 +3,7 @@
 //! the original params again, under a fresh id and the same token, with `inputResponses` and
 //! the `requestState` echoed unchanged, until the result is final or the rounds run out.
 
-use super::operation::Step;
+use super::operation::{on_ok, Step};
 use super::{ClientCore, RequestOptions};
 use crate::error::{Error, Status};
 use crate::handlers::ServerRequest;
@@ -61,18 +61,20 @@ impl ClientCore {
             done: 0,
             backoff: FIRST_BACKOFF,
         };
-        self.leg(rounds, leg)
+        self.leg(rounds, leg, opts)
     }
 
-    /// One leg, then the next round if the server still needs input.
-    fn leg(self: &Arc<Self>, rounds: Rounds, leg: Arc<Params>) -> Step {
+    /// One leg, then the next round if the server still needs input. `opts` are the rounds'
+    /// own (borrowed apart, as `rounds` moves into the continuation).
+    fn leg(self: &Arc<Self>, rounds: Rounds, leg: Arc<Params>, opts: &RequestOptions) -> Step {
         let core = self.clone();
-        self.raw(rounds.method.into(), Some(leg), &rounds.opts)
-            .map_ok(move |result| match is_input_required(&result) {
-                false => Step::Done(Ok(result)),
-                // The input handlers are host code.
-                true => Step::defer(move || core.next_round(rounds, result.into_value())),
-            })
+        let method = rounds.method;
+        let next = on_ok(move |result| match is_input_required(&result) {
+            false => Step::Done(Ok(result)),
+            // The input handlers are host code.
+            true => Step::defer(move || core.next_round(rounds, result.into_value())),
+        });
+        self.raw_then(method.into(), Some(leg), opts, next)
     }
 
     /// The server still needs input: answer it and send the next leg (or give up).
@@ -110,7 +112,8 @@ impl ClientCore {
         }
         if !requests.is_empty() {
             rounds.backoff = FIRST_BACKOFF;
-            return core.leg(rounds, Arc::new(leg));
+            let opts = rounds.opts.clone();
+            return core.leg(rounds, Arc::new(leg), &opts);
         }
         // A state-only leg (load shedding) waits before retrying.
         let until = Instant::now() + rounds.backoff;
@@ -118,7 +121,10 @@ impl ClientCore {
         Step::Pause {
             until,
             cancellation: rounds.opts.cancellation.clone(),
-            then: Box::new(move || core.leg(rounds, Arc::new(leg))),
+            then: Box::new(move || {
+                let opts = rounds.opts.clone();
+                core.leg(rounds, Arc::new(leg), &opts)
+            }),
         }
     }
 

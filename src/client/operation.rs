@@ -23,7 +23,7 @@
 
 use super::{Client, ClientCore, RequestOptions};
 use crate::cancellation::CancellationToken;
-use crate::engine::completer::{self, Completer, Then};
+use crate::engine::completer::{self, Completer};
 use crate::engine::{CallOptions, Connection, RequestBody};
 use crate::error::Result;
 use crate::protocol::envelope::Envelope;
@@ -228,10 +228,17 @@ impl Step {
 
     /// As `and_then`, for a successful result only; an error ends the chain.
     pub(crate) fn map_ok(self, next: impl FnOnce(Reply) -> Step + Send + 'static) -> Step {
-        self.and_then(|result| match result {
-            Ok(value) => next(value),
-            Err(error) => Step::Done(Err(error)),
-        })
+        self.and_then(on_ok(next))
+    }
+}
+
+/// A continuation that runs `next` with a successful result; an error ends the chain.
+pub(crate) fn on_ok(
+    next: impl FnOnce(Reply) -> Step + Send + 'static,
+) -> impl FnOnce(Result<Reply>) -> Step + Send + 'static {
+    |result| match result {
+        Ok(value) => next(value),
+        Err(error) => Step::Done(Err(error)),
     }
 }
 
@@ -270,9 +277,10 @@ pub(crate) fn drive(mut step: Step) -> Result<Reply> {
     }
 }
 
-/// Where a started operation's result goes.
-pub(crate) struct Deliver {
-    pub done: Then,
+/// Where a started operation's result goes: `done`, kept unboxed inside the chain's
+/// continuations (one allocation fewer per call than a box of its own).
+pub(crate) struct Deliver<D> {
+    pub done: D,
     /// `done` neither blocks nor calls the host (it pushes to a completion queue): it may run on
     /// the thread that routed the last response, saving a hand-off to the completion thread.
     pub anywhere: bool,
@@ -281,7 +289,10 @@ pub(crate) struct Deliver {
 /// Runs a chain without blocking: each request's continuation runs on the completion thread
 /// (or, for a `deliver` that may run anywhere, on the thread that routed the response, inside
 /// `completer::inline`), and `deliver` gets the result there.
-pub(crate) fn drive_async(completer: &Completer, step: Step, deliver: Deliver) {
+pub(crate) fn drive_async<D>(completer: &Completer, step: Step, deliver: Deliver<D>)
+where
+    D: FnOnce(Result<Reply>) + Send + 'static,
+{
     if completer::inline() && !matches!(step, Step::Done(_)) {
         // The next request, a pause or host code: not on the thread that reads the transport.
         let next = completer.clone();
@@ -419,7 +430,7 @@ impl Client {
             Ok(request) => self.core.step_for(request, opts),
             Err(error) => Step::Done(Err(error)),
         };
-        let done: Then = Box::new(move |result| {
+        let done = move |result| {
             // Entered before the ticket goes back, so a close that saw the ticket back waits
             // for this callback (or it never starts, once the gate is shut).
             let entered = gate.enter();
@@ -427,7 +438,7 @@ impl Client {
             if entered.is_some() {
                 done(result);
             }
-        });
+        };
         drive_async(&self.completer, step, Deliver { done, anywhere });
         Ok(())
     }

@@ -4,7 +4,7 @@
 
 use super::connect::{supported_versions, UNSUPPORTED_VERSION};
 use super::mrtr::{input_required, is_input_required};
-use super::operation::{Arguments, Method, Request, Step};
+use super::operation::{on_ok, Arguments, Method, Request, Step};
 use super::tasks::Leg;
 use super::{Client, ClientCore, RequestOptions};
 use crate::engine::router::ListenWatch;
@@ -14,6 +14,7 @@ use crate::handlers::LogLevel;
 use crate::protocol::mcp_header;
 use crate::protocol::methods;
 use crate::protocol::params::Params;
+use crate::protocol::reply::Reply;
 use crate::protocol::versions;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
@@ -176,8 +177,12 @@ impl ClientCore {
         opts: &RequestOptions,
     ) -> Step {
         let method = method.into();
-        self.raw(method.clone(), params.map(|p| Arc::new(p.into())), opts)
-            .map_ok(move |result| {
+        let params = params.map(|p| Arc::new(p.into()));
+        self.raw_then(
+            method.clone(),
+            params,
+            opts,
+            on_ok(move |result| {
                 Step::Done(match is_input_required(&result) {
                     true => Err(input_required(
                         result.into_value(),
@@ -185,23 +190,26 @@ impl ClientCore {
                     )),
                     false => Ok(result),
                 })
-            })
+            }),
+        )
     }
 
-    /// One request in the connection's era, its result's kind checked, leaving
-    /// `input_required` results to the caller.
-    pub(super) fn raw(
+    /// One request in the connection's era, its result's kind checked, then `next` with it
+    /// (`input_required` results left to `next`). `next` joins the request's own continuation
+    /// rather than being chained after it: one boxed continuation per request, not two.
+    pub(super) fn raw_then(
         self: &Arc<Self>,
         method: Method,
         params: Option<Arc<Params>>,
         opts: &RequestOptions,
+        next: impl FnOnce(Result<Reply>) -> Step + Send + 'static,
     ) -> Step {
-        self.send_raw(method, params, opts, Leg::Call, None)
+        self.send_raw_then(method, params, opts, Leg::Call, None, next)
     }
 
-    /// `raw` for one leg of a call: a task's poll (`Leg::TaskPoll`) is never cancelled on the
-    /// wire (the call's cancel becomes one `tasks/cancel` instead) and carries no progress
-    /// token; a listen (`listen` set) has no timeout but its own.
+    /// One leg of a call, ending with its result: a task's poll (`Leg::TaskPoll`) is never
+    /// cancelled on the wire (the call's cancel becomes one `tasks/cancel` instead) and carries
+    /// no progress token; a listen (`listen` set) has no timeout but its own.
     pub(super) fn send_raw(
         self: &Arc<Self>,
         method: Method,
@@ -210,14 +218,27 @@ impl ClientCore {
         leg: Leg,
         listen: Option<Arc<ListenWatch>>,
     ) -> Step {
+        self.send_raw_then(method, params, opts, leg, listen, Step::Done)
+    }
+
+    /// `send_raw`, then `next` with the result (see `raw_then`).
+    fn send_raw_then(
+        self: &Arc<Self>,
+        method: Method,
+        params: Option<Arc<Params>>,
+        opts: &RequestOptions,
+        leg: Leg,
+        listen: Option<Arc<ListenWatch>>,
+        next: impl FnOnce(Result<Reply>) -> Step + Send + 'static,
+    ) -> Step {
         if let Some(params) = &params {
             if !params.tree.is_object() {
-                return Step::Done(Err(Error::invalid("params must be a JSON object")));
+                return next(Err(Error::invalid("params must be a JSON object")));
             }
         }
         let session = match self.session() {
             Ok(session) => session,
-            Err(error) => return Step::Done(Err(error)),
+            Err(error) => return next(Err(error)),
         };
         let progress_token = match leg {
             Leg::Call => self.progress_token(opts),
@@ -276,11 +297,11 @@ impl ClientCore {
                     // connection waits for its threads: never on one of them.
                     return Step::defer(move || {
                         core.forget_session(&session);
-                        Step::Done(result)
+                        next(result)
                     });
                 }
             }
-            Step::Done(result.and_then(|result| match result.result_type() {
+            next(result.and_then(|result| match result.result_type() {
                 None => Ok(result),
                 Some(Value::String(kind)) if kind == "complete" || kind == "input_required" => {
                     Ok(result)
