@@ -1188,3 +1188,115 @@ fn c_queue_completions_are_signalled_while_the_server_floods_without_a_pause() {
         mcp_completion_queue_free(queue);
     }
 }
+
+/// Starts `n` echo calls (tags 0..n, text "held {tag}") and one all-pages `tools` walk (tag n)
+/// on `queue`, then waits until the server has answered them all and the queue is readable,
+/// popping nothing: the answers wait in the queue for a pop to finish them.
+unsafe fn start_and_leave_unpopped(
+    client: *mut mcp_client,
+    queue: *mut mcp_completion_queue,
+    log: &std::path::Path,
+    n: u64,
+) {
+    for tag in 0..n {
+        let args = CString::new(json!({ "text": format!("held {tag}") }).to_string()).unwrap();
+        let request = mcp_request_call_tool(c"echo".as_ptr(), args.as_ptr());
+        assert_eq!(
+            mcp_client_start(client, request, null(), queue, tag),
+            mcp_status::Ok
+        );
+        mcp_request_free(request);
+    }
+    let tools = mcp_request_tools();
+    assert_eq!(
+        mcp_client_start(client, tools, null(), queue, n),
+        mcp_status::Ok
+    );
+    mcp_request_free(tools);
+    wait_for_requests(log, "tools/call", n as usize);
+    assert!(
+        readable(mcp_completion_queue_fd(queue), 20_000),
+        "answers arrived"
+    );
+    // Time for every answer (and the walk's pages, each sent from the completion thread) to be
+    // routed; the checks below hold however many were.
+    std::thread::sleep(Duration::from_millis(300));
+}
+
+/// Answered calls wait in the queue until a pop finishes them on the host's thread. A host that
+/// closes its client instead of popping (from its own loop, say) must not make close wait for
+/// pops that cannot come: close finishes them itself, and each still completes exactly once,
+/// with its answer.
+#[test]
+fn c_close_finishes_answers_the_host_has_not_popped_without_waiting_for_it() {
+    unsafe {
+        let log = log_path("completion-c-close-unpopped");
+        let client = c_client_with(&["--log", log.to_str().unwrap(), "--page-size", "1"]);
+        let queue = mcp_completion_queue_new();
+        let n = 16u64;
+        start_and_leave_unpopped(client, queue, &log, n);
+        let began = Instant::now();
+        mcp_client_close(client);
+        let took = began.elapsed();
+        // Waiting for the host would take close's whole 2 s bound.
+        assert!(took < Duration::from_millis(1500), "close took {took:?}");
+        let (mut tag, mut result) = (0u64, std::ptr::null_mut());
+        let mut seen = std::collections::HashSet::new();
+        while mcp_completion_queue_pop(queue, &mut tag, &mut result) {
+            assert!(seen.insert(tag), "tag {tag} twice");
+            if tag < n {
+                // Answered before close: the answer, not CLOSED.
+                assert_eq!(text(&json_of(result)), format!("held {tag}"));
+            } else {
+                let status = mcp_result_status(result);
+                assert!(
+                    matches!(status, mcp_status::Ok | mcp_status::Closed),
+                    "{status:?}"
+                );
+            }
+            mcp_result_free(result);
+        }
+        assert_eq!(seen.len(), n as usize + 1, "each completed once: {seen:?}");
+        assert_settled(queue);
+        mcp_client_free(client);
+        mcp_completion_queue_free(queue);
+    }
+}
+
+/// Freeing a queue that holds answered calls hands them to their client's completion thread:
+/// the client goes on working, and its close does not wait for them.
+#[test]
+fn c_freeing_a_queue_that_holds_answers_leaves_its_client_free_to_work_and_close() {
+    unsafe {
+        let log = log_path("completion-c-free-unpopped");
+        let client = c_client_with(&["--log", log.to_str().unwrap(), "--page-size", "1"]);
+        let queue = mcp_completion_queue_new();
+        start_and_leave_unpopped(client, queue, &log, 16);
+        mcp_completion_queue_free(queue);
+        // Another queue and a blocking call still work.
+        let other = mcp_completion_queue_new();
+        let ping = mcp_request_ping();
+        assert_eq!(
+            mcp_client_start(client, ping, null(), other, 7),
+            mcp_status::Ok
+        );
+        mcp_request_free(ping);
+        let (mut tag, mut result) = (0u64, std::ptr::null_mut());
+        let deadline = Instant::now() + WIDE;
+        while !mcp_completion_queue_pop(other, &mut tag, &mut result) {
+            assert!(Instant::now() < deadline, "the ping never completed");
+            readable(mcp_completion_queue_fd(other), 1000);
+        }
+        assert_eq!((tag, mcp_result_status(result)), (7, mcp_status::Ok));
+        mcp_result_free(result);
+        let pong = mcp_client_ping(client, null());
+        assert_eq!(mcp_result_status(pong), mcp_status::Ok);
+        mcp_result_free(pong);
+        let began = Instant::now();
+        mcp_client_close(client);
+        let took = began.elapsed();
+        assert!(took < Duration::from_millis(1500), "close took {took:?}");
+        mcp_client_free(client);
+        mcp_completion_queue_free(other);
+    }
+}

@@ -13,8 +13,9 @@
 //! - [`drive_async`] ([`Client::start`]): each `Send` is `Connection::start` with the call
 //!   watched by the client's completion thread (`engine::completer`), whose continuation runs
 //!   the next step there; the final result goes to the host's completion. For a completion
-//!   queue the continuation runs on the thread that routed the response instead, and hands
-//!   every step but the last to the completion thread (see [`Deliver`]).
+//!   queue the continuation runs on the host's thread instead, in the pop that meets the
+//!   answered call, and hands every step but the last to the completion thread (see
+//!   [`Deliver`] and `completer::Finish`).
 //!
 //! Both end each call through `Started::finish`, so the cancellation invariants, timeouts and
 //! the result mapping are the same code. A long-lived call (a task's poll loop, a listen) fits
@@ -23,7 +24,7 @@
 
 use super::{Client, ClientCore, RequestOptions};
 use crate::cancellation::CancellationToken;
-use crate::engine::completer::{self, Completer};
+use crate::engine::completer::{self, Completer, Finish};
 use crate::engine::{CallOptions, Connection, RequestBody};
 use crate::error::Result;
 use crate::protocol::envelope::Envelope;
@@ -281,13 +282,14 @@ pub(crate) fn drive(mut step: Step) -> Result<Reply> {
 /// continuations (one allocation fewer per call than a box of its own).
 pub(crate) struct Deliver<D> {
     pub done: D,
-    /// `done` neither blocks nor calls the host (it pushes to a completion queue): it may run on
-    /// the thread that routed the last response, saving a hand-off to the completion thread.
-    pub anywhere: bool,
+    /// Where each call's continuation runs (see `completer::Finish`): away from the completion
+    /// thread when `done` neither blocks nor calls the host (it pushes to a completion queue),
+    /// saving a hand-off to that thread.
+    pub finish: Finish,
 }
 
 /// Runs a chain without blocking: each request's continuation runs on the completion thread
-/// (or, for a `deliver` that may run anywhere, on the thread that routed the response, inside
+/// (or, for a `deliver` that may run anywhere, where its `finish` says, inside
 /// `completer::inline`), and `deliver` gets the result there.
 pub(crate) fn drive_async<D>(completer: &Completer, step: Step, deliver: Deliver<D>)
 where
@@ -299,7 +301,9 @@ where
         return completer.post(Box::new(move || drive_async(&next, step, deliver)));
     }
     match step {
-        Step::Done(result) if deliver.anywhere && completer::inline() => (deliver.done)(result),
+        Step::Done(result) if deliver.finish.anywhere() && completer::inline() => {
+            (deliver.done)(result)
+        }
         Step::Done(result) => completer.run(Box::new(move || (deliver.done)(result))),
         Step::Send {
             connection,
@@ -310,12 +314,12 @@ where
             then,
         } => {
             let next = completer.clone();
-            let anywhere = deliver.anywhere;
+            let finish = deliver.finish.clone();
             completer.call(
                 &connection,
                 RequestBody::new(&method, params.as_deref()).stamped(envelope.as_ref()),
                 call,
-                anywhere,
+                finish,
                 Box::new(move |result| drive_async(&next, then(result), deliver)),
             );
         }
@@ -409,19 +413,20 @@ impl Client {
         opts: &RequestOptions,
         done: impl FnOnce(Result<Value>) + Send + 'static,
     ) -> Result<()> {
-        self.start_checked(Ok(request), opts, false, move |result| {
+        self.start_checked(Ok(request), opts, Finish::CompletionThread, move |result| {
             done(result.and_then(Reply::try_into_value))
         })
     }
 
     /// As `start`, for a request that may already have failed its checks (the C API's
-    /// arguments): the failure is its completion. `anywhere`: `done` neither blocks nor calls
-    /// the host, so it may run on the thread that routed the response (see [`Deliver`]).
+    /// arguments): the failure is its completion. `finish`: where the calls' continuations run;
+    /// anything but the completion thread only when `done` neither blocks nor calls the host
+    /// (see [`Deliver`]).
     pub(crate) fn start_checked(
         &self,
         request: Result<Request>,
         opts: &RequestOptions,
-        anywhere: bool,
+        finish: Finish,
         done: impl FnOnce(Result<Reply>) + Send + 'static,
     ) -> Result<()> {
         let ticket = self.completer.admit()?;
@@ -439,7 +444,7 @@ impl Client {
                 done(result);
             }
         };
-        drive_async(&self.completer, step, Deliver { done, anywhere });
+        drive_async(&self.completer, step, Deliver { done, finish });
         Ok(())
     }
 
@@ -450,7 +455,7 @@ impl Client {
     pub(crate) fn start_checked_together<'o, D>(
         &self,
         starts: impl IntoIterator<Item = (Result<Request>, &'o RequestOptions, D)>,
-        anywhere: bool,
+        finish: Finish,
     ) -> (usize, Result<()>)
     where
         D: FnOnce(Result<Reply>) + Send + 'static,
@@ -458,7 +463,7 @@ impl Client {
         crate::transport::coalesce_requests(|| {
             let mut started = 0;
             for (request, opts, done) in starts {
-                if let Err(error) = self.start_checked(request, opts, anywhere, done) {
+                if let Err(error) = self.start_checked(request, opts, finish.clone(), done) {
                     return (started, Err(error));
                 }
                 started += 1;

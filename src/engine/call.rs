@@ -17,7 +17,7 @@ use crate::transport::WireCancel;
 use crate::transport::{Transport, Waker};
 use crossbeam_channel::Sender;
 use serde_json::Value;
-use std::sync::{Condvar, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::thread::ThreadId;
 use std::time::Instant;
 
@@ -87,7 +87,7 @@ pub trait Watcher: Send + Sync {
     /// The call under `key` has its outcome; `answered` says whether it is the server's
     /// response (routed by the thread that reads the transport) rather than a cancel, timeout
     /// or failure.
-    fn decided(&self, key: u64, answered: bool);
+    fn decided(self: Arc<Self>, key: u64, answered: bool);
 }
 
 impl Notify {

@@ -17,10 +17,13 @@
 //! for the tickets to be given back, so every started operation is delivered exactly once.
 //! Close made on this thread (from a completion) drains the queue itself instead of waiting.
 //!
-//! One hand-off is skipped when it can be: a call whose continuation is allowed to run
-//! anywhere (`call`'s `anywhere`: the operation ends by pushing to a completion queue, no host
-//! code on the way) is finished on the thread that routed its response (the transport's
-//! reader), so a queue's host is woken by that thread directly. There the continuation runs
+//! One hand-off is skipped when it can be: a call whose continuation may run anywhere
+//! (`call`'s [`Finish::Inbox`]: the operation ends by pushing to a completion queue, no host
+//! code on the way) is not finished on this thread. The thread that routed its response (the
+//! transport's reader) hands the host's queue a [`Ready`], and the host's next pop finishes it
+//! on the host's thread: the reader goes straight back to reading, no thread is woken but the
+//! host's, and what the call allocated on the host's thread is freed there (an allocator's
+//! per-thread caches refill only from frees on their own thread). There the continuation runs
 //! inside [`inline`]: whatever it does next that may block or call the host (another request,
 //! a pause, host code) it hands to this thread instead (see `client::operation`).
 //!
@@ -116,8 +119,58 @@ struct Watched {
     connection: Arc<Connection>,
     timeout: Timeout,
     then: Then,
-    /// `then` may run on the thread that routed the response (see the module docs).
-    anywhere: bool,
+    finish: Finish,
+}
+
+/// Where a started call is finished (its outcome taken, its continuation run) once the thread
+/// that reads the transport has routed its response. See the module docs.
+#[derive(Clone)]
+pub enum Finish {
+    /// On the completion thread: the continuation may call the host.
+    CompletionThread,
+    /// The continuation neither blocks nor calls the host: on the thread of the host that takes
+    /// the [`Ready`] from this inbox (its completion queue), or on the routing thread if the
+    /// inbox refuses it.
+    Inbox(Arc<dyn Inbox>),
+}
+
+impl Finish {
+    /// Whether the continuation may run away from the completion thread.
+    pub fn anywhere(&self) -> bool {
+        !matches!(self, Finish::CompletionThread)
+    }
+}
+
+/// Holds answered calls for a host to finish on its own thread (a completion queue).
+pub trait Inbox: Send + Sync {
+    /// Keeps `ready` until the host takes it; gives it back when it cannot (the host has let
+    /// the inbox go).
+    fn hold(self: Arc<Self>, ready: Ready) -> std::result::Result<(), Ready>;
+}
+
+/// A started call whose response has been routed, to be finished by whoever takes it. Dropped
+/// unfinished, it goes to the completion thread, which finishes it: an operation is delivered
+/// whatever becomes of its `Ready`.
+pub struct Ready {
+    shared: Option<Arc<Shared>>,
+    key: u64,
+}
+
+impl Ready {
+    /// Finishes the call and runs its continuation on this thread (inside [`inline`]).
+    pub fn finish(mut self) {
+        if let Some(shared) = self.shared.take() {
+            shared.complete_inline(self.key);
+        }
+    }
+}
+
+impl Drop for Ready {
+    fn drop(&mut self) {
+        if let Some(shared) = self.shared.take() {
+            let _ = shared.events.send(Event::Ready(self.key));
+        }
+    }
 }
 
 thread_local! {
@@ -177,13 +230,13 @@ impl Completer {
     }
 
     /// Starts a request on `connection`; its result goes to `then` on the completion thread,
-    /// or, when `anywhere`, on the thread that routed the response (inside [`inline`]).
+    /// or where `finish` says (see [`Finish`]).
     pub fn call(
         &self,
         connection: &Arc<Connection>,
         request: RequestBody,
         opts: CallOptions,
-        anywhere: bool,
+        finish: Finish,
         then: Then,
     ) {
         let key = {
@@ -195,7 +248,11 @@ impl Completer {
         let notify = Notify { watcher, key };
         let started = connection.start(request, opts, Some(notify));
         // Finishing a call with its own progress callback waits for that host code.
-        let anywhere = anywhere && !started.has_own_progress();
+        let finish = match started.has_own_progress() {
+            true => Finish::CompletionThread,
+            false => finish,
+        };
+        let anywhere = finish.anywhere();
         let timeout = Timeout::start(started.options());
         let call = started.call().clone();
         let deadline = timeout.deadline();
@@ -208,7 +265,7 @@ impl Completer {
                     connection: connection.clone(),
                     timeout,
                     then,
-                    anywhere,
+                    finish,
                 },
             );
             if let Some(deadline) = deadline {
@@ -300,6 +357,19 @@ impl Completer {
             for pause in state.pauses.iter_mut() {
                 pause.until = Instant::now();
             }
+            // Answered calls waiting in a host's inbox are finished here instead: close does
+            // not wait for the host to take them (it may be the host's own thread closing).
+            // Whichever finishes a call first does; the other finds it gone.
+            let held: Vec<u64> = state
+                .watched
+                .iter()
+                .filter(|(_, w)| matches!(w.finish, Finish::Inbox(_)))
+                .filter(|(_, w)| w.started.call().is_finished())
+                .map(|(&key, _)| key)
+                .collect();
+            for key in held {
+                let _ = self.shared.events.send(Event::Ready(key));
+            }
             state.started
         };
         if !started {
@@ -342,7 +412,7 @@ impl Completer {
 }
 
 impl Watcher for Shared {
-    fn decided(&self, key: u64, answered: bool) {
+    fn decided(self: Arc<Self>, key: u64, answered: bool) {
         if answered && self.complete_here(key) {
             return;
         }
@@ -456,18 +526,29 @@ impl Shared {
     /// before `call` put it in the table): finishes it here if its continuation may run
     /// anywhere. False when the completion thread must do it; true also when the call is not in
     /// the table (yet: `call` looks again once it is; or any more: already finished).
-    fn complete_here(&self, key: u64) -> bool {
-        let anywhere = self.lock().watched.get(&key).map(|w| w.anywhere);
-        match anywhere {
-            Some(true) => {
-                let was = INLINE.with(|inline| inline.replace(true));
-                let _ = crate::panic_guard::catch(|| self.complete(key));
-                INLINE.with(|inline| inline.set(was));
+    fn complete_here(self: &Arc<Self>, key: u64) -> bool {
+        let finish = self.lock().watched.get(&key).map(|w| w.finish.clone());
+        match finish {
+            Some(Finish::CompletionThread) => false,
+            Some(Finish::Inbox(inbox)) => {
+                let ready = Ready {
+                    shared: Some(self.clone()),
+                    key,
+                };
+                if let Err(ready) = inbox.hold(ready) {
+                    ready.finish();
+                }
                 true
             }
-            Some(false) => false,
             None => true,
         }
+    }
+
+    /// `complete` away from the completion thread, inside [`inline`].
+    fn complete_inline(&self, key: u64) {
+        let was = INLINE.with(|inline| inline.replace(true));
+        let _ = crate::panic_guard::catch(|| self.complete(key));
+        INLINE.with(|inline| inline.set(was));
     }
 
     /// Finishes the call under `key` if its outcome is decided, and runs its continuation.

@@ -12,6 +12,7 @@ use super::strings::{optional_arguments, optional_json, optional_str, required_s
 use super::{free_handle, guard};
 use crate::client::{Request, RequestOptions};
 use crate::deferred_wakes::{wake_soon, Wake};
+use crate::engine::completer::{Finish, Inbox, Ready};
 use crate::error::{Error, Result, Status};
 use crate::protocol::reply::Reply;
 use crate::sync::lock;
@@ -262,25 +263,54 @@ pub unsafe extern "C" fn mcp_request_free(request: *mut mcp_request) {
 /// pushed onto the empty queue, and stays readable until `mcp_completion_queue_pop` finds the
 /// queue empty. So, woken, pop until it returns false (then the descriptor is not readable
 /// until the next completion). Rarely, it is readable with nothing to pop (a completion taken
-/// before its wake-up was written): that pop returns false and settles it. Only read it
-/// through `mcp_completion_queue_pop`: never read, write or close the descriptor yourself.
-/// One queue may serve many clients and threads.
+/// before its wake-up was written, or one page of an all-pages request, whose next page then
+/// goes out): that pop returns false and settles it. Only read it through
+/// `mcp_completion_queue_pop`: never read, write or close the descriptor yourself. One queue
+/// may serve many clients and threads.
+///
+/// A server's answer is finished into its completion by the pop that meets it, on the thread
+/// that pops (the library's reader thread only hands it over): the result is made and freed on
+/// the host's thread, and the reader goes straight back to reading.
 pub struct mcp_completion_queue {
     queue: Arc<Queue>,
 }
 
+/// Freeing the handle lets go of what waits in the queue: completions are freed, and answered
+/// calls not finished yet go to their client's completion thread, which finishes them (so
+/// every started operation still ends, and its client's close need not wait for them).
+impl Drop for mcp_completion_queue {
+    fn drop(&mut self) {
+        let items = {
+            let mut items = lock(&self.queue.items);
+            items.freed = true;
+            std::mem::take(&mut items.list)
+        };
+        drop(items);
+    }
+}
+
 struct Queue {
     items: Mutex<Items>,
-    /// Readable while armed: from the first completion pushed onto an empty queue until a pop
-    /// finds the queue empty.
+    /// Readable while armed: from the first item pushed onto an empty queue until a pop finds
+    /// the queue empty.
     signal: Signal,
 }
 
 #[derive(Default)]
 struct Items {
-    list: VecDeque<(u64, Box<mcp_result>)>,
+    list: VecDeque<Item>,
     /// The signal was (or is being) written and no pop has found the queue empty since.
     armed: bool,
+    /// The host freed the handle: nothing more is kept.
+    freed: bool,
+}
+
+enum Item {
+    /// A completion, for the host.
+    Done(u64, Box<mcp_result>),
+    /// An answered call, finished by the pop that takes it (see `engine::completer::Finish`):
+    /// on the host's thread, which made the call and frees its result.
+    Ready(Ready),
 }
 
 impl Wake for Queue {
@@ -289,34 +319,62 @@ impl Wake for Queue {
     }
 }
 
+impl Inbox for Queue {
+    fn hold(self: Arc<Self>, ready: Ready) -> std::result::Result<(), Ready> {
+        self.add(Item::Ready(ready)).map_err(|item| match item {
+            Item::Ready(ready) => ready,
+            Item::Done(..) => unreachable!("add gives back what it was given"),
+        })
+    }
+}
+
 impl Queue {
-    /// Adds a completion; the first since the queue was found empty arms the descriptor, after
-    /// the lock is let go (so a host woken by it does not find the lock held), and maybe after
-    /// the other completions of the same read (`deferred_wakes`).
+    /// Adds a completion (after the handle was freed, it is dropped).
     fn push(self: &Arc<Self>, tag: u64, result: Box<mcp_result>) {
+        let _ = self.add(Item::Done(tag, result));
+    }
+
+    /// Adds an item; the first since the queue was found empty arms the descriptor, after the
+    /// lock is let go (so a host woken by it does not find the lock held), and maybe after the
+    /// other completions of the same read (`deferred_wakes`). Gives the item back once the
+    /// handle is freed.
+    fn add(self: &Arc<Self>, item: Item) -> std::result::Result<(), Item> {
         let arm = {
             let mut items = lock(&self.items);
-            items.list.push_back((tag, result));
+            if items.freed {
+                return Err(item);
+            }
+            items.list.push_back(item);
             !std::mem::replace(&mut items.armed, true)
         };
         if arm {
             wake_soon(self.clone());
         }
+        Ok(())
     }
 
-    /// Takes the oldest completion. Finding the queue empty disarms the descriptor (reads its
-    /// byte): a pop that takes the last completion leaves it armed, so the host's next pop
-    /// (which finds it empty) does it. An arming that comes late, after that pop, leaves the
-    /// descriptor readable with nothing in the queue: the next pop finds it empty and disarms
-    /// it again.
+    /// Takes the oldest completion, finishing the answered calls it meets on the way (each
+    /// pushes its completion, or its operation's next request goes out). Finding the queue
+    /// empty disarms the descriptor (reads its byte): a pop that takes the last completion
+    /// leaves it armed, so the host's next pop (which finds it empty) does it. An arming that
+    /// comes late, after that pop, leaves the descriptor readable with nothing in the queue:
+    /// the next pop finds it empty and disarms it again.
     fn pop(&self) -> Option<(u64, Box<mcp_result>)> {
-        let mut items = lock(&self.items);
-        let popped = items.list.pop_front();
-        if popped.is_none() {
-            self.signal.drain();
-            items.armed = false;
+        loop {
+            let ready = {
+                let mut items = lock(&self.items);
+                match items.list.pop_front() {
+                    Some(Item::Done(tag, result)) => return Some((tag, result)),
+                    Some(Item::Ready(ready)) => ready,
+                    None => {
+                        self.signal.drain();
+                        items.armed = false;
+                        return None;
+                    }
+                }
+            };
+            ready.finish();
         }
-        popped
     }
 }
 
@@ -406,7 +464,9 @@ pub type mcp_completion_callback =
 /// The options' cancellation token cancels it as it cancels a blocking call: at once, with
 /// CANCELLED, the server told once if the request reached the wire, nothing sent if the token
 /// was cancelled first. The options' timeouts apply as for a blocking call. The request's
-/// first message is written on this thread; the completion is pushed by a library thread.
+/// first message is written on this thread; its completion is made by the pop that meets the
+/// server's answer (see `mcp_completion_queue`), or pushed by a library thread (a cancel, a
+/// timeout, close).
 ///
 /// Closing the client (or freeing it) completes every request still pending with
 /// MCP_STATUS_CLOSED before it returns.
@@ -424,9 +484,10 @@ pub unsafe extern "C" fn mcp_client_start(
     let Some(queue) = borrow(queue).map(|q| q.queue.clone()) else {
         return mcp_status::InvalidArgument;
     };
-    // Pushing to the queue neither blocks nor calls the host: the thread that reads the
-    // server's response may push it, with no hand-off to the completion thread.
-    start(client, request, options, true, move |result| {
+    // Pushing to the queue neither blocks nor calls the host: the call is finished by the
+    // host's pop that meets it, with no hand-off to the completion thread.
+    let finish = Finish::Inbox(queue.clone());
+    start(client, request, options, finish, move |result| {
         queue.push(tag, result)
     })
 }
@@ -461,11 +522,17 @@ pub unsafe extern "C" fn mcp_client_start_callback(
         return mcp_status::InvalidArgument;
     };
     let userdata = UserData(userdata);
-    start(client, request, options, false, move |result| {
-        let userdata = userdata;
-        // SAFETY: the host's contract for `callback`; the result is handed over.
-        unsafe { callback(userdata.0, tag, Box::into_raw(result)) }
-    })
+    start(
+        client,
+        request,
+        options,
+        Finish::CompletionThread,
+        move |result| {
+            let userdata = userdata;
+            // SAFETY: the host's contract for `callback`; the result is handed over.
+            unsafe { callback(userdata.0, tag, Box::into_raw(result)) }
+        },
+    )
 }
 
 /// Starts `count` requests on `client`, as `mcp_client_start` starts each (`requests[i]` with
@@ -540,7 +607,8 @@ pub unsafe extern "C" fn mcp_client_start_batch(
                         completion(move |result| queue.push(tag, result)),
                     )
                 });
-            let (n, outcome) = client.start_checked_together(starts, true);
+            let finish = Finish::Inbox(queue.queue.clone());
+            let (n, outcome) = client.start_checked_together(starts, finish);
             count_started = n;
             match outcome {
                 Ok(()) => mcp_status::Ok,
@@ -605,7 +673,7 @@ unsafe fn start(
     client: *mut mcp_client,
     request: *const mcp_request,
     options: *const mcp_request_options,
-    anywhere: bool,
+    finish: Finish,
     deliver: impl FnOnce(Box<mcp_result>) + Send + 'static,
 ) -> mcp_status {
     guard(
@@ -619,7 +687,7 @@ unsafe fn start(
             };
             let default = RequestOptions::default();
             let (request, opts) = prepared(request, options, &default);
-            match client.start_checked(request, opts, anywhere, completion(deliver)) {
+            match client.start_checked(request, opts, finish, completion(deliver)) {
                 Ok(()) => mcp_status::Ok,
                 Err(error) => error.status.into(),
             }
