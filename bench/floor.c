@@ -5,7 +5,9 @@
  * server.
  *
  *   floor stdio SERVER ITERATIONS SECONDS   sequential ping and echo, then 1/8/16 in flight
- *   floor http  SERVER ITERATIONS SECONDS   the same over kept-alive HTTP/1.1 connections
+ *   floor http  SERVER ITERATIONS SECONDS   the same over kept-alive HTTP/1.1 connections,
+ *                                           in each era (legacy: its session; modern: the
+ *                                           envelope and routing headers, no ping)
  *
  * SERVER is the project's test server or bench/echo_server.c (stdio only); run.sh tags the
  * output with which.
@@ -140,7 +142,8 @@ static void floor_stdio(const char *server, int iterations, double seconds) {
 
 typedef struct {
     int port;
-    const char *session;
+    const char *headers;
+    const char *body;
     double end_us;
     long calls;
 } http_job;
@@ -155,9 +158,10 @@ static int http_connect(int port) {
     return fd;
 }
 
-/* One POST and its whole response (JSON with Content-Length, or a chunked SSE stream).
- * Copies the Mcp-Session-Id header into `session` when asked. */
-static void http_exchange(reader *r, int port, const char *session, const char *body,
+/* One POST with `headers` (each ending in CRLF) and its whole response (JSON with
+ * Content-Length, or a chunked SSE stream). Copies the Mcp-Session-Id header into `session`
+ * when asked. */
+static void http_exchange(reader *r, int port, const char *headers, const char *body,
                           char *session_out) {
     char request[4096];
     size_t blen = strlen(body) - 1; /* the lines end in '\n'; HTTP bodies need not */
@@ -165,10 +169,9 @@ static void http_exchange(reader *r, int port, const char *session, const char *
                      "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
                      "Content-Type: application/json\r\n"
                      "Accept: application/json, text/event-stream\r\n"
-                     "%s%s%s"
+                     "%s"
                      "Content-Length: %zu\r\n\r\n",
-                     port, session ? "Mcp-Session-Id: " : "", session ? session : "",
-                     session ? "\r\nMcp-Protocol-Version: 2025-11-25\r\n" : "", blen);
+                     port, headers, blen);
     write_all(r->fd, request, (size_t)n);
     write_all(r->fd, body, blen);
 
@@ -210,7 +213,7 @@ static void *http_worker(void *arg) {
     reader *r = calloc(1, sizeof *r);
     r->fd = http_connect(job->port);
     while (now_us() < job->end_us) {
-        http_exchange(r, job->port, job->session, echo_line, NULL);
+        http_exchange(r, job->port, job->headers, job->body, NULL);
         job->calls++;
     }
     close(r->fd);
@@ -218,30 +221,54 @@ static void *http_worker(void *arg) {
     return NULL;
 }
 
-static void floor_http(const char *server, int iterations, double seconds) {
+/* One era's calls over HTTP: the headers and bodies a client of that era sends (read off
+ * mcpc's own requests), so each era is measured against a floor that does the same on the
+ * wire. The modern era has no session and no handshake: each request carries the envelope in
+ * `params._meta`, and the method (and tool) in routing headers; it has no ping (the
+ * 2026-07-28 era dropped it), so `ping` is NULL there. */
+typedef struct {
+    const char *name;
+    int modern;
+    char ping_headers[256], echo_headers[256];
+    const char *ping, *echo;
+} http_era;
+
+static char modern_echo_line[2048];
+
+static void floor_http_era(const char *server, http_era *era, int iterations, double seconds) {
     char url[256];
     int to_server;
-    pid_t pid = spawn_http_server(server, 0, NULL, url, &to_server);
+    pid_t pid = spawn_http_server(server, era->modern, NULL, url, &to_server);
     int port = atoi(strrchr(url, ':') + 1);
     reader *r = calloc(1, sizeof *r);
     r->fd = http_connect(port);
-    char session[128];
-    http_exchange(r, port, NULL, init_line, session);
-    http_exchange(r, port, session, initialized_line, NULL);
+    if (!era->modern) {
+        char session[128], headers[256];
+        http_exchange(r, port, "", init_line, session);
+        snprintf(headers, sizeof headers,
+                 "Mcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-11-25\r\n", session);
+        http_exchange(r, port, headers, initialized_line, NULL);
+        strcpy(era->ping_headers, headers);
+        strcpy(era->echo_headers, headers);
+    }
 
-    const char *lines[] = {ping_line, echo_line};
-    const char *cases[] = {"http.legacy.ping", "http.legacy.echo"};
+    const char *lines[] = {era->ping, era->echo};
+    const char *headers[] = {era->ping_headers, era->echo_headers};
+    const char *kinds[] = {"ping", "echo"};
     for (int c = 0; c < 2; c++) {
+        if (!lines[c]) continue;
         double *samples = malloc(sizeof(double) * (size_t)iterations);
         for (int i = 0; i < warmup(iterations); i++)
-            http_exchange(r, port, session, lines[c], NULL);
+            http_exchange(r, port, headers[c], lines[c], NULL);
         usage_mark since = usage_now();
         for (int i = 0; i < iterations; i++) {
             double t0 = now_us();
-            http_exchange(r, port, session, lines[c], NULL);
+            http_exchange(r, port, headers[c], lines[c], NULL);
             samples[i] = now_us() - t0;
         }
-        report("floor", cases[c], samples, iterations, &since);
+        char name[32];
+        snprintf(name, sizeof name, "http.%s.%s", era->name, kinds[c]);
+        report("floor", name, samples, iterations, &since);
         free(samples);
     }
     close(r->fd);
@@ -253,7 +280,7 @@ static void floor_http(const char *server, int iterations, double seconds) {
         usage_mark since = usage_now();
         double start = now_us();
         for (int i = 0; i < threads; i++) {
-            jobs[i] = (http_job){port, session, start + seconds * 1e6, 0};
+            jobs[i] = (http_job){port, era->echo_headers, era->echo, start + seconds * 1e6, 0};
             pthread_create(&ids[i], NULL, http_worker, &jobs[i]);
         }
         long calls = 0;
@@ -262,11 +289,32 @@ static void floor_http(const char *server, int iterations, double seconds) {
             calls += jobs[i].calls;
         }
         char name[32];
-        snprintf(name, sizeof name, "http.legacy.tput%d", threads);
+        snprintf(name, sizeof name, "http.%s.tput%d", era->name, threads);
         report_rate("floor", name, calls, (now_us() - start) / 1e6, since);
     }
     close(to_server);
     waitpid(pid, NULL, 0);
+}
+
+static void floor_http(const char *server, int iterations, double seconds) {
+    static const char *meta =
+        "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+        "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"floor\",\"version\":\"1\"},"
+        "\"io.modelcontextprotocol/clientCapabilities\":{}}";
+    snprintf(modern_echo_line, sizeof modern_echo_line,
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"echo\",\"arguments\":{\"text\":\"%s\"},%s}}\n",
+             kib_text(), meta);
+    http_era legacy = {.name = "legacy", .modern = 0, .ping = ping_line, .echo = echo_line};
+    http_era modern = {
+        .name = "modern",
+        .modern = 1,
+        .echo_headers =
+            "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\n",
+        .echo = modern_echo_line,
+    };
+    floor_http_era(server, &legacy, iterations, seconds);
+    floor_http_era(server, &modern, iterations, seconds);
 }
 
 int main(int argc, char **argv) {
