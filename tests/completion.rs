@@ -1300,3 +1300,68 @@ fn c_freeing_a_queue_that_holds_answers_leaves_its_client_free_to_work_and_close
         mcp_completion_queue_free(other);
     }
 }
+
+/// The race the pop and close share: one thread pops (finishing the answers it meets) while
+/// another closes (finishing them itself). Each call is finished by exactly one of them and
+/// completes exactly once, whoever wins each; repeated, so the interleavings vary.
+#[test]
+fn c_a_pop_racing_close_completes_each_call_exactly_once() {
+    #[derive(Clone, Copy)]
+    struct Ptr<T>(*mut T);
+    // SAFETY: the queue and the client are used from two threads as their contracts allow
+    // (pop and close are safe from any thread); both outlive the threads.
+    unsafe impl<T> Send for Ptr<T> {}
+    for round in 0..20 {
+        unsafe {
+            let log = log_path(&format!("completion-c-pop-close-{round}"));
+            let client = c_client(&log);
+            let queue = mcp_completion_queue_new();
+            let n = 24u64;
+            for tag in 0..n {
+                let args =
+                    CString::new(json!({ "text": format!("race {tag}") }).to_string()).unwrap();
+                let request = mcp_request_call_tool(c"echo".as_ptr(), args.as_ptr());
+                assert_eq!(
+                    mcp_client_start(client, request, null(), queue, tag),
+                    mcp_status::Ok
+                );
+                mcp_request_free(request);
+            }
+            wait_for_requests(&log, "tools/call", n as usize);
+            let (q, c) = (Ptr(queue), Ptr(client));
+            let popper = std::thread::spawn(move || {
+                let q = q;
+                let mut got = Vec::new();
+                let deadline = Instant::now() + WIDE;
+                while (got.len() as u64) < n && Instant::now() < deadline {
+                    let (mut tag, mut result) = (0u64, std::ptr::null_mut());
+                    while mcp_completion_queue_pop(q.0, &mut tag, &mut result) {
+                        got.push((tag, mcp_result_status(result)));
+                        mcp_result_free(result);
+                    }
+                    readable(mcp_completion_queue_fd(q.0), 10);
+                }
+                got
+            });
+            let closer = std::thread::spawn(move || {
+                let c = c;
+                mcp_client_close(c.0);
+            });
+            closer.join().unwrap();
+            let mut got = popper.join().unwrap();
+            got.sort_by_key(|(tag, _)| *tag);
+            let tags: Vec<u64> = got.iter().map(|(tag, _)| *tag).collect();
+            assert_eq!(tags, (0..n).collect::<Vec<_>>(), "round {round}: {got:?}");
+            for (tag, status) in &got {
+                // Answered before close (echo answers at once), or cut off by it.
+                assert!(
+                    matches!(status, mcp_status::Ok | mcp_status::Closed),
+                    "round {round}, tag {tag}: {status:?}"
+                );
+            }
+            assert_settled(queue);
+            mcp_client_free(client);
+            mcp_completion_queue_free(queue);
+        }
+    }
+}
