@@ -5,6 +5,8 @@
  * server.
  *
  *   floor stdio SERVER ITERATIONS SECONDS   sequential ping and echo, then 1/8/16 in flight
+ *   floor stdio-modern SERVER ITERATIONS SECONDS   sequential echo in the modern era (the
+ *                                           test server only)
  *   floor http  SERVER ITERATIONS SECONDS   the same over kept-alive HTTP/1.1 connections,
  *                                           in each era (legacy: its session; modern: the
  *                                           envelope and routing headers, no ping)
@@ -32,6 +34,8 @@
 #include "common.h"
 
 static char echo_line[2048];
+/* The same echo in the modern era: the envelope in params._meta, as mcpc sends it. */
+static char modern_echo_line[2048];
 static const char *ping_line = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
 static const char *init_line =
     "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
@@ -138,6 +142,36 @@ static void floor_stdio(const char *server, int iterations, double seconds) {
     waitpid(pid, NULL, 0);
 }
 
+/* The modern era over stdio, against the test server started with --modern: no handshake
+ * (a modern client's server/discover is part of connecting, not of a call), each echo line
+ * carrying the envelope in params._meta as mcpc's does. Sequential echo only: the modern era
+ * has no ping, and the throughput rows are legacy. */
+static void floor_stdio_modern(const char *server, int iterations) {
+    char *argv[] = {(char *)server, "--modern", NULL};
+    int to_server, from_server;
+    pid_t pid = spawn(argv, &to_server, &from_server);
+    reader *r = calloc(1, sizeof *r);
+    r->fd = from_server;
+    size_t len = strlen(modern_echo_line);
+    double *samples = malloc(sizeof(double) * (size_t)iterations);
+    for (int i = 0; i < warmup(iterations); i++) {
+        write_all(to_server, modern_echo_line, len);
+        read_line(r);
+    }
+    usage_mark since = usage_now();
+    for (int i = 0; i < iterations; i++) {
+        double t0 = now_us();
+        write_all(to_server, modern_echo_line, len);
+        read_line(r);
+        samples[i] = now_us() - t0;
+    }
+    report("floor", "stdio.modern.echo", samples, iterations, &since);
+    free(samples);
+    free(r);
+    close(to_server);
+    waitpid(pid, NULL, 0);
+}
+
 /* ---- HTTP: one kept-alive connection per thread ---- */
 
 typedef struct {
@@ -233,7 +267,6 @@ typedef struct {
     const char *ping, *echo;
 } http_era;
 
-static char modern_echo_line[2048];
 
 static void floor_http_era(const char *server, http_era *era, int iterations, double seconds) {
     char url[256];
@@ -297,14 +330,6 @@ static void floor_http_era(const char *server, http_era *era, int iterations, do
 }
 
 static void floor_http(const char *server, int iterations, double seconds) {
-    static const char *meta =
-        "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
-        "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"floor\",\"version\":\"1\"},"
-        "\"io.modelcontextprotocol/clientCapabilities\":{}}";
-    snprintf(modern_echo_line, sizeof modern_echo_line,
-             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
-             "\"echo\",\"arguments\":{\"text\":\"%s\"},%s}}\n",
-             kib_text(), meta);
     http_era legacy = {.name = "legacy", .modern = 0, .ping = ping_line, .echo = echo_line};
     http_era modern = {
         .name = "modern",
@@ -318,14 +343,24 @@ static void floor_http(const char *server, int iterations, double seconds) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 5) die("usage: floor stdio|http SERVER ITERATIONS SECONDS");
+    if (argc != 5) die("usage: floor stdio|stdio-modern|http SERVER ITERATIONS SECONDS");
     signal(SIGPIPE, SIG_IGN);
     snprintf(echo_line, sizeof echo_line,
              "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
              "\"echo\",\"arguments\":{\"text\":\"%s\"}}}\n",
              kib_text());
+    const char *meta =
+        "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+        "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"floor\",\"version\":\"1\"},"
+        "\"io.modelcontextprotocol/clientCapabilities\":{}}";
+    snprintf(modern_echo_line, sizeof modern_echo_line,
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"echo\",\"arguments\":{\"text\":\"%s\"},%s}}\n",
+             kib_text(), meta);
     if (strcmp(argv[1], "stdio") == 0)
         floor_stdio(argv[2], atoi(argv[3]), atof(argv[4]));
+    else if (strcmp(argv[1], "stdio-modern") == 0)
+        floor_stdio_modern(argv[2], atoi(argv[3]));
     else
         floor_http(argv[2], atoi(argv[3]), atof(argv[4]));
     return 0;

@@ -115,6 +115,7 @@ for round in $(seq 1 "$rounds"); do
 
     tag="server=test mode=$mode round=$round"
     run "$out/floor" stdio "$server" "$iterations" "$seconds"
+    run "$out/floor" stdio-modern "$server" "$iterations" "$seconds"
     run "$out/floor" http "$server" "$iterations" "$seconds"
     MCPC_BENCH_SECTIONS=$sections run "$out/bench" "$server" "$iterations" "$seconds" "$cancels"
     [ -z "$rmcp" ] || run "$rmcp" "$server" "$iterations" "$seconds"

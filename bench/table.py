@@ -85,7 +85,8 @@ class Tables:
                 ("stdio ping", "stdio.ping", "stdio.ping", "test"),
                 ("stdio echo 1 KiB", "stdio.echo", "stdio.echo", "echo"),
                 ("stdio echo 1 KiB", "stdio.echo", "stdio.echo", "test"),
-                ("stdio echo 1 KiB, modern era", "stdio.modern.echo", "stdio.echo", "test"),
+                ("stdio echo 1 KiB, modern era", "stdio.modern.echo", "stdio.modern.echo",
+                 "test"),
                 ("HTTP ping (legacy)", "http.legacy.ping", "http.legacy.ping", "test"),
                 ("HTTP echo 1 KiB (legacy)", "http.legacy.echo", "http.legacy.echo", "test"),
                 ("HTTP echo 1 KiB (modern)", "http.modern.echo", "http.modern.echo", "test")]
