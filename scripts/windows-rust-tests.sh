@@ -14,7 +14,7 @@ TESTS=("$@")
 if [ ${#TESTS[@]} -eq 0 ]; then
     # The stdio tests that are portable; the others are unix-only or need peers/HTTP servers
     # this run does not start (see the Platforms section of the README).
-    TESTS=(stdio_client cancellation windows_job http network connect_close cancel_latency callbacks custom_transport)
+    TESTS=(stdio_client cancellation windows_job http network connect_close cancel_latency callbacks custom_transport completion)
 fi
 
 # A wine prefix of our own, made once, so the run does not touch the user's ~/.wine.
