@@ -1,23 +1,32 @@
 /*
- * event_loop: the completion API from one thread with poll().
+ * event_loop: the completion API from one thread, woken by the completion queue: poll() on its
+ * descriptor (POSIX), WaitForSingleObject on its event object (Windows).
  *
  *   event_loop SERVER [ARGS...]
  *
  * SERVER must be mcpc-test-server (or have its `echo` and `slow` tools). One thread starts
  * many tool calls without blocking (one batch), tagged 0..N-1, and waits for their completions in a
- * poll() loop on the completion queue's descriptor, as an event loop (libuv, GLib, Qt,
- * epoll, kqueue) would. One more call, a slow one, is cancelled through its token while
+ * loop on the completion queue's descriptor or event, as an event loop (libuv, GLib, Qt, epoll,
+ * kqueue, a Windows message loop with MsgWaitForMultipleObjects) would. One more call, a slow one, is cancelled through its token while
  * pending and must complete once with MCP_STATUS_CANCELLED; another is pending when the
  * client is freed and must complete with MCP_STATUS_CLOSED before mcp_client_free returns.
  */
 #include "mcpc.h"
 
 #include <inttypes.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef _WIN32
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+#else
+#include <poll.h>
+#endif
 
 #define CALLS 32
 #define CANCELLED_TAG 100
@@ -26,6 +35,17 @@
 static void fail(const char *what, const char *detail) {
     fprintf(stderr, "event_loop: FAIL: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
     exit(1);
+}
+
+/* Waits up to timeout_ms for the queue to say "pop now": true when its descriptor is readable
+ * (its event object signaled, on Windows). An event loop would watch the same thing. */
+static bool queue_signaled(mcp_completion_queue *queue, int timeout_ms) {
+#ifdef _WIN32
+    return WaitForSingleObject(mcp_completion_queue_event(queue), (DWORD)timeout_ms) == WAIT_OBJECT_0;
+#else
+    struct pollfd pfd = {.fd = mcp_completion_queue_fd(queue), .events = POLLIN};
+    return poll(&pfd, 1, timeout_ms) == 1;
+#endif
 }
 
 int main(int argc, char **argv) {
@@ -40,7 +60,6 @@ int main(int argc, char **argv) {
 
     mcp_completion_queue *queue = mcp_completion_queue_new();
     if (!queue) fail("mcp_completion_queue_new", NULL);
-    int fd = mcp_completion_queue_fd(queue);
 
     /* Many calls in flight from this one thread, started together: one batch, whose requests
      * leave in one write (mcp_client_start starts one). */
@@ -70,9 +89,7 @@ int main(int argc, char **argv) {
     int seen[CALLS] = {0};
     int done = 0, cancelled = 0;
     while (done < CALLS || !cancelled) {
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        int ready = poll(&pfd, 1, 20000);
-        if (ready != 1) fail("poll: no completion within 20 s", NULL);
+        if (!queue_signaled(queue, 20000)) fail("no completion within 20 s", NULL);
         uint64_t tag;
         mcp_result *result;
         while (mcp_completion_queue_pop(queue, &tag, &result)) {
@@ -91,8 +108,7 @@ int main(int argc, char **argv) {
             mcp_result_free(result);
         }
     }
-    struct pollfd drained = {.fd = fd, .events = POLLIN};
-    if (poll(&drained, 1, 0) != 0) fail("the descriptor stays readable once the queue is empty", NULL);
+    if (queue_signaled(queue, 0)) fail("the queue stays signaled once it is found empty", NULL);
 
     /* Freed with a call pending: it completes with CLOSED before free returns. */
     if (mcp_client_start(client, slow, NULL, queue, CLOSED_TAG) != MCP_STATUS_OK) fail("start slow", NULL);

@@ -152,9 +152,10 @@ typedef struct mcp_client mcp_client;
 typedef struct mcp_client_options mcp_client_options;
 
 // A queue of completions with a file descriptor for the host's event loop (poll, epoll,
-// kqueue, a GLib/libuv/Qt watcher): the descriptor becomes readable when a completion is
-// pushed onto the empty queue, and stays readable until `mcp_completion_queue_pop` finds the
-// queue empty. So, woken, pop until it returns false (then the descriptor is not readable
+// kqueue, a GLib/libuv/Qt watcher; on Windows an event object, `mcp_completion_queue_event`,
+// signaled whenever the descriptor would be readable): the descriptor becomes readable when a
+// completion is pushed onto the empty queue, and stays readable until
+// `mcp_completion_queue_pop` finds the queue empty. So, woken, pop until it returns false (then the descriptor is not readable
 // until the next completion). Rarely, it is readable with nothing to pop (a completion taken
 // before its wake-up was written, or one page of an all-pages request, whose next page then
 // goes out): that pop returns false and settles it. Only read it through
@@ -1067,16 +1068,29 @@ MCPC_API mcp_request *mcp_request_prompts(void);
 // `request` is NULL or a request not freed yet.
 MCPC_API void mcp_request_free(mcp_request *request);
 
-// A new, empty completion queue; NULL only when the system has no descriptor left.
+// A new, empty completion queue; NULL only when the system has no descriptor (or, on
+// Windows, event object) left.
 MCPC_API mcp_completion_queue *mcp_completion_queue_new(void);
 
-// The descriptor that is readable while completions wait (see `mcp_completion_queue`); -1 for
-// NULL (and on Windows, which has no descriptor for it yet: pop after a completion callback).
-// It stays the same for the queue's life.
+// The descriptor that is readable while completions wait (see `mcp_completion_queue`), for
+// poll, epoll, kqueue or an event loop's watcher; -1 for NULL, and on Windows, which waits on
+// `mcp_completion_queue_event` instead. It stays the same for the queue's life.
 //
 // # Safety
 // `queue` is NULL or live.
 MCPC_API int mcp_completion_queue_fd(const mcp_completion_queue *queue);
+
+// Windows: the queue's event object (a manual-reset event HANDLE), signaled while
+// completions wait, just as the descriptor is readable elsewhere (see `mcp_completion_queue`):
+// wait on it with WaitForSingleObject, WaitForMultipleObjects, MsgWaitForMultipleObjects (a
+// window's message loop), RegisterWaitForSingleObject or a QWinEventNotifier, then pop until
+// the pop returns false, which resets it. Only wait on it: never set, reset or close it. It
+// stays the same for the queue's life. NULL for NULL, and on other systems (use
+// `mcp_completion_queue_fd`).
+//
+// # Safety
+// `queue` is NULL or live.
+MCPC_API void *mcp_completion_queue_event(const mcp_completion_queue *queue);
 
 // Takes the oldest completion: true with `*tag` (the tag given to the start) and `*result`
 // (owned by the caller: free it with `mcp_result_free`), or false when the queue is empty
@@ -1090,8 +1104,8 @@ bool mcp_completion_queue_pop(mcp_completion_queue *queue,
                               mcp_result **result);
 
 // Frees the queue; NULL is accepted. Requests still pending on it complete into nothing
-// (their results are freed by the library); the descriptor is closed once the last of them
-// has completed, so take it out of your event loop first.
+// (their results are freed by the library); the descriptor (or event) is closed once the last
+// of them has completed, so take it out of your event loop first.
 //
 // # Safety
 // `queue` is NULL or a queue not freed yet.

@@ -394,21 +394,19 @@ unsafe fn json_of(result: *mut mcp_result) -> Value {
 }
 
 /// Once no more completions can come: a pop finds the queue empty (which disarms it, were it
-/// armed late) and the descriptor is not readable.
+/// armed late) and the queue is not readable.
 unsafe fn assert_settled(queue: *mut mcp_completion_queue) {
     let (mut tag, mut result) = (0u64, std::ptr::null_mut());
     assert!(!mcp_completion_queue_pop(queue, &mut tag, &mut result));
-    #[cfg(unix)]
-    assert!(
-        !readable(mcp_completion_queue_fd(queue), 0),
-        "a queue found empty is not readable"
-    );
+    assert!(!readable(queue, 0), "a queue found empty is not readable");
 }
 
+/// Waits up to `timeout_ms` for the queue to say "pop now", as a host's event loop would: its
+/// descriptor readable (poll), or on Windows its event object signaled (WaitForSingleObject).
 #[cfg(unix)]
-fn readable(fd: i32, timeout_ms: i32) -> bool {
+unsafe fn readable(queue: *mut mcp_completion_queue, timeout_ms: i32) -> bool {
     let mut pfd = libc::pollfd {
-        fd,
+        fd: mcp_completion_queue_fd(queue),
         events: libc::POLLIN,
         revents: 0,
     };
@@ -416,26 +414,34 @@ fn readable(fd: i32, timeout_ms: i32) -> bool {
     unsafe { libc::poll(&mut pfd, 1, timeout_ms) == 1 }
 }
 
-/// Windows has no descriptor for the queue (-1): the host pops after a callback or on a timer,
-/// so waiting for it is a short sleep, and "readable" says only "pop now". The tests that check
-/// the descriptor itself are unix-only.
 #[cfg(windows)]
-fn readable(_fd: i32, timeout_ms: i32) -> bool {
-    std::thread::sleep(Duration::from_millis(timeout_ms.clamp(0, 5) as u64));
-    true
+unsafe fn readable(queue: *mut mcp_completion_queue, timeout_ms: i32) -> bool {
+    use windows_sys::Win32::Foundation::WAIT_OBJECT_0;
+    use windows_sys::Win32::System::Threading::WaitForSingleObject;
+    let event = mcp_completion_queue_event(queue);
+    assert!(!event.is_null(), "a Windows queue has an event");
+    // SAFETY: the queue's event, open while the queue lives.
+    unsafe { WaitForSingleObject(event, timeout_ms.max(0) as u32) == WAIT_OBJECT_0 }
 }
 
-/// Unix only: it checks the descriptor itself (Windows has none).
-#[cfg(unix)]
 #[test]
 fn c_queue_in_a_poll_loop_matches_results_to_tags() {
     unsafe {
         let log = log_path("completion-c-queue");
         let client = c_client(&log);
         let queue = mcp_completion_queue_new();
-        let fd = mcp_completion_queue_fd(queue);
-        assert!(fd >= 0);
-        assert!(!readable(fd, 0), "an empty queue is not readable");
+        // A descriptor on POSIX systems, an event object on Windows, never both.
+        #[cfg(unix)]
+        {
+            assert!(mcp_completion_queue_fd(queue) >= 0);
+            assert!(mcp_completion_queue_event(queue).is_null());
+        }
+        #[cfg(windows)]
+        {
+            assert_eq!(mcp_completion_queue_fd(queue), -1);
+            assert!(!mcp_completion_queue_event(queue).is_null());
+        }
+        assert!(!readable(queue, 0), "an empty queue is not readable");
         let n = 32u64;
         for tag in 0..n {
             let args = CString::new(json!({ "text": format!("c {tag}") }).to_string()).unwrap();
@@ -466,7 +472,7 @@ fn c_queue_in_a_poll_loop_matches_results_to_tags() {
                 "completions missing: {}",
                 seen.len()
             );
-            if !readable(fd, 1000) {
+            if !readable(queue, 1000) {
                 continue;
             }
             // Readable means a completion waits, but for an arming that came late (after the
@@ -495,7 +501,7 @@ fn c_queue_in_a_poll_loop_matches_results_to_tags() {
         // Everything has come: once a pop has found it empty, the queue is not readable.
         assert_settled(queue);
         mcp_client_free(client);
-        assert!(!readable(fd, 0), "nothing more after free");
+        assert!(!readable(queue, 0), "nothing more after free");
         mcp_completion_queue_free(queue);
     }
 }
@@ -758,10 +764,9 @@ fn a_started_call_hears_its_own_progress_before_it_completes() {
 
 /// Waits (20 s at most) until `queue` holds a completion, then pops it.
 unsafe fn pop_within(queue: *mut mcp_completion_queue, limit: Duration) -> Option<(u64, Value)> {
-    let fd = mcp_completion_queue_fd(queue);
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
-        if readable(fd, 100) {
+        if readable(queue, 100) {
             let (mut tag, mut result) = (0u64, std::ptr::null_mut());
             if mcp_completion_queue_pop(queue, &mut tag, &mut result) {
                 let json = json_of(result);
@@ -773,11 +778,9 @@ unsafe fn pop_within(queue: *mut mcp_completion_queue, limit: Duration) -> Optio
     None
 }
 
-#[cfg(unix)]
 static HOLD_COMPLETION_THREAD: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 
-#[cfg(unix)]
 unsafe extern "C" fn hold_until_released(_: *mut c_void, _tag: u64, result: *mut mcp_result) {
     mcp_result_free(result);
     let deadline = Instant::now() + WIDE;
@@ -789,8 +792,6 @@ unsafe extern "C" fn hold_until_released(_: *mut c_void, _tag: u64, result: *mut
 /// A queue's completions are pushed by the thread that reads the responses: they arrive while
 /// the client's completion thread is busy in a host callback (before, every completion waited
 /// for that thread, one hand-off per call).
-/// Unix only: it checks the descriptor itself (Windows has none).
-#[cfg(unix)]
 #[test]
 fn c_queue_completions_do_not_wait_for_the_completion_thread() {
     unsafe {
@@ -846,8 +847,7 @@ fn c_queue_completions_do_not_wait_for_the_completion_thread() {
             mcp_status::Ok
         );
         mcp_request_free(ping);
-        let fd = mcp_completion_queue_fd(queue);
-        let popped = readable(fd, 10_000).then(|| {
+        let popped = readable(queue, 10_000).then(|| {
             let (mut tag, mut result) = (0u64, std::ptr::null_mut());
             assert!(mcp_completion_queue_pop(queue, &mut tag, &mut result));
             let status = mcp_result_status(result);
@@ -962,11 +962,10 @@ unsafe fn pop_statuses(
     n: usize,
     limit: Duration,
 ) -> Vec<(u64, mcp_status, Value)> {
-    let fd = mcp_completion_queue_fd(queue);
     let deadline = Instant::now() + limit;
     let mut popped = Vec::new();
     while popped.len() < n && Instant::now() < deadline {
-        if !readable(fd, 100) {
+        if !readable(queue, 100) {
             continue;
         }
         let (mut tag, mut result) = (0u64, std::ptr::null_mut());
@@ -1235,10 +1234,7 @@ unsafe fn start_and_leave_unpopped(
     );
     mcp_request_free(tools);
     wait_for_requests(log, "tools/call", n as usize);
-    assert!(
-        readable(mcp_completion_queue_fd(queue), 20_000),
-        "answers arrived"
-    );
+    assert!(readable(queue, 20_000), "answers arrived");
     // Time for every answer (and the walk's pages, each sent from the completion thread) to be
     // routed; the checks below hold however many were.
     std::thread::sleep(Duration::from_millis(300));
@@ -1306,7 +1302,7 @@ fn c_freeing_a_queue_that_holds_answers_leaves_its_client_free_to_work_and_close
         let deadline = Instant::now() + WIDE;
         while !mcp_completion_queue_pop(other, &mut tag, &mut result) {
             assert!(Instant::now() < deadline, "the ping never completed");
-            readable(mcp_completion_queue_fd(other), 1000);
+            readable(other, 1000);
         }
         assert_eq!((tag, mcp_result_status(result)), (7, mcp_status::Ok));
         mcp_result_free(result);
@@ -1360,7 +1356,7 @@ fn c_a_pop_racing_close_completes_each_call_exactly_once() {
                         got.push((tag, mcp_result_status(result)));
                         mcp_result_free(result);
                     }
-                    readable(mcp_completion_queue_fd(q.0), 10);
+                    readable(q.0, 10);
                 }
                 got
             });

@@ -1547,6 +1547,7 @@ fn completion_api_pointers_passed_null_alone() {
             null_mut()
         )));
         assert_eq!(call!(mcp_completion_queue_fd(null())), -1);
+        assert!(call!(mcp_completion_queue_event(null())).is_null());
         // A batch with a bad argument starts nothing, says so in `started`, and no
         // completion comes. Each pointer parameter NULL alone.
         let requests = [ping as *const mcp_request, ping];

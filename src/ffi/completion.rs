@@ -259,9 +259,10 @@ pub unsafe extern "C" fn mcp_request_free(request: *mut mcp_request) {
 }
 
 /// A queue of completions with a file descriptor for the host's event loop (poll, epoll,
-/// kqueue, a GLib/libuv/Qt watcher): the descriptor becomes readable when a completion is
-/// pushed onto the empty queue, and stays readable until `mcp_completion_queue_pop` finds the
-/// queue empty. So, woken, pop until it returns false (then the descriptor is not readable
+/// kqueue, a GLib/libuv/Qt watcher; on Windows an event object, `mcp_completion_queue_event`,
+/// signaled whenever the descriptor would be readable): the descriptor becomes readable when a
+/// completion is pushed onto the empty queue, and stays readable until
+/// `mcp_completion_queue_pop` finds the queue empty. So, woken, pop until it returns false (then the descriptor is not readable
 /// until the next completion). Rarely, it is readable with nothing to pop (a completion taken
 /// before its wake-up was written, or one page of an all-pages request, whose next page then
 /// goes out): that pop returns false and settles it. Only read it through
@@ -378,7 +379,8 @@ impl Queue {
     }
 }
 
-/// A new, empty completion queue; NULL only when the system has no descriptor left.
+/// A new, empty completion queue; NULL only when the system has no descriptor (or, on
+/// Windows, event object) left.
 #[no_mangle]
 pub extern "C" fn mcp_completion_queue_new() -> *mut mcp_completion_queue {
     guard(std::ptr::null_mut, || match Signal::new() {
@@ -392,9 +394,9 @@ pub extern "C" fn mcp_completion_queue_new() -> *mut mcp_completion_queue {
     })
 }
 
-/// The descriptor that is readable while completions wait (see `mcp_completion_queue`); -1 for
-/// NULL (and on Windows, which has no descriptor for it yet: pop after a completion callback).
-/// It stays the same for the queue's life.
+/// The descriptor that is readable while completions wait (see `mcp_completion_queue`), for
+/// poll, epoll, kqueue or an event loop's watcher; -1 for NULL, and on Windows, which waits on
+/// `mcp_completion_queue_event` instead. It stays the same for the queue's life.
 ///
 /// # Safety
 /// `queue` is NULL or live.
@@ -402,8 +404,33 @@ pub extern "C" fn mcp_completion_queue_new() -> *mut mcp_completion_queue {
 pub unsafe extern "C" fn mcp_completion_queue_fd(queue: *const mcp_completion_queue) -> c_int {
     guard(
         || -1,
-        || borrow(queue).map_or(-1, |q| q.queue.signal.read_fd()),
+        || match borrow(queue) {
+            #[cfg(unix)]
+            Some(q) => q.queue.signal.read_fd(),
+            _ => -1,
+        },
     )
+}
+
+/// Windows: the queue's event object (a manual-reset event HANDLE), signaled while
+/// completions wait, just as the descriptor is readable elsewhere (see `mcp_completion_queue`):
+/// wait on it with WaitForSingleObject, WaitForMultipleObjects, MsgWaitForMultipleObjects (a
+/// window's message loop), RegisterWaitForSingleObject or a QWinEventNotifier, then pop until
+/// the pop returns false, which resets it. Only wait on it: never set, reset or close it. It
+/// stays the same for the queue's life. NULL for NULL, and on other systems (use
+/// `mcp_completion_queue_fd`).
+///
+/// # Safety
+/// `queue` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_completion_queue_event(
+    queue: *const mcp_completion_queue,
+) -> *mut c_void {
+    guard(std::ptr::null_mut, || match borrow(queue) {
+        #[cfg(windows)]
+        Some(q) => q.queue.signal.0.raw(),
+        _ => std::ptr::null_mut(),
+    })
 }
 
 /// Takes the oldest completion: true with `*tag` (the tag given to the start) and `*result`
@@ -437,8 +464,8 @@ pub unsafe extern "C" fn mcp_completion_queue_pop(
 }
 
 /// Frees the queue; NULL is accepted. Requests still pending on it complete into nothing
-/// (their results are freed by the library); the descriptor is closed once the last of them
-/// has completed, so take it out of your event loop first.
+/// (their results are freed by the library); the descriptor (or event) is closed once the last
+/// of them has completed, so take it out of your event loop first.
 ///
 /// # Safety
 /// `queue` is NULL or a queue not freed yet.
@@ -695,20 +722,20 @@ unsafe fn start(
     )
 }
 
-/// Windows has no descriptor to offer yet: the queue works (pop it after a completion callback
-/// or on a timer) and `mcp_completion_queue_fd` is -1. An event HANDLE would be the Windows
-/// form of the signal.
+/// On Windows the queue's signal is an event object, set while armed: the host waits on it
+/// (`mcp_completion_queue_event`) where a POSIX host polls the descriptor.
 #[cfg(windows)]
-struct Signal;
+struct Signal(crate::transport::WindowsEvent);
 
 #[cfg(windows)]
 impl Signal {
     fn new() -> std::io::Result<Signal> {
-        Ok(Signal)
+        crate::transport::WindowsEvent::new().map(Signal)
     }
-    fn wake(&self) {}
-    fn drain(&self) {}
-    fn read_fd(&self) -> c_int {
-        -1
+    fn wake(&self) {
+        self.0.set();
+    }
+    fn drain(&self) {
+        self.0.reset();
     }
 }

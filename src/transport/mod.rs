@@ -26,6 +26,9 @@ pub(crate) mod wake;
 // ... and on Windows.
 #[cfg(windows)]
 mod windows;
+/// The completion queue's signal on Windows (`ffi::completion`).
+#[cfg(windows)]
+pub(crate) use windows::Event as WindowsEvent;
 
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::Incoming;

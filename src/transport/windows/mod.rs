@@ -7,6 +7,7 @@
 //! pipe, so a cancel, a timeout or a close frees them at once. The writer thread writes the
 //! queued frames to stdin (`writer`). One thread drains stderr when it is kept.
 
+mod event;
 mod job;
 mod pipe;
 mod writer;
@@ -31,6 +32,8 @@ use std::time::Duration;
 use windows_sys::Win32::Foundation::{HANDLE, WAIT_OBJECT_0};
 use windows_sys::Win32::System::Threading::WaitForSingleObject;
 use writer::StdinWriter;
+
+pub use event::Event;
 
 pub struct StdioTransport {
     stdin: Arc<StdinWriter>,

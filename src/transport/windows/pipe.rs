@@ -6,6 +6,7 @@
 //! thread blocked on a server that never reads or never writes, without a timer; the pending
 //! I/O is then cancelled with `CancelIoEx` and reaped before the buffer is given back.
 
+use super::event::Event;
 use std::io;
 use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle, RawHandle};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,9 +24,7 @@ use windows_sys::Win32::System::Pipes::{
     CreateNamedPipeW, PeekNamedPipe, PIPE_READMODE_BYTE, PIPE_REJECT_REMOTE_CLIENTS,
     PIPE_TYPE_BYTE, PIPE_WAIT,
 };
-use windows_sys::Win32::System::Threading::{
-    CreateEventW, SetEvent, WaitForMultipleObjects, INFINITE,
-};
+use windows_sys::Win32::System::Threading::{WaitForMultipleObjects, INFINITE};
 use windows_sys::Win32::System::IO::{CancelIoEx, GetOverlappedResult, OVERLAPPED};
 
 const PIPE_BUFFER: u32 = 64 * 1024;
@@ -54,8 +53,7 @@ impl Stop {
     }
 
     pub fn stop(&self) {
-        // SAFETY: SetEvent on an event handle we own.
-        unsafe { SetEvent(self.0.raw()) };
+        self.0.set();
     }
 }
 
@@ -269,27 +267,6 @@ fn finished_with(error: io::Error) -> io::Result<Transfer> {
             Err(io::Error::new(io::ErrorKind::BrokenPipe, error))
         }
         _ => Err(error),
-    }
-}
-
-/// A manual-reset event, initially not set.
-struct Event(OwnedHandle);
-
-impl Event {
-    fn new() -> io::Result<Event> {
-        // SAFETY: an unnamed event with default security.
-        let handle = unsafe { CreateEventW(std::ptr::null(), 1, 0, std::ptr::null()) };
-        match handle.is_null() {
-            true => Err(io::Error::last_os_error()),
-            // SAFETY: a handle CreateEventW just returned, owned by nobody else.
-            false => Ok(Event(unsafe {
-                OwnedHandle::from_raw_handle(handle as RawHandle)
-            })),
-        }
-    }
-
-    fn raw(&self) -> HANDLE {
-        self.0.as_raw_handle() as HANDLE
     }
 }
 
