@@ -12,6 +12,7 @@
  * client is freed and must complete with MCP_STATUS_CLOSED before mcp_client_free returns.
  */
 #include "mcpc.h"
+#include "portable.h" /* <windows.h> on Windows */
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -19,12 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _WIN32
-#ifndef WIN32_LEAN_AND_MEAN
-#define WIN32_LEAN_AND_MEAN
-#endif
-#include <windows.h>
-#else
+#ifndef _WIN32
 #include <poll.h>
 #endif
 

@@ -1281,7 +1281,9 @@ fn c_close_finishes_answers_the_host_has_not_popped_without_waiting_for_it() {
 }
 
 /// Freeing a queue that holds answered calls hands them to their client's completion thread:
-/// the client goes on working, and its close does not wait for them.
+/// their operations go on at once (a walk whose first page waited unpopped asks for its next
+/// page, with no pop and no close), the client goes on working, and its close does not wait
+/// for them.
 #[test]
 fn c_freeing_a_queue_that_holds_answers_leaves_its_client_free_to_work_and_close() {
     unsafe {
@@ -1289,7 +1291,18 @@ fn c_freeing_a_queue_that_holds_answers_leaves_its_client_free_to_work_and_close
         let client = c_client_with(&["--log", log.to_str().unwrap(), "--page-size", "1"]);
         let queue = mcp_completion_queue_new();
         start_and_leave_unpopped(client, queue, &log, 16);
+        let pages = |lines: &[Value]| lines.iter().filter(|l| is_method(l, "tools/list")).count();
+        assert_eq!(
+            pages(&wait_for_log(&log, |l| pages(l) >= 1)),
+            1,
+            "the walk waits for a pop to finish its first page"
+        );
         mcp_completion_queue_free(queue);
+        let lines = wait_for_log(&log, |l| pages(l) >= 2);
+        assert!(
+            pages(&lines) >= 2,
+            "freed, the queue's answered walk goes on: its next page is asked for"
+        );
         // Another queue and a blocking call still work.
         let other = mcp_completion_queue_new();
         let ping = mcp_request_ping();
