@@ -203,7 +203,7 @@ impl Call {
             notify.tell(answered);
             return true;
         }
-        self.wake_caller(&state);
+        self.wake_caller(state);
         true
     }
 
@@ -227,7 +227,7 @@ impl Call {
             notify.tell(false);
             return true;
         }
-        self.wake_caller(&state);
+        self.wake_caller(state);
         true
     }
 
@@ -326,10 +326,18 @@ impl Call {
     /// Wakes the caller where it waits: on `finished`, or, while it reads the transport for
     /// its own response, in the transport (unless this is its own thread, which routed its own
     /// response). One wake-up either way: a cancel costs the canceller as little as possible.
-    fn wake_caller(&self, state: &State) {
+    ///
+    /// Takes the call's lock, just used to decide the outcome, and lets it go before the
+    /// reader waker runs: the waker takes the transport's locks, and the reading thread may
+    /// hold one of those while it waits for this lock (an HTTP exchange claims its request for
+    /// the wire under its own lock), so waking under it could deadlock both threads.
+    fn wake_caller(&self, state: MutexGuard<'_, State>) {
         match (state.reading, &self.reader_waker) {
             (Some(reader), Some(_)) if reader == std::thread::current().id() => {}
-            (Some(_), Some(wake)) => wake(),
+            (Some(_), Some(wake)) => {
+                drop(state);
+                wake();
+            }
             // Not reading (or a transport that never lets it): it waits on the condvar, or
             // will look at the outcome under the lock before it does.
             _ if state.waiting => self.finished.notify_all(),
@@ -399,6 +407,49 @@ mod tests {
         match rx.try_recv() {
             Ok(Outgoing::Frame(frame)) => frame,
             other => panic!("expected a notice, got {other:?}"),
+        }
+    }
+
+    /// The reader waker takes the transport's locks, and a thread holding one of them may be
+    /// waiting for this call's lock (an HTTP exchange claiming its request for the wire:
+    /// `Exchange::start_sending` calls `try_start_sending` under the exchange's lock). So the
+    /// waker runs after the call's lock is let go, for a cancel and for any other outcome:
+    /// here it claims the call itself, as that thread would.
+    #[test]
+    fn the_reader_waker_runs_outside_the_calls_lock() {
+        for cancel in [true, false] {
+            let claim: Arc<std::sync::OnceLock<Weak<Call>>> = Arc::default();
+            let waker: Waker = {
+                let claim = claim.clone();
+                Arc::new(move || {
+                    if let Some(call) = claim.get().and_then(Weak::upgrade) {
+                        call.try_start_sending();
+                    }
+                })
+            };
+            let (tx, _rx) = unbounded();
+            let call =
+                Arc::new(Call::new(5, WireCancel::Notify, tx).with_reader_waker(Some(waker)));
+            let _ = claim.set(Arc::downgrade(&call));
+            // The caller reads for its response on a thread of its own.
+            let reading = call.clone();
+            std::thread::spawn(move || assert!(reading.start_reading()))
+                .join()
+                .unwrap();
+            let (done, finished) = std::sync::mpsc::channel();
+            let deciding = call.clone();
+            std::thread::spawn(move || {
+                let won = match cancel {
+                    true => deciding.cancel(Some("r"), false),
+                    false => deciding.finish(Outcome::Failed(Error::transport("closed"))),
+                };
+                let _ = done.send(won);
+            });
+            assert_eq!(
+                finished.recv_timeout(Duration::from_secs(10)),
+                Ok(true),
+                "cancel: {cancel}: the outcome's wake-up deadlocked on the call's lock"
+            );
         }
     }
 
