@@ -5,12 +5,12 @@
 mod common;
 
 use common::{log_path, wait_for_log};
-use mcpc::handlers::{Callbacks, RequestHandler, ServerRequest};
+use mcpc::handlers::{Callbacks, LogHandler, RequestHandler, ServerRequest};
 use mcpc::limits::MAX_SERVER_REQUEST_HANDLERS;
-use mcpc::ClientOptions;
+use mcpc::{Client, ClientOptions, HandlerError, LogLevel, RequestOptions};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 const REQUESTS: usize = 200;
@@ -90,5 +90,81 @@ fn a_flood_of_sampling_requests_runs_a_bounded_number_of_handlers() {
     let answered = lines.iter().filter(|l| l.get("result").is_some()).count();
     // The initialize response is not in the server's log: every result line is a handler's.
     assert_eq!(answered, MAX_SERVER_REQUEST_HANDLERS);
+    client.close();
+}
+
+/// The library's warning about refused server requests reaches the host's log callback on the
+/// callback thread, never on the reader thread that noticed (which holds the stdout reader):
+/// a log callback that makes a blocking call on the same client gets its answer. Before, the
+/// warning ran on the reader thread, and such a call waited for a reader that was itself.
+#[test]
+fn a_log_callback_may_call_the_client_while_a_flood_is_refused() {
+    let slot: Arc<OnceLock<Weak<Client>>> = Arc::default();
+    let (said, heard) = mpsc::channel();
+    let on_log: LogHandler = {
+        let slot = slot.clone();
+        let said = Mutex::new(said);
+        Arc::new(move |_: LogLevel, message: &str| {
+            if !message.contains("refused") {
+                return;
+            }
+            if let Some(client) = slot.get().and_then(Weak::upgrade) {
+                let opts = RequestOptions {
+                    timeout: Some(Duration::from_secs(5)),
+                    ..RequestOptions::default()
+                };
+                let _ = said
+                    .lock()
+                    .unwrap()
+                    .send(client.ping(&opts).map_err(|e| e.status));
+            }
+        })
+    };
+    let blocked = Arc::new((Mutex::new(false), Condvar::new()));
+    let handler: RequestHandler = {
+        let blocked = blocked.clone();
+        Arc::new(move |_: &ServerRequest| {
+            let (open, opened) = &*blocked;
+            let guard = open.lock().unwrap();
+            let _ = opened.wait_timeout_while(guard, Duration::from_secs(30), |open| !*open);
+            Err(HandlerError {
+                code: -32603,
+                message: "not now".into(),
+            })
+        })
+    };
+    let options = ClientOptions {
+        callbacks: Callbacks {
+            on_log: Some(on_log),
+            request_handlers: [("sampling/createMessage".to_owned(), handler)].into(),
+            ..Callbacks::default()
+        },
+        ..ClientOptions::default()
+    };
+    let log = log_path("flood_handlers_log_calls");
+    let config = common::config(&[
+        "--log",
+        log.to_str().unwrap(),
+        "--flood",
+        "sampling/createMessage",
+        "--flood-count",
+        &(REQUESTS * 10).to_string(),
+    ]);
+    let client = Arc::new(common::connect_with(config, options));
+    let _ = slot.set(Arc::downgrade(&client));
+    // Refusals are logged at the 1st, 2nd, 4th... 1024th: the flood starts once the client is
+    // initialized, and the later ones come long after the slot is set.
+    let answer = heard.recv_timeout(Duration::from_secs(20));
+    {
+        let (open, opened) = &*blocked;
+        *open.lock().unwrap() = true;
+        opened.notify_all();
+    }
+    if answer.is_err() {
+        // The reader thread is stuck in the callback: closing would wait for it.
+        std::mem::forget(client);
+        panic!("the log callback's ping never returned");
+    }
+    assert!(answer.unwrap().is_ok(), "the log callback's ping failed");
     client.close();
 }

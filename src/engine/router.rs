@@ -522,11 +522,11 @@ impl Router {
     }
 
     /// Logs a flood's `count`-th drop when `count` is a power of two, so a flood of drops
-    /// makes a few log lines, not a flood of them.
+    /// makes a few log lines, not a flood of them. On the callback thread (`log`): the reader
+    /// thread that noticed holds the stdout reader, which a log callback's own call needs.
     fn log_sometimes(&self, count: u64, what: &str) {
         if count.is_power_of_two() {
-            let message = format!("{what} ({count} so far)");
-            self.callbacks.log(LogLevel::Warning, &message);
+            self.log(LogLevel::Warning, &format!("{what} ({count} so far)"));
         }
     }
 
