@@ -555,8 +555,12 @@ impl Transport for HttpTransport {
     }
 
     fn abandon(&self, id: i64) {
-        // No exchange: it is over already, and there is nothing to drop.
-        if let Some(exchange) = self.shared.lock_exchanges().running.get(&id) {
+        // No exchange: it is over already, and there is nothing to drop. Aborted outside the
+        // exchanges' lock, as `reader_waker` does: `abort` takes the exchange's and the
+        // socket's locks and shuts the socket down, and the lock is wanted by every request
+        // that starts meanwhile.
+        let exchange = self.shared.lock_exchanges().running.get(&id).cloned();
+        if let Some(exchange) = exchange {
             exchange.abort();
         }
     }
