@@ -19,6 +19,18 @@ fn error_code(line: &Value) -> Option<i64> {
     line.pointer("/error/code").and_then(Value::as_i64)
 }
 
+/// The test server, logging to `log`, sending `count` sampling requests once initialized.
+fn sampling_flood(log: &std::path::Path, count: usize) -> mcpc::StdioConfig {
+    common::config(&[
+        "--log",
+        log.to_str().unwrap(),
+        "--flood",
+        "sampling/createMessage",
+        "--flood-count",
+        &count.to_string(),
+    ])
+}
+
 #[test]
 fn a_flood_of_sampling_requests_runs_a_bounded_number_of_handlers() {
     let running = Arc::new(AtomicUsize::new(0));
@@ -49,15 +61,7 @@ fn a_flood_of_sampling_requests_runs_a_bounded_number_of_handlers() {
         ..ClientOptions::default()
     };
     let log = log_path("flood_handlers");
-    let count = REQUESTS.to_string();
-    let config = common::config(&[
-        "--log",
-        log.to_str().unwrap(),
-        "--flood",
-        "sampling/createMessage",
-        "--flood-count",
-        &count,
-    ]);
+    let config = sampling_flood(&log, REQUESTS);
     let client = common::connect_with(config, options);
     let refused = REQUESTS - MAX_SERVER_REQUEST_HANDLERS;
     let lines = wait_for_log(&log, |lines| {
@@ -142,14 +146,7 @@ fn a_log_callback_may_call_the_client_while_a_flood_is_refused() {
         ..ClientOptions::default()
     };
     let log = log_path("flood_handlers_log_calls");
-    let config = common::config(&[
-        "--log",
-        log.to_str().unwrap(),
-        "--flood",
-        "sampling/createMessage",
-        "--flood-count",
-        &(REQUESTS * 10).to_string(),
-    ]);
+    let config = sampling_flood(&log, REQUESTS * 10);
     let client = Arc::new(common::connect_with(config, options));
     let _ = slot.set(Arc::downgrade(&client));
     // Refusals are logged at the 1st, 2nd, 4th... 1024th: the flood starts once the client is
