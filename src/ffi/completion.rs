@@ -262,12 +262,12 @@ pub unsafe extern "C" fn mcp_request_free(request: *mut mcp_request) {
 /// kqueue, a GLib/libuv/Qt watcher; on Windows an event object, `mcp_completion_queue_event`,
 /// signaled whenever the descriptor would be readable): the descriptor becomes readable when a
 /// completion is pushed onto the empty queue, and stays readable until
-/// `mcp_completion_queue_pop` finds the queue empty. So, woken, pop until it returns false (then the descriptor is not readable
-/// until the next completion). Rarely, it is readable with nothing to pop (a completion taken
-/// before its wake-up was written, or one page of an all-pages request, whose next page then
-/// goes out): that pop returns false and settles it. Only read it through
-/// `mcp_completion_queue_pop`: never read, write or close the descriptor yourself. One queue
-/// may serve many clients and threads.
+/// `mcp_completion_queue_pop` finds the queue empty. So, woken, pop until it returns false
+/// (then the descriptor is not readable until the next completion). Rarely, it is readable
+/// with nothing to pop (a completion taken before its wake-up was written, or one page of an
+/// all-pages request, whose next page then goes out): that pop returns false and settles it.
+/// Only read it through `mcp_completion_queue_pop`: never read, write or close the descriptor
+/// yourself. One queue may serve many clients and threads.
 ///
 /// A server's answer is finished into its completion by the pop that meets it, on the thread
 /// that pops (the library's reader thread only hands it over): the result is made and freed on

@@ -544,25 +544,14 @@ impl Transport for HttpTransport {
         // only then): aborting the exchange is what returns it, as a cancel does elsewhere.
         let shared = Arc::downgrade(&self.shared);
         Some(Arc::new(move || {
-            let Some(shared) = shared.upgrade() else {
-                return;
-            };
-            let exchange = shared.lock_exchanges().running.get(&id).cloned();
-            if let Some(exchange) = exchange {
-                exchange.abort();
+            if let Some(shared) = shared.upgrade() {
+                shared.abort_running(id);
             }
         }))
     }
 
     fn abandon(&self, id: i64) {
-        // No exchange: it is over already, and there is nothing to drop. Aborted outside the
-        // exchanges' lock, as `reader_waker` does: `abort` takes the exchange's and the
-        // socket's locks and shuts the socket down, and the lock is wanted by every request
-        // that starts meanwhile.
-        let exchange = self.shared.lock_exchanges().running.get(&id).cloned();
-        if let Some(exchange) = exchange {
-            exchange.abort();
-        }
+        self.shared.abort_running(id);
     }
 
     fn negotiated(&self, protocol_version: &str, modern: bool) {
@@ -666,6 +655,17 @@ impl Shared {
 
     fn lock_session(&self) -> MutexGuard<'_, Session> {
         lock(&self.session)
+    }
+
+    /// Aborts request `id`'s exchange if it is still running (none: it is over, and there is
+    /// nothing to drop). Outside the exchanges' lock: `abort` takes the exchange's and the
+    /// socket's locks and shuts the socket down, and every request that starts meanwhile
+    /// wants the table.
+    fn abort_running(&self, id: i64) {
+        let exchange = self.lock_exchanges().running.get(&id).cloned();
+        if let Some(exchange) = exchange {
+            exchange.abort();
+        }
     }
 
     fn lock_exchanges(&self) -> MutexGuard<'_, Exchanges> {
