@@ -21,8 +21,10 @@ mod loopback;
 mod pkce;
 mod registration;
 mod tokens;
+mod turn;
 
 pub use challenge::Challenge;
+pub(crate) use form::{ANSWER_LIMIT, REQUEST_TIMEOUT};
 pub use loopback::LoopbackRedirect;
 
 use crate::cancellation::CancellationToken;
