@@ -356,6 +356,30 @@ fn person(person: &Arc<Person>) -> OAuthConfig {
     }
 }
 
+/// A person whose browser opens the authorization page and waits for it (the server stalls
+/// it), until the flow's cancellation says the call has ended (bounded against hangs).
+fn waiting_person() -> OAuthConfig {
+    OAuthConfig {
+        client_id: Some("pre".into()),
+        redirect_uri: Some(REDIRECT_URI.into()),
+        authorize: Some(Arc::new(|request: &AuthorizationRequest| {
+            let rest = request.authorization_url.strip_prefix("http://").unwrap();
+            let (host, path) = rest.split_at(rest.find('/').unwrap());
+            let mut browser = TcpStream::connect(host).map_err(|e| e.to_string())?;
+            let get = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n");
+            browser
+                .write_all(get.as_bytes())
+                .map_err(|e| e.to_string())?;
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while !request.cancellation.is_cancelled() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err("the page never loaded".into())
+        })),
+        ..OAuthConfig::default()
+    }
+}
+
 fn connected(server: &Hostile, oauth: OAuthConfig) -> Client {
     let mut config = HttpConfig::new(server.url());
     config.auth.oauth = Some(oauth);
@@ -386,14 +410,21 @@ fn refused(client: &Client, names: &[&str]) -> mcpc::Error {
 // Stalls: the call's timeout, cancel and close end every step
 // ---------------------------------------------------------------------------------------------
 
-/// Each path where the authorization server can stall (`path`), in the flow that reaches it.
-fn stall_cases() -> Vec<(&'static str, OAuthConfig)> {
+/// Each path the library itself asks the authorization server for, in a flow that reaches it.
+fn exchange_cases() -> Vec<(&'static str, OAuthConfig)> {
     vec![
         ("/.well-known/oauth-protected-resource", machine()),
         ("/.well-known/oauth-authorization-server", machine()),
         ("/register", person(&Arc::default())),
         ("/token", machine()),
     ]
+}
+
+/// Every place a flow can stall: the library's exchanges, and the person's browser.
+fn stall_cases() -> Vec<(&'static str, OAuthConfig)> {
+    let mut cases = exchange_cases();
+    cases.push(("/authorize", waiting_person()));
+    cases
 }
 
 fn stalling_at(path: &'static str) -> Hostile {
@@ -532,7 +563,7 @@ fn a_cancel_during_the_refresh_never_reaches_the_person() {
 #[test]
 fn an_endless_answer_is_refused_at_the_size_limit() {
     let limit = format!("{} KiB", mcpc::limits::MAX_OAUTH_ANSWER_BYTES / 1024);
-    for (path, oauth) in stall_cases() {
+    for (path, oauth) in exchange_cases() {
         let server = Hostile::start(move |request, _| match request.path.starts_with(path) {
             true => Reply::Endless,
             false => Reply::Default,
@@ -740,5 +771,34 @@ fn an_endpoint_on_plain_http_off_loopback_is_refused_before_any_connection() {
             .paths()
             .iter()
             .any(|p| p == "/token" || p == "/register"));
+    }
+}
+
+/// A token that cannot go in a header (a control character, or larger than the limit) is the
+/// authorization server's fault: refused when issued, UNAUTHORIZED, never sent.
+#[test]
+fn a_token_that_cannot_be_sent_is_refused_when_issued() {
+    let too_long = "t".repeat(mcpc::limits::MAX_OAUTH_TOKEN_BYTES + 1);
+    for token in [
+        "abc\r\nX-Injected: 1".to_owned(),
+        "two words".to_owned(),
+        too_long,
+    ] {
+        let issued = token.clone();
+        let server = Hostile::start(move |request, _| match request.path.as_str() {
+            "/token" => Reply::Json(200, json!({"access_token": issued, "token_type": "Bearer"})),
+            _ => Reply::Default,
+        });
+        let client = connected(&server, machine());
+        let error = refused(&client, &["/token", "cannot be sent"]);
+        assert!(!error.message.contains(&token), "{error}");
+        let requests = server.requests();
+        let bearer = |r: &Request| {
+            r.authorization
+                .as_deref()
+                .unwrap_or_default()
+                .starts_with("Bearer")
+        };
+        assert!(!requests.iter().any(bearer), "{requests:?}");
     }
 }
