@@ -802,3 +802,34 @@ fn a_token_that_cannot_be_sent_is_refused_when_issued() {
         assert!(!requests.iter().any(bearer), "{requests:?}");
     }
 }
+
+/// A notification that meets a 401 runs the flow too, with no call to cancel it: close must
+/// still end it at once, the person's step included.
+#[test]
+fn close_ends_a_flow_started_by_a_notification() {
+    let server = Hostile::start(|request, _| {
+        let notification = request.body.contains("notifications/initialized");
+        match (request.path.as_str(), notification) {
+            ("/mcp", true) if request.authorization.is_none() => Reply::Json(401, json!({})),
+            ("/authorize", _) => Reply::Stall,
+            _ => Reply::Default,
+        }
+    });
+    let mut config = HttpConfig::new(server.url());
+    config.auth.oauth = Some(waiting_person());
+    let options = ClientOptions {
+        mode: ConnectMode::Legacy,
+        ..ClientOptions::default()
+    };
+    let client = Arc::new(Client::http(config, options));
+    let connect = std::thread::spawn({
+        let client = client.clone();
+        move || client.connect()
+    });
+    server.wait_for("/authorize");
+    let closing = Instant::now();
+    client.close();
+    let outcome = connect.join().unwrap();
+    assert!(closing.elapsed() < BOUND, "took {:?}", closing.elapsed());
+    assert!(outcome.is_err(), "{outcome:?}");
+}
