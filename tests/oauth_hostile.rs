@@ -49,6 +49,10 @@ enum Reply {
     Stall,
     /// A 200 JSON body that never ends.
     Endless,
+    /// A head whose headers never end.
+    EndlessHead,
+    /// A 200 whose body stops long before its Content-Length, then the connection closes.
+    CutShort,
     /// What `/mcp` would answer anyway (for a route that only watches).
     Default,
 }
@@ -190,6 +194,16 @@ fn serve(
             );
             let chunk = format!("{:x}\r\n{}\r\n", 16 * 1024, "x".repeat(16 * 1024));
             while !stop.load(Ordering::SeqCst) && stream.write_all(chunk.as_bytes()).is_ok() {}
+        }
+        Reply::CutShort => {
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"a\":",
+            );
+        }
+        Reply::EndlessHead => {
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\n");
+            let header = format!("X-Padding: {}\r\n", "x".repeat(1024));
+            while !stop.load(Ordering::SeqCst) && stream.write_all(header.as_bytes()).is_ok() {}
         }
         Reply::Default => unreachable!(),
     }
@@ -571,6 +585,42 @@ fn an_endless_answer_is_refused_at_the_size_limit() {
         let client = connected(&server, oauth);
         refused(&client, &[path, &limit]);
         // Nothing after the endless answer was asked for.
+        let paths = server.paths();
+        let after = paths.iter().position(|p| p.starts_with(path)).unwrap();
+        assert!(
+            paths[after + 1..].iter().all(|p| p == "/mcp"),
+            "{path}: {paths:?}"
+        );
+    }
+}
+
+/// A body cut short is not "no document here": the flow stops, naming what it could not read.
+#[test]
+fn an_answer_cut_short_is_refused() {
+    for (path, oauth) in exchange_cases() {
+        let server = Hostile::start(move |request, _| match request.path.starts_with(path) {
+            true => Reply::CutShort,
+            false => Reply::Default,
+        });
+        let client = connected(&server, oauth);
+        refused(&client, &[path, "cannot read the answer"]);
+        assert!(!server
+            .paths()
+            .iter()
+            .any(|p| p == "/token" && path != "/token"));
+    }
+}
+
+/// Headers without end meet the HTTP client's own bound on a response head (64 KiB).
+#[test]
+fn an_endless_head_is_refused() {
+    for (path, oauth) in exchange_cases() {
+        let server = Hostile::start(move |request, _| match request.path.starts_with(path) {
+            true => Reply::EndlessHead,
+            false => Reply::Default,
+        });
+        let client = connected(&server, oauth);
+        refused(&client, &[path, "too big"]);
         let paths = server.paths();
         let after = paths.iter().position(|p| p.starts_with(path)).unwrap();
         assert!(
