@@ -464,7 +464,10 @@ fn a_stalled_step_ends_at_the_calls_timeout() {
 
 #[test]
 fn a_stalled_step_ends_at_once_on_cancel() {
-    for (path, oauth) in stall_cases() {
+    let mut worst = Duration::ZERO;
+    let cases = stall_cases();
+    let places = cases.len();
+    for (path, oauth) in cases {
         let server = stalling_at(path);
         let client = connected(&server, oauth);
         let token = CancellationToken::new();
@@ -478,12 +481,20 @@ fn a_stalled_step_ends_at_once_on_cancel() {
         let error = call.join().unwrap().unwrap_err();
         assert_eq!(error.status, Status::Cancelled, "{path}: {error}");
         assert!(cancelled_at.elapsed() < BOUND, "{path}");
+        worst = worst.max(cancelled_at.elapsed());
     }
+    common::report_figure(&format!(
+        "OAuth, a step that stalls ({places} places): cancel ended the call in at most {} ms",
+        worst.as_millis()
+    ));
 }
 
 #[test]
 fn a_stalled_step_ends_at_once_on_close() {
-    for (path, oauth) in stall_cases() {
+    let mut worst = Duration::ZERO;
+    let cases = stall_cases();
+    let places = cases.len();
+    for (path, oauth) in cases {
         let server = stalling_at(path);
         let client = Arc::new(connected(&server, oauth));
         let call = std::thread::spawn({
@@ -501,7 +512,13 @@ fn a_stalled_step_ends_at_once_on_close() {
         let error = call.join().unwrap().unwrap_err();
         assert_eq!(error.status, Status::Closed, "{path}: {error}");
         assert!(closing.elapsed() < BOUND, "{path}");
+        worst = worst.max(closing.elapsed());
     }
+    common::report_figure(&format!(
+        "OAuth, a step that stalls ({places} places): close returned and ended the call in at \
+         most {} ms",
+        worst.as_millis()
+    ));
 }
 
 /// A second call that needs a token waits for the flow already running: its own timeout and
@@ -521,6 +538,11 @@ fn a_call_waiting_for_a_stalled_flow_still_ends_at_its_timeout() {
         .unwrap_err();
     assert_eq!(error.status, Status::Timeout, "{error}");
     assert!(started.elapsed() < BOUND, "took {:?}", started.elapsed());
+    common::report_figure(&format!(
+        "OAuth, a call waiting for another call's stalled flow: its 500 ms timeout ended it \
+         after {} ms",
+        started.elapsed().as_millis()
+    ));
     client.close();
     assert_eq!(first.join().unwrap().unwrap_err().status, Status::Closed);
 }
@@ -577,13 +599,18 @@ fn a_cancel_during_the_refresh_never_reaches_the_person() {
 #[test]
 fn an_endless_answer_is_refused_at_the_size_limit() {
     let limit = format!("{} KiB", mcpc::limits::MAX_OAUTH_ANSWER_BYTES / 1024);
-    for (path, oauth) in exchange_cases() {
+    let mut worst = Duration::ZERO;
+    let cases = exchange_cases();
+    let places = cases.len();
+    for (path, oauth) in cases {
         let server = Hostile::start(move |request, _| match request.path.starts_with(path) {
             true => Reply::Endless,
             false => Reply::Default,
         });
         let client = connected(&server, oauth);
+        let started = Instant::now();
         refused(&client, &[path, &limit]);
+        worst = worst.max(started.elapsed());
         // Nothing after the endless answer was asked for.
         let paths = server.paths();
         let after = paths.iter().position(|p| p.starts_with(path)).unwrap();
@@ -592,6 +619,10 @@ fn an_endless_answer_is_refused_at_the_size_limit() {
             "{path}: {paths:?}"
         );
     }
+    common::report_figure(&format!(
+        "OAuth, an answer without end ({places} places): refused at {limit} in at most {} ms",
+        worst.as_millis()
+    ));
 }
 
 /// A body cut short is not "no document here": the flow stops, naming what it could not read.
