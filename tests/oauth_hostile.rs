@@ -914,3 +914,45 @@ fn close_ends_a_flow_started_by_a_notification() {
     assert!(closing.elapsed() < BOUND, "took {:?}", closing.elapsed());
     assert!(outcome.is_err(), "{outcome:?}");
 }
+
+/// The person's step may use the client: a request made from it that needs a token too waits
+/// for the flow under way only until its own timeout (one flow at a time, but no lock held
+/// across the host's step: it used to deadlock on the flow's mutex).
+#[test]
+fn a_request_from_the_persons_step_ends_at_its_timeout() {
+    let server = Hostile::start(|_, _| Reply::Default);
+    let slot: Arc<std::sync::OnceLock<Arc<Client>>> = Arc::default();
+    let nested = Arc::new(Mutex::new(None));
+    let oauth = OAuthConfig {
+        client_id: Some("pre".into()),
+        redirect_uri: Some(REDIRECT_URI.into()),
+        authorize: Some(Arc::new({
+            let (slot, nested) = (slot.clone(), nested.clone());
+            move |_: &AuthorizationRequest| {
+                let client = slot.get().unwrap();
+                let outcome =
+                    client.ping(&RequestOptions::with_timeout(Duration::from_millis(300)));
+                *nested.lock().unwrap() = Some(outcome.map_err(|e| e.status));
+                Err("done".into())
+            }
+        })),
+        ..OAuthConfig::default()
+    };
+    let client = Arc::new(connected(&server, oauth));
+    slot.set(client.clone()).ok().unwrap();
+    let (done_tx, done) = std::sync::mpsc::channel();
+    std::thread::spawn({
+        let client = client.clone();
+        move || {
+            let _ = done_tx.send(
+                client
+                    .ping(&RequestOptions::default())
+                    .map_err(|e| e.status),
+            );
+        }
+    });
+    let outer = done.recv_timeout(BOUND).expect("the outer call ended");
+    assert_eq!(outer, Err(Status::Unauthorized));
+    assert_eq!(*nested.lock().unwrap(), Some(Err(Status::Timeout)));
+    client.close();
+}
