@@ -670,20 +670,24 @@ fn elsewhere() -> Hostile {
     Hostile::start(|_, _| Reply::Json(200, json!({})))
 }
 
+/// The token request carries the client's secret and the code; a registration the client's
+/// metadata: a redirect of either is never followed.
 #[test]
 fn a_token_endpoint_that_redirects_is_not_followed() {
     let other = elsewhere();
     for status in [301, 302, 303, 307, 308] {
-        let target = format!("{}/token", other.base);
-        let server = Hostile::start(move |request, _| match request.path.as_str() {
-            "/token" => Reply::Redirect(status, target.clone()),
-            _ => Reply::Default,
-        });
-        let client = connected(&server, machine());
-        refused(
-            &client,
-            &["/token", &format!("HTTP {status}"), "not followed"],
-        );
+        for (path, oauth) in [
+            ("/token", machine()),
+            ("/register", person(&Arc::default())),
+        ] {
+            let target = format!("{}{path}", other.base);
+            let server = Hostile::start(move |request, _| match request.path == path {
+                true => Reply::Redirect(status, target.clone()),
+                false => Reply::Default,
+            });
+            let client = connected(&server, oauth);
+            refused(&client, &[path, &format!("HTTP {status}"), "not followed"]);
+        }
     }
     assert_eq!(other.connections.load(Ordering::SeqCst), 0);
 }
