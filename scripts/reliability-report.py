@@ -148,6 +148,11 @@ HOSTILE = [
     ("14", "started calls (the completion API) complete exactly once, with the cancel, timeout "
      "and close promises of blocking calls, many in flight from one thread",
      ["tests/completion.rs"], ["stress_completion"], []),
+    ("15", "OAuth under attack: every exchange of the flow bounded in time and size, ended by "
+     "the call's timeout, cancel and close; redirects of token requests and metadata, another "
+     "issuer or resource, plain http off loopback and unsendable tokens refused; the token "
+     "reaches only the resource",
+     ["tests/oauth_hostile.rs"], [], ["OAuth,"]),
 ]
 
 

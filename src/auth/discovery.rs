@@ -4,7 +4,7 @@
 //! (the resource must be this server, the issuer the one asked for, endpoints HTTPS).
 
 use super::challenge::Challenge;
-use super::form::{failed, get_json, origin, parts, require_secure};
+use super::form::{failed, get_json, origin, parts, require_secure, Fetched};
 use crate::error::Result;
 use crate::transport::http::redact::display_url;
 use serde_json::Value;
@@ -54,20 +54,31 @@ pub fn resource_metadata(
         }
         candidates.push(format!("{base}/.well-known/oauth-protected-resource"));
     }
+    let mut redirect = None;
     for url in candidates {
-        if let Some(document) = get_json(agent, &url)? {
-            let metadata = parse_resource(&document).ok_or_else(|| {
-                failed(format!(
-                    "the protected resource metadata at {} has no resource or no \
-                     authorization_servers",
-                    display_url(&url)
-                ))
-            })?;
-            check_resource(server_url, &metadata.resource)?;
-            return Ok(Some(metadata));
-        }
+        let document = match get_json(agent, &url)? {
+            Fetched::Document(document) => document,
+            Fetched::Absent => continue,
+            Fetched::Redirected(error) => {
+                redirect.get_or_insert(error);
+                continue;
+            }
+        };
+        let metadata = parse_resource(&document).ok_or_else(|| {
+            failed(format!(
+                "the protected resource metadata at {} has no resource or no \
+                 authorization_servers",
+                display_url(&url)
+            ))
+        })?;
+        check_resource(server_url, &metadata.resource)?;
+        return Ok(Some(metadata));
     }
-    Ok(None)
+    // A redirect is no proof that there is no metadata: say so rather than guess.
+    match redirect {
+        Some(error) => Err(error),
+        None => Ok(None),
+    }
 }
 
 /// A `resource_metadata` URL must be one we may fetch: https, or http on loopback.
@@ -134,9 +145,15 @@ pub fn server_metadata(agent: &ureq::Agent, issuer: &str, legacy: bool) -> Resul
             format!("{base}{path}/.well-known/openid-configuration"),
         ]
     };
+    let mut redirect = None;
     for url in candidates {
-        let Some(document) = get_json(agent, &url)? else {
-            continue;
+        let document = match get_json(agent, &url)? {
+            Fetched::Document(document) => document,
+            Fetched::Absent => continue,
+            Fetched::Redirected(error) => {
+                redirect.get_or_insert(error);
+                continue;
+            }
         };
         let found = document.get("issuer").and_then(Value::as_str);
         if found != Some(issuer) {
@@ -148,6 +165,9 @@ pub fn server_metadata(agent: &ureq::Agent, issuer: &str, legacy: bool) -> Resul
             )));
         }
         return parse_server(&document, issuer);
+    }
+    if let Some(error) = redirect {
+        return Err(error);
     }
     if legacy {
         // 2025-03-26: no metadata at all, the default endpoints at the server's root.

@@ -13,6 +13,7 @@ use super::form::{self, failed, param, query_params};
 use super::pkce::{random_text, Pkce};
 use super::registration::{self, ClientCredentials};
 use super::tokens::{self, Stored, Tokens};
+use super::turn::Turns;
 use super::{AuthHooks, AuthorizationRequest, GrantType, OAuthConfig, TokenKey};
 use crate::cancellation::CancellationToken;
 use crate::error::{Error, Result, Status};
@@ -28,8 +29,8 @@ pub(crate) struct Authorizer {
     server_url: String,
     learn: LearnSecret,
     state: Mutex<State>,
-    /// Held while a flow runs: one authorization at a time, which the others then use.
-    flow: Mutex<()>,
+    /// One authorization at a time, which the others then use.
+    turns: Arc<Turns>,
 }
 
 #[derive(Default)]
@@ -52,7 +53,7 @@ impl Authorizer {
             server_url: server_url.to_owned(),
             learn,
             state: Mutex::default(),
-            flow: Mutex::new(()),
+            turns: Arc::default(),
         })
     }
 
@@ -117,10 +118,9 @@ impl Authorizer {
                 ),
             ));
         }
-        let _one_flow = lock(&self.flow);
-        if cancel.is_cancelled() {
+        let Some(_turn) = self.turns.take(cancel) else {
             return Err(cancelled());
-        }
+        };
         if self.generation() != generation {
             return Ok(()); // another request got a new token meanwhile
         }
@@ -149,6 +149,7 @@ impl Authorizer {
             ),
         };
         let server = discovery::server_metadata(agent, &issuer, resource_metadata.is_none())?;
+        still_wanted(cancel)?;
         let key = TokenKey {
             server_url: self.server_url.clone(),
             issuer: server.issuer.clone(),
@@ -179,8 +180,11 @@ impl Authorizer {
                 }
             }
         }
+        // A refresh cut short by the call's end must not lead to a new authorization.
+        still_wanted(cancel)?;
         let scopes = self.scopes(oauth, challenge, scopes_supported, &server);
         let client = registration::identify(agent, oauth, &server, stored.client, &self.learn)?;
+        still_wanted(cancel)?;
         let joined = (!scopes.is_empty()).then(|| scopes.join(" "));
         let tokens = match oauth.grant_type {
             GrantType::AuthorizationCode => self.authorization_code(
@@ -432,6 +436,14 @@ fn check_redirect_uri(uri: &str) -> Result<()> {
 /// The server URL as a resource indicator (RFC 8707): without its fragment.
 fn canonical(url: &str) -> String {
     url.split('#').next().unwrap_or_default().to_owned()
+}
+
+/// CANCELLED once the call that needed the token has ended: no further step is taken for it.
+fn still_wanted(cancel: &CancellationToken) -> Result<()> {
+    match cancel.is_cancelled() {
+        true => Err(cancelled()),
+        false => Ok(()),
+    }
 }
 
 fn cancelled() -> Error {

@@ -10,10 +10,10 @@ use std::net::IpAddr;
 use std::time::Duration;
 use ureq::http::Uri;
 
-/// The most bytes read from an authorization server's answer.
-const BODY_LIMIT: u64 = 256 * 1024;
-/// How long one request to the authorization server may take.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most bytes read from an authorization server's answer (see `mcpc::limits`).
+pub const ANSWER_LIMIT: usize = 256 * 1024;
+/// How long one request to the authorization server may take (see `mcpc::limits`).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// An error of the flow: UNAUTHORIZED, as every way the flow can fail leaves the call without
 /// credentials (the caller adds the challenge).
@@ -145,9 +145,17 @@ pub fn require_secure(url: &str, what: &str) -> Result<()> {
     }
 }
 
-/// A JSON document fetched by GET: `None` when the server has none there (any 4xx/5xx, or a
-/// body that is not a JSON object).
-pub fn get_json(agent: &ureq::Agent, url: &str) -> Result<Option<Value>> {
+/// What a GET for a JSON document found.
+pub enum Fetched {
+    Document(Value),
+    /// Nothing there: a 4xx or 5xx, or a body that is not a JSON object.
+    Absent,
+    /// A redirect, which is not followed: the error to report if no other place has it.
+    Redirected(Error),
+}
+
+/// A JSON document fetched by GET.
+pub fn get_json(agent: &ureq::Agent, url: &str) -> Result<Fetched> {
     let response = agent
         .get(url)
         .config()
@@ -156,10 +164,17 @@ pub fn get_json(agent: &ureq::Agent, url: &str) -> Result<Option<Value>> {
         .header("Accept", "application/json")
         .call()
         .map_err(|e| unreachable_error(url, e))?;
-    if !response.status().is_success() {
-        return Ok(None);
+    let status = response.status();
+    if status.is_redirection() {
+        return Ok(Fetched::Redirected(redirected(url, status.as_u16())));
     }
-    Ok(read_json(response.into_body()).filter(Value::is_object))
+    if !status.is_success() {
+        return Ok(Fetched::Absent);
+    }
+    Ok(match read_json(url, response.into_body())? {
+        Some(document) if document.is_object() => Fetched::Document(document),
+        _ => Fetched::Absent,
+    })
 }
 
 /// What an authorization server answered to a POST.
@@ -187,7 +202,7 @@ pub fn post_form(
         request = request.header("Authorization", format!("Basic {credentials}"));
     }
     let response = request.send(body).map_err(|e| unreachable_error(url, e))?;
-    Ok(answer(response))
+    answer(url, response)
 }
 
 /// POSTs a JSON document (dynamic client registration).
@@ -201,24 +216,49 @@ pub fn post_json(agent: &ureq::Agent, url: &str, body: &Value) -> Result<Answer>
         .header("Content-Type", "application/json")
         .send(body.to_string())
         .map_err(|e| unreachable_error(url, e))?;
-    Ok(answer(response))
+    answer(url, response)
 }
 
-fn answer(response: ureq::http::Response<ureq::Body>) -> Answer {
-    let status = response.status().as_u16();
-    Answer {
-        status,
-        json: read_json(response.into_body()).unwrap_or(Value::Null),
+/// A POST's answer; a redirect is refused (a token request must never go anywhere else).
+fn answer(url: &str, response: ureq::http::Response<ureq::Body>) -> Result<Answer> {
+    let status = response.status();
+    if status.is_redirection() {
+        return Err(redirected(url, status.as_u16()));
     }
+    Ok(Answer {
+        status: status.as_u16(),
+        json: read_json(url, response.into_body())?.unwrap_or(Value::Null),
+    })
 }
 
-fn read_json(body: ureq::Body) -> Option<Value> {
+/// The body as JSON (`None` if it is not JSON); an error if it is larger than the limit or
+/// cannot be read to its end.
+fn read_json(url: &str, body: ureq::Body) -> Result<Option<Value>> {
     let mut bytes = Vec::new();
     body.into_reader()
-        .take(BODY_LIMIT)
+        .take(ANSWER_LIMIT as u64 + 1)
         .read_to_end(&mut bytes)
-        .ok()?;
-    serde_json::from_slice(&bytes).ok()
+        .map_err(|e| {
+            failed(format!(
+                "cannot read the answer of {}: {e}",
+                display_url(url)
+            ))
+        })?;
+    if bytes.len() > ANSWER_LIMIT {
+        return Err(failed(format!(
+            "the answer of {} is larger than {} KiB; not reading it",
+            display_url(url),
+            ANSWER_LIMIT / 1024
+        )));
+    }
+    Ok(serde_json::from_slice(&bytes).ok())
+}
+
+fn redirected(url: &str, status: u16) -> Error {
+    failed(format!(
+        "{} answered with a redirect (HTTP {status}), which is not followed",
+        display_url(url)
+    ))
 }
 
 fn unreachable_error(url: &str, error: ureq::Error) -> Error {

@@ -21,9 +21,12 @@ mod loopback;
 mod pkce;
 mod registration;
 mod tokens;
+mod turn;
 
 pub use challenge::Challenge;
+pub(crate) use form::{ANSWER_LIMIT, REQUEST_TIMEOUT};
 pub use loopback::LoopbackRedirect;
+pub(crate) use tokens::TOKEN_LIMIT;
 
 use crate::cancellation::CancellationToken;
 use crate::sync::lock;

@@ -10,6 +10,9 @@ use crate::transport::http::redact::display_url;
 use serde_json::{json, Value};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// The longest access token accepted (see `mcpc::limits`).
+pub const TOKEN_LIMIT: usize = 16 * 1024;
+
 /// Tokens from one token response.
 #[derive(Debug, Clone, Default)]
 pub struct Tokens {
@@ -109,6 +112,17 @@ pub fn request(
         return Err(failed(format!(
             "the token endpoint {} issued a token of an unsupported type",
             display_url(&server.token_endpoint)
+        )));
+    }
+    // It goes in a header of every request: refused here, as the server's fault, rather
+    // than at the first request as if the host had set a bad header.
+    if access_token.len() > TOKEN_LIMIT || !access_token.bytes().all(|b| b.is_ascii_graphic()) {
+        learn(access_token);
+        return Err(failed(format!(
+            "the token endpoint {} issued an access token that cannot be sent in a header \
+             (over {} KiB, or not visible ASCII)",
+            display_url(&server.token_endpoint),
+            TOKEN_LIMIT / 1024
         )));
     }
     let text = |name: &str| {

@@ -22,3 +22,16 @@ pub use super::callback_thread::QUEUE_LIMIT as MAX_QUEUED_CALLBACKS;
 
 /// How long close waits for callbacks already queued and those running to return.
 pub use super::CALLBACK_WAIT_ON_CLOSE;
+
+/// The most bytes read from one answer of an OAuth authorization server (metadata, a
+/// registration, tokens). Past it the flow stops with UNAUTHORIZED naming the limit.
+pub const MAX_OAUTH_ANSWER_BYTES: usize = crate::auth::ANSWER_LIMIT;
+
+/// How long one request of the OAuth flow to the authorization server (or for the resource's
+/// metadata) may take, when the call that needed the token has no earlier deadline.
+pub const OAUTH_REQUEST_TIMEOUT: std::time::Duration = crate::auth::REQUEST_TIMEOUT;
+
+/// The longest access token the flow accepts from a token endpoint (it goes in a header of
+/// every request). A longer one, or one with a character a header cannot carry as it is,
+/// fails the flow with UNAUTHORIZED.
+pub const MAX_OAUTH_TOKEN_BYTES: usize = crate::auth::TOKEN_LIMIT;

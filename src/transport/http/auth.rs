@@ -60,9 +60,19 @@ pub(super) fn refused(
     *refusals += 1;
     let cancel = CancellationToken::new();
     let hook = exchange.map(|exchange| exchange.cancel_on_abort(&cancel));
+    // Close reaches the flow also where no exchange does (a notification's).
+    let on_close = shared.closing.on_cancel({
+        let cancel = cancel.clone();
+        move |reason| {
+            cancel.cancel(reason);
+        }
+    });
     let outcome = auth.on_challenge(&shared.agent, &challenge, *refusals, generation, &cancel);
     if let (Some(exchange), Some(hook)) = (exchange, hook) {
         exchange.forget_on_abort(hook);
+    }
+    if let Some(on_close) = on_close {
+        shared.closing.off_cancel(on_close);
     }
     outcome
 }

@@ -47,6 +47,7 @@ use super::workers::Workers;
 use super::{Inbound, OutgoingRequest, Transport, Waker, WireCancel};
 use crate::auth::flow::Authorizer;
 use crate::auth::AuthHooks;
+use crate::cancellation::CancellationToken;
 use crate::error::{Error, Result, Status};
 use crate::sync::lock;
 use connector::{Exchange, TrackingConnector};
@@ -257,6 +258,9 @@ struct Shared {
     workers: Arc<Workers>,
     watchdog: Watchdog,
     closed: AtomicBool,
+    /// Cancelled by close: ends what no exchange's abort reaches (the auth flow of a
+    /// notification, the person's step included).
+    closing: CancellationToken,
 }
 
 /// What the connection learned: the legacy session, the version, the era.
@@ -346,6 +350,7 @@ impl HttpTransport {
                 workers: Arc::new(Workers::new("mcpc-http")),
                 watchdog: Watchdog::default(),
                 closed: AtomicBool::new(false),
+                closing: CancellationToken::new(),
             }),
         })
     }
@@ -568,6 +573,7 @@ impl Transport for HttpTransport {
         if shared.closed.swap(true, Ordering::AcqRel) {
             return;
         }
+        shared.closing.cancel(Some("the client closed"));
         // Every exchange still running ends now; its worker sees the abort and ends quietly.
         let running: Vec<Arc<Exchange>> = shared
             .lock_exchanges()

@@ -1,0 +1,962 @@
+//! OAuth under attack: an MCP server whose authorization server stalls, answers without end,
+//! redirects (in loops, and to another origin) and lies. Every exchange of the flow must end
+//! within the call's bound, at once on cancel or close, with a clear UNAUTHORIZED (the
+//! server's fault, never INVALID_ARGUMENT), and the token must only ever reach the resource.
+//!
+//! The server here is one socket: `/mcp` answers `initialize` and notifications without a
+//! token and everything else only with the token it issues, and each test says how the
+//! authorization server's paths answer.
+
+mod common;
+
+use mcpc::auth::TokenStore;
+use mcpc::auth::{AuthorizationRequest, GrantType, MemoryTokenStore, OAuthConfig, TokenKey};
+use mcpc::{
+    CancellationToken, Client, ClientOptions, ConnectMode, HttpConfig, RequestOptions, Status,
+};
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Every failing call must return within this; a hang would not.
+const BOUND: Duration = Duration::from_secs(10);
+/// The token the server issues and accepts.
+const TOKEN: &str = "good-token";
+const REDIRECT_URI: &str = "http://127.0.0.1:9/callback";
+
+// ---------------------------------------------------------------------------------------------
+// The hostile server
+// ---------------------------------------------------------------------------------------------
+
+/// One request as the server read it.
+#[derive(Debug, Clone)]
+struct Request {
+    method: String,
+    path: String,
+    authorization: Option<String>,
+    body: String,
+}
+
+/// How the server answers one request.
+enum Reply {
+    Json(u16, Value),
+    /// A redirect to this location.
+    Redirect(u16, String),
+    /// Reads the request and then says nothing, until the server is dropped.
+    Stall,
+    /// A 200 JSON body that never ends.
+    Endless,
+    /// A head whose headers never end.
+    EndlessHead,
+    /// A 200 whose body stops long before its Content-Length, then the connection closes.
+    CutShort,
+    /// What `/mcp` would answer anyway (for a route that only watches).
+    Default,
+}
+
+type Route = dyn Fn(&Request, &str) -> Reply + Send + Sync;
+
+struct Hostile {
+    base: String,
+    stop: Arc<AtomicBool>,
+    seen: Arc<Mutex<Vec<Request>>>,
+    connections: Arc<AtomicUsize>,
+}
+
+impl Hostile {
+    /// A server whose paths answer as `route` says (given the request and the server's base
+    /// URL); `Reply::Default` for the ordinary MCP and authorization server answers.
+    fn start(route: impl Fn(&Request, &str) -> Reply + Send + Sync + 'static) -> Hostile {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let stop = Arc::new(AtomicBool::new(false));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let connections = Arc::new(AtomicUsize::new(0));
+        let route: Arc<Route> = Arc::new(route);
+        listener.set_nonblocking(true).unwrap();
+        {
+            let (base, stop, seen, connections) = (
+                base.clone(),
+                stop.clone(),
+                seen.clone(),
+                connections.clone(),
+            );
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    match listener.accept() {
+                        Ok((stream, _)) => {
+                            connections.fetch_add(1, Ordering::SeqCst);
+                            let (base, stop, seen, route) =
+                                (base.clone(), stop.clone(), seen.clone(), route.clone());
+                            std::thread::spawn(move || serve(stream, &base, &stop, &seen, &*route));
+                        }
+                        Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                    }
+                }
+            });
+        }
+        Hostile {
+            base,
+            stop,
+            seen,
+            connections,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("{}/mcp", self.base)
+    }
+
+    fn paths(&self) -> Vec<String> {
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| r.path.clone())
+            .collect()
+    }
+
+    fn requests(&self) -> Vec<Request> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    /// Waits until a request for `path` came in.
+    fn wait_for(&self, path: &str) {
+        let deadline = Instant::now() + BOUND;
+        while !self.paths().iter().any(|p| p.starts_with(path)) {
+            assert!(
+                Instant::now() < deadline,
+                "no request for {path}: {:?}",
+                self.paths()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for Hostile {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// One request per connection: read it, answer it, close.
+fn serve(
+    mut stream: TcpStream,
+    base: &str,
+    stop: &AtomicBool,
+    seen: &Mutex<Vec<Request>>,
+    route: &Route,
+) {
+    stream
+        .set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
+    let Some(request) = read_request(&mut stream, stop) else {
+        return;
+    };
+    seen.lock().unwrap().push(request.clone());
+    let reply = match route(&request, base) {
+        Reply::Default => default_reply(&request, base),
+        reply => reply,
+    };
+    match reply {
+        Reply::Json(status, body) => {
+            let body = body.to_string();
+            let head = format!(
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n{}\r\n",
+                body.len(),
+                challenge_header(status, base)
+            );
+            let _ = stream.write_all(format!("{head}{body}").as_bytes());
+        }
+        Reply::Redirect(status, location) => {
+            let _ = stream.write_all(
+                format!(
+                    "HTTP/1.1 {status} X\r\nLocation: {location}\r\nContent-Length: 0\r\n\
+                     Connection: close\r\n\r\n"
+                )
+                .as_bytes(),
+            );
+        }
+        Reply::Stall => {
+            while !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        Reply::Endless => {
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\
+                  Transfer-Encoding: chunked\r\n\r\n6\r\n{\"a\":\"\r\n",
+            );
+            let chunk = format!("{:x}\r\n{}\r\n", 16 * 1024, "x".repeat(16 * 1024));
+            while !stop.load(Ordering::SeqCst) && stream.write_all(chunk.as_bytes()).is_ok() {}
+        }
+        Reply::CutShort => {
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"a\":",
+            );
+        }
+        Reply::EndlessHead => {
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\n");
+            let header = format!("X-Padding: {}\r\n", "x".repeat(1024));
+            while !stop.load(Ordering::SeqCst) && stream.write_all(header.as_bytes()).is_ok() {}
+        }
+        Reply::Default => unreachable!(),
+    }
+    let _ = stream.shutdown(Shutdown::Both);
+}
+
+/// A 401 names the resource metadata.
+fn challenge_header(status: u16, base: &str) -> String {
+    match status {
+        401 => format!(
+            "WWW-Authenticate: Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\"\r\n"
+        ),
+        _ => String::new(),
+    }
+}
+
+fn read_request(stream: &mut TcpStream, stop: &AtomicBool) -> Option<Request> {
+    let mut buffer = Vec::new();
+    let mut chunk = [0; 4096];
+    let mut fill = |buffer: &mut Vec<u8>| loop {
+        if stop.load(Ordering::SeqCst) {
+            return false;
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) => return false,
+            Ok(n) => {
+                buffer.extend_from_slice(&chunk[..n]);
+                return true;
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return false,
+        }
+    };
+    let head_end = loop {
+        if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        if !fill(&mut buffer) {
+            return None;
+        }
+    };
+    let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut first = lines.next()?.split(' ');
+    let (method, path) = (first.next()?.to_owned(), first.next()?.to_owned());
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+        .collect();
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    let length: usize = header("content-length").map_or(0, |v| v.parse().unwrap());
+    while buffer.len() < head_end + length {
+        if !fill(&mut buffer) {
+            return None;
+        }
+    }
+    Some(Request {
+        method,
+        path,
+        authorization: header("authorization"),
+        body: String::from_utf8_lossy(&buffer[head_end..head_end + length]).into_owned(),
+    })
+}
+
+/// The ordinary answers: an MCP endpoint that wants the token, and its authorization server.
+fn default_reply(request: &Request, base: &str) -> Reply {
+    let path = request.path.split('?').next().unwrap_or_default();
+    match (request.method.as_str(), path) {
+        ("POST", "/mcp") => mcp_reply(request),
+        ("GET", "/mcp") => Reply::Json(405, json!({})),
+        ("GET", "/.well-known/oauth-protected-resource/mcp") => Reply::Json(
+            200,
+            json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]}),
+        ),
+        ("GET", "/.well-known/oauth-authorization-server") => {
+            Reply::Json(200, server_metadata(base, base))
+        }
+        ("POST", "/register") => Reply::Json(201, json!({"client_id": "registered"})),
+        ("POST", "/token") => Reply::Json(
+            200,
+            json!({"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600}),
+        ),
+        _ => Reply::Json(404, json!({})),
+    }
+}
+
+fn server_metadata(base: &str, issuer: &str) -> Value {
+    json!({
+        "issuer": issuer,
+        "authorization_endpoint": format!("{base}/authorize"),
+        "token_endpoint": format!("{base}/token"),
+        "registration_endpoint": format!("{base}/register"),
+        "code_challenge_methods_supported": ["S256"],
+    })
+}
+
+fn mcp_reply(request: &Request) -> Reply {
+    let message: Value = serde_json::from_str(&request.body).unwrap_or_default();
+    let method = message["method"].as_str().unwrap_or_default();
+    if message.get("id").is_none() {
+        return Reply::Json(202, json!({}));
+    }
+    let result = match method {
+        "initialize" => json!({
+            "protocolVersion": message["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "hostile", "version": "1"},
+        }),
+        _ if request.authorization.as_deref() == Some(&format!("Bearer {TOKEN}")) => json!({}),
+        _ => return Reply::Json(401, json!({})),
+    };
+    Reply::Json(
+        200,
+        json!({"jsonrpc": "2.0", "id": message["id"], "result": result}),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// The client side
+// ---------------------------------------------------------------------------------------------
+
+/// What the person's step saw: how many times it was asked.
+#[derive(Default)]
+struct Person {
+    asked: AtomicUsize,
+}
+
+/// Pre-registered, machine to machine: the flow goes from metadata straight to the token.
+fn machine() -> OAuthConfig {
+    OAuthConfig {
+        client_id: Some("machine".into()),
+        client_secret: Some("machine-secret".into()),
+        grant_type: GrantType::ClientCredentials,
+        ..OAuthConfig::default()
+    }
+}
+
+/// The authorization code grant, with a person who answers with a code at once (the
+/// hostile server accepts any code).
+fn person(person: &Arc<Person>) -> OAuthConfig {
+    let person = person.clone();
+    OAuthConfig {
+        redirect_uri: Some(REDIRECT_URI.into()),
+        authorize: Some(Arc::new(move |request: &AuthorizationRequest| {
+            person.asked.fetch_add(1, Ordering::SeqCst);
+            let state = request
+                .authorization_url
+                .split(['?', '&'])
+                .find_map(|p| p.strip_prefix("state="))
+                .unwrap_or_default()
+                .to_owned();
+            Ok(format!("{REDIRECT_URI}?code=c&state={state}"))
+        })),
+        ..OAuthConfig::default()
+    }
+}
+
+/// A person whose browser opens the authorization page and waits for it (the server stalls
+/// it), until the flow's cancellation says the call has ended (bounded against hangs).
+fn waiting_person() -> OAuthConfig {
+    OAuthConfig {
+        client_id: Some("pre".into()),
+        redirect_uri: Some(REDIRECT_URI.into()),
+        authorize: Some(Arc::new(|request: &AuthorizationRequest| {
+            let rest = request.authorization_url.strip_prefix("http://").unwrap();
+            let (host, path) = rest.split_at(rest.find('/').unwrap());
+            let mut browser = TcpStream::connect(host).map_err(|e| e.to_string())?;
+            let get = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n");
+            browser
+                .write_all(get.as_bytes())
+                .map_err(|e| e.to_string())?;
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while !request.cancellation.is_cancelled() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err("the page never loaded".into())
+        })),
+        ..OAuthConfig::default()
+    }
+}
+
+fn connected(server: &Hostile, oauth: OAuthConfig) -> Client {
+    let mut config = HttpConfig::new(server.url());
+    config.auth.oauth = Some(oauth);
+    let options = ClientOptions {
+        mode: ConnectMode::Legacy,
+        ..ClientOptions::default()
+    };
+    let client = Client::http(config, options);
+    client.connect().expect("initialize needs no token");
+    client
+}
+
+/// A ping the server refuses until the flow gets a token: it must fail with UNAUTHORIZED
+/// within BOUND, its message naming each of `names`.
+#[track_caller]
+fn refused(client: &Client, names: &[&str]) -> mcpc::Error {
+    let started = Instant::now();
+    let error = client.ping(&RequestOptions::default()).unwrap_err();
+    assert!(started.elapsed() < BOUND, "took {:?}", started.elapsed());
+    assert_eq!(error.status, Status::Unauthorized, "{error}");
+    for name in names {
+        assert!(error.message.contains(name), "{name:?} not in {error}");
+    }
+    error
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stalls: the call's timeout, cancel and close end every step
+// ---------------------------------------------------------------------------------------------
+
+/// Each path the library itself asks the authorization server for, in a flow that reaches it.
+fn exchange_cases() -> Vec<(&'static str, OAuthConfig)> {
+    vec![
+        ("/.well-known/oauth-protected-resource", machine()),
+        ("/.well-known/oauth-authorization-server", machine()),
+        ("/register", person(&Arc::default())),
+        ("/token", machine()),
+    ]
+}
+
+/// Every place a flow can stall: the library's exchanges, and the person's browser.
+fn stall_cases() -> Vec<(&'static str, OAuthConfig)> {
+    let mut cases = exchange_cases();
+    cases.push(("/authorize", waiting_person()));
+    cases
+}
+
+fn stalling_at(path: &'static str) -> Hostile {
+    Hostile::start(move |request, _| match request.path.starts_with(path) {
+        true => Reply::Stall,
+        false => Reply::Default,
+    })
+}
+
+#[test]
+fn a_stalled_step_ends_at_the_calls_timeout() {
+    for (path, oauth) in stall_cases() {
+        let server = stalling_at(path);
+        let client = connected(&server, oauth);
+        let started = Instant::now();
+        let error = client
+            .ping(&RequestOptions::with_timeout(Duration::from_millis(500)))
+            .unwrap_err();
+        assert_eq!(error.status, Status::Timeout, "{path}: {error}");
+        assert!(started.elapsed() < BOUND, "{path}: {:?}", started.elapsed());
+    }
+}
+
+#[test]
+fn a_stalled_step_ends_at_once_on_cancel() {
+    let mut worst = Duration::ZERO;
+    let cases = stall_cases();
+    let places = cases.len();
+    for (path, oauth) in cases {
+        let server = stalling_at(path);
+        let client = connected(&server, oauth);
+        let token = CancellationToken::new();
+        let call = std::thread::spawn({
+            let token = token.clone();
+            move || client.ping(&RequestOptions::with_cancellation(&token))
+        });
+        server.wait_for(path);
+        let cancelled_at = Instant::now();
+        token.cancel(Some("the host gave up"));
+        let error = call.join().unwrap().unwrap_err();
+        assert_eq!(error.status, Status::Cancelled, "{path}: {error}");
+        assert!(cancelled_at.elapsed() < BOUND, "{path}");
+        worst = worst.max(cancelled_at.elapsed());
+    }
+    common::report_figure(&format!(
+        "OAuth, a step that stalls ({places} places): cancel ended the call in at most {} ms",
+        worst.as_millis()
+    ));
+}
+
+#[test]
+fn a_stalled_step_ends_at_once_on_close() {
+    let mut worst = Duration::ZERO;
+    let cases = stall_cases();
+    let places = cases.len();
+    for (path, oauth) in cases {
+        let server = stalling_at(path);
+        let client = Arc::new(connected(&server, oauth));
+        let call = std::thread::spawn({
+            let client = client.clone();
+            move || client.ping(&RequestOptions::default())
+        });
+        server.wait_for(path);
+        let closing = Instant::now();
+        client.close();
+        assert!(
+            closing.elapsed() < BOUND,
+            "{path}: close took {:?}",
+            closing.elapsed()
+        );
+        let error = call.join().unwrap().unwrap_err();
+        assert_eq!(error.status, Status::Closed, "{path}: {error}");
+        assert!(closing.elapsed() < BOUND, "{path}");
+        worst = worst.max(closing.elapsed());
+    }
+    common::report_figure(&format!(
+        "OAuth, a step that stalls ({places} places): close returned and ended the call in at \
+         most {} ms",
+        worst.as_millis()
+    ));
+}
+
+/// A second call that needs a token waits for the flow already running: its own timeout and
+/// cancel still end it at once, whatever the stalled flow does.
+#[test]
+fn a_call_waiting_for_a_stalled_flow_still_ends_at_its_timeout() {
+    let server = stalling_at("/.well-known/oauth-protected-resource");
+    let client = Arc::new(connected(&server, machine()));
+    let first = std::thread::spawn({
+        let client = client.clone();
+        move || client.ping(&RequestOptions::with_timeout(Duration::from_secs(60)))
+    });
+    server.wait_for("/.well-known/oauth-protected-resource");
+    let started = Instant::now();
+    let error = client
+        .ping(&RequestOptions::with_timeout(Duration::from_millis(500)))
+        .unwrap_err();
+    assert_eq!(error.status, Status::Timeout, "{error}");
+    assert!(started.elapsed() < BOUND, "took {:?}", started.elapsed());
+    common::report_figure(&format!(
+        "OAuth, a call waiting for another call's stalled flow: its 500 ms timeout ended it \
+         after {} ms",
+        started.elapsed().as_millis()
+    ));
+    client.close();
+    assert_eq!(first.join().unwrap().unwrap_err().status, Status::Closed);
+}
+
+/// A refresh cut short by a cancel must not go on to a new authorization: the person is
+/// never asked for a call that has ended.
+#[test]
+fn a_cancel_during_the_refresh_never_reaches_the_person() {
+    let server = Hostile::start(|request, _| {
+        match request.path == "/token" && request.body.contains("grant_type=refresh_token") {
+            true => Reply::Stall,
+            false => Reply::Default,
+        }
+    });
+    let store = Arc::new(MemoryTokenStore::default());
+    let key = TokenKey {
+        server_url: server.url(),
+        issuer: server.base.clone(),
+    };
+    let expired = json!({"access_token": "old", "refresh_token": "refresh-me", "expires_at": 1});
+    store.save(&key, Some(&expired));
+    let asked = Arc::new(Person::default());
+    let oauth = OAuthConfig {
+        client_id: Some("pre".into()),
+        token_store: store,
+        ..person(&asked)
+    };
+    let client = connected(&server, oauth);
+    let token = CancellationToken::new();
+    let call = std::thread::spawn({
+        let token = token.clone();
+        move || {
+            let outcome = client.ping(&RequestOptions::with_cancellation(&token));
+            (client, outcome)
+        }
+    });
+    server.wait_for("/token");
+    token.cancel(None);
+    let (client, outcome) = call.join().unwrap();
+    assert_eq!(outcome.unwrap_err().status, Status::Cancelled);
+    // Whatever thread ran the flow has had its chance to go on by the time close returns.
+    client.close();
+    assert_eq!(
+        asked.asked.load(Ordering::SeqCst),
+        0,
+        "the person was asked"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Answers without end
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn an_endless_answer_is_refused_at_the_size_limit() {
+    let limit = format!("{} KiB", mcpc::limits::MAX_OAUTH_ANSWER_BYTES / 1024);
+    let mut worst = Duration::ZERO;
+    let cases = exchange_cases();
+    let places = cases.len();
+    for (path, oauth) in cases {
+        let server = Hostile::start(move |request, _| match request.path.starts_with(path) {
+            true => Reply::Endless,
+            false => Reply::Default,
+        });
+        let client = connected(&server, oauth);
+        let started = Instant::now();
+        refused(&client, &[path, &limit]);
+        worst = worst.max(started.elapsed());
+        // Nothing after the endless answer was asked for.
+        let paths = server.paths();
+        let after = paths.iter().position(|p| p.starts_with(path)).unwrap();
+        assert!(
+            paths[after + 1..].iter().all(|p| p == "/mcp"),
+            "{path}: {paths:?}"
+        );
+    }
+    common::report_figure(&format!(
+        "OAuth, an answer without end ({places} places): refused at {limit} in at most {} ms",
+        worst.as_millis()
+    ));
+}
+
+/// A body cut short is not "no document here": the flow stops, naming what it could not read.
+#[test]
+fn an_answer_cut_short_is_refused() {
+    for (path, oauth) in exchange_cases() {
+        let server = Hostile::start(move |request, _| match request.path.starts_with(path) {
+            true => Reply::CutShort,
+            false => Reply::Default,
+        });
+        let client = connected(&server, oauth);
+        refused(&client, &[path, "cannot read the answer"]);
+        assert!(!server
+            .paths()
+            .iter()
+            .any(|p| p == "/token" && path != "/token"));
+    }
+}
+
+/// Headers without end meet the HTTP client's own bound on a response head (64 KiB).
+#[test]
+fn an_endless_head_is_refused() {
+    for (path, oauth) in exchange_cases() {
+        let server = Hostile::start(move |request, _| match request.path.starts_with(path) {
+            true => Reply::EndlessHead,
+            false => Reply::Default,
+        });
+        let client = connected(&server, oauth);
+        refused(&client, &[path, "too big"]);
+        let paths = server.paths();
+        let after = paths.iter().position(|p| p.starts_with(path)).unwrap();
+        assert!(
+            paths[after + 1..].iter().all(|p| p == "/mcp"),
+            "{path}: {paths:?}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Redirects
+// ---------------------------------------------------------------------------------------------
+
+/// A listener that counts connections: nothing may ever reach it.
+fn elsewhere() -> Hostile {
+    Hostile::start(|_, _| Reply::Json(200, json!({})))
+}
+
+/// The token request carries the client's secret and the code; a registration the client's
+/// metadata: a redirect of either is never followed.
+#[test]
+fn a_token_endpoint_that_redirects_is_not_followed() {
+    let other = elsewhere();
+    for status in [301, 302, 303, 307, 308] {
+        for (path, oauth) in [
+            ("/token", machine()),
+            ("/register", person(&Arc::default())),
+        ] {
+            let target = format!("{}{path}", other.base);
+            let server = Hostile::start(move |request, _| match request.path == path {
+                true => Reply::Redirect(status, target.clone()),
+                false => Reply::Default,
+            });
+            let client = connected(&server, oauth);
+            refused(&client, &[path, &format!("HTTP {status}"), "not followed"]);
+        }
+    }
+    assert_eq!(other.connections.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn metadata_that_redirects_in_a_loop_is_refused_without_following() {
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-authorization-server",
+    ] {
+        let server = Hostile::start(move |request, base| match request.path == path {
+            true => Reply::Redirect(302, format!("{base}{path}")),
+            false => Reply::Default,
+        });
+        let client = connected(&server, machine());
+        refused(&client, &[path, "HTTP 302", "not followed"]);
+        let paths = server.paths();
+        assert_eq!(paths.iter().filter(|p| *p == path).count(), 1, "{paths:?}");
+        // The flow stops there: no guess at other endpoints, no token request.
+        assert!(!paths.iter().any(|p| p == "/token"), "{paths:?}");
+    }
+}
+
+/// After authorizing, the server sends the MCP request elsewhere (another port of this
+/// machine): the redirect is not followed, so the token never reaches the other origin.
+#[test]
+fn the_token_never_reaches_another_origin() {
+    let other = elsewhere();
+    let target = format!("{}/mcp", other.base);
+    let server = Hostile::start(move |request, _| {
+        let authorized = request.authorization.as_deref() == Some(&format!("Bearer {TOKEN}"));
+        match (request.path.as_str(), authorized) {
+            ("/mcp", true) => Reply::Redirect(307, target.clone()),
+            _ => Reply::Default,
+        }
+    });
+    let client = connected(&server, machine());
+    let error = client.ping(&RequestOptions::default()).unwrap_err();
+    assert_eq!(error.status, Status::TransportError, "{error}");
+    assert!(error.message.contains("not followed"), "{error}");
+    assert!(!error.message.contains(TOKEN), "{error}");
+    // The token went to the resource (and the token endpoint issued it), nowhere else.
+    let carried: Vec<String> = server
+        .requests()
+        .iter()
+        .filter(|r| r.authorization.as_deref() == Some(&format!("Bearer {TOKEN}")))
+        .map(|r| r.path.clone())
+        .collect();
+    assert!(
+        !carried.is_empty() && carried.iter().all(|p| p == "/mcp"),
+        "{carried:?}"
+    );
+    assert_eq!(other.connections.load(Ordering::SeqCst), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lies
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn metadata_for_another_issuer_or_resource_is_refused() {
+    type Lie = fn(&str) -> Value;
+    let lies: [(&str, &str, Lie, &str); 4] = [
+        // An issuer that differs only by a trailing slash is another issuer (exact match).
+        (
+            "/.well-known/oauth-authorization-server",
+            "issuer",
+            |base| server_metadata(base, &format!("{base}/")),
+            "names another issuer",
+        ),
+        (
+            "/.well-known/oauth-authorization-server",
+            "issuer",
+            |base| server_metadata(base, "http://127.0.0.1:9"),
+            "names another issuer",
+        ),
+        (
+            "/.well-known/oauth-protected-resource/mcp",
+            "resource",
+            |base| json!({"resource": format!("{base}/mcp-other"), "authorization_servers": [base]}),
+            "another resource",
+        ),
+        (
+            "/.well-known/oauth-protected-resource/mcp",
+            "resource",
+            |base| {
+                let other_port = base.replace("127.0.0.1:", "127.0.0.1:1");
+                json!({"resource": format!("{other_port}/mcp"), "authorization_servers": [base]})
+            },
+            "another resource",
+        ),
+    ];
+    for (path, _, lie, expect) in lies {
+        let server = Hostile::start(move |request, base| match request.path == path {
+            true => Reply::Json(200, lie(base)),
+            false => Reply::Default,
+        });
+        let client = connected(&server, machine());
+        refused(&client, &[expect]);
+        assert!(!server.paths().iter().any(|p| p == "/token"));
+    }
+}
+
+/// Endpoints on plain http off this machine are refused before any connection: the names end
+/// in `.invalid`, which no resolver answers, and the refusal is immediate and clear.
+#[test]
+fn an_endpoint_on_plain_http_off_loopback_is_refused_before_any_connection() {
+    type Lie = fn(&str) -> (&'static str, Value);
+    let lies: [(Lie, &str, OAuthConfig); 4] = [
+        (
+            |base| {
+                let mut m = server_metadata(base, base);
+                m["token_endpoint"] = json!("http://example.invalid/token");
+                ("/.well-known/oauth-authorization-server", m)
+            },
+            "token endpoint",
+            machine(),
+        ),
+        (
+            |base| {
+                let mut m = server_metadata(base, base);
+                m["registration_endpoint"] = json!("http://example.invalid/register");
+                ("/.well-known/oauth-authorization-server", m)
+            },
+            "registration endpoint",
+            person(&Arc::default()),
+        ),
+        (
+            |base| {
+                let mut m = server_metadata(base, base);
+                m["authorization_endpoint"] = json!("http://example.invalid/authorize");
+                ("/.well-known/oauth-authorization-server", m)
+            },
+            "authorization endpoint",
+            person(&Arc::default()),
+        ),
+        (
+            |base| {
+                let m = json!({
+                    "resource": format!("{base}/mcp"),
+                    "authorization_servers": ["http://example.invalid"],
+                });
+                ("/.well-known/oauth-protected-resource/mcp", m)
+            },
+            "authorization server",
+            machine(),
+        ),
+    ];
+    for (lie, what, oauth) in lies {
+        let server = Hostile::start(move |request, base| {
+            let (path, document) = lie(base);
+            match request.path == path {
+                true => Reply::Json(200, document),
+                false => Reply::Default,
+            }
+        });
+        let client = connected(&server, oauth);
+        let started = Instant::now();
+        refused(&client, &[what, "http://example.invalid", "not HTTPS"]);
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{what}: {:?}",
+            started.elapsed()
+        );
+        assert!(!server
+            .paths()
+            .iter()
+            .any(|p| p == "/token" || p == "/register"));
+    }
+}
+
+/// A token that cannot go in a header (a control character, or larger than the limit) is the
+/// authorization server's fault: refused when issued, UNAUTHORIZED, never sent.
+#[test]
+fn a_token_that_cannot_be_sent_is_refused_when_issued() {
+    let too_long = "t".repeat(mcpc::limits::MAX_OAUTH_TOKEN_BYTES + 1);
+    for token in [
+        "abc\r\nX-Injected: 1".to_owned(),
+        "two words".to_owned(),
+        too_long,
+    ] {
+        let issued = token.clone();
+        let server = Hostile::start(move |request, _| match request.path.as_str() {
+            "/token" => Reply::Json(200, json!({"access_token": issued, "token_type": "Bearer"})),
+            _ => Reply::Default,
+        });
+        let client = connected(&server, machine());
+        let error = refused(&client, &["/token", "cannot be sent"]);
+        assert!(!error.message.contains(&token), "{error}");
+        let requests = server.requests();
+        let bearer = |r: &Request| {
+            r.authorization
+                .as_deref()
+                .unwrap_or_default()
+                .starts_with("Bearer")
+        };
+        assert!(!requests.iter().any(bearer), "{requests:?}");
+    }
+}
+
+/// A notification that meets a 401 runs the flow too, with no call to cancel it: close must
+/// still end it at once, the person's step included.
+#[test]
+fn close_ends_a_flow_started_by_a_notification() {
+    let server = Hostile::start(|request, _| {
+        let notification = request.body.contains("notifications/initialized");
+        match (request.path.as_str(), notification) {
+            ("/mcp", true) if request.authorization.is_none() => Reply::Json(401, json!({})),
+            ("/authorize", _) => Reply::Stall,
+            _ => Reply::Default,
+        }
+    });
+    let mut config = HttpConfig::new(server.url());
+    config.auth.oauth = Some(waiting_person());
+    let options = ClientOptions {
+        mode: ConnectMode::Legacy,
+        ..ClientOptions::default()
+    };
+    let client = Arc::new(Client::http(config, options));
+    let connect = std::thread::spawn({
+        let client = client.clone();
+        move || client.connect()
+    });
+    server.wait_for("/authorize");
+    let closing = Instant::now();
+    client.close();
+    let outcome = connect.join().unwrap();
+    assert!(closing.elapsed() < BOUND, "took {:?}", closing.elapsed());
+    assert!(outcome.is_err(), "{outcome:?}");
+}
+
+/// The person's step may use the client: a request made from it that needs a token too waits
+/// for the flow under way only until its own timeout (one flow at a time, but no lock held
+/// across the host's step: it used to deadlock on the flow's mutex).
+#[test]
+fn a_request_from_the_persons_step_ends_at_its_timeout() {
+    let server = Hostile::start(|_, _| Reply::Default);
+    let slot: Arc<std::sync::OnceLock<Arc<Client>>> = Arc::default();
+    let nested = Arc::new(Mutex::new(None));
+    let oauth = OAuthConfig {
+        client_id: Some("pre".into()),
+        redirect_uri: Some(REDIRECT_URI.into()),
+        authorize: Some(Arc::new({
+            let (slot, nested) = (slot.clone(), nested.clone());
+            move |_: &AuthorizationRequest| {
+                let client = slot.get().unwrap();
+                let outcome =
+                    client.ping(&RequestOptions::with_timeout(Duration::from_millis(300)));
+                *nested.lock().unwrap() = Some(outcome.map_err(|e| e.status));
+                Err("done".into())
+            }
+        })),
+        ..OAuthConfig::default()
+    };
+    let client = Arc::new(connected(&server, oauth));
+    slot.set(client.clone()).ok().unwrap();
+    let (done_tx, done) = std::sync::mpsc::channel();
+    std::thread::spawn({
+        let client = client.clone();
+        move || {
+            let _ = done_tx.send(
+                client
+                    .ping(&RequestOptions::default())
+                    .map_err(|e| e.status),
+            );
+        }
+    });
+    let outer = done.recv_timeout(BOUND).expect("the outer call ended");
+    assert_eq!(outer, Err(Status::Unauthorized));
+    assert_eq!(*nested.lock().unwrap(), Some(Err(Status::Timeout)));
+    client.close();
+}
