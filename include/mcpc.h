@@ -31,6 +31,21 @@
 #define MCPC_VERSION_MINOR 1
 #define MCPC_VERSION_PATCH 0
 
+// The state of a client's connection. The numbers are part of the C ABI.
+typedef enum {
+  // `connect` has not been called, or the last connect failed.
+  MCP_CONNECTION_STATE_NOT_CONNECTED = 0,
+  // A `connect` is under way (starting the server, handshake or discovery).
+  MCP_CONNECTION_STATE_CONNECTING = 1,
+  // Connected: calls go to the server.
+  MCP_CONNECTION_STATE_CONNECTED = 2,
+  // The connection failed after connecting (the stdio server exited, the HTTP server
+  // ended the session): calls fail, and the next `connect` starts a new connection.
+  MCP_CONNECTION_STATE_FAILED = 3,
+  // `close` was called: everything returns CLOSED from now on.
+  MCP_CONNECTION_STATE_CLOSED = 4,
+} mcp_connection_state;
+
 // The status of a finished call. The numbers are part of the C ABI: they are stable and a
 // number is never reused for another meaning.
 typedef enum {
@@ -86,21 +101,6 @@ typedef enum {
   MCP_LOG_LEVEL_WARNING = 2,
   MCP_LOG_LEVEL_ERROR = 3,
 } mcp_log_level;
-
-// The state of a client's connection. The numbers are part of the C ABI.
-typedef enum {
-  // `connect` has not been called, or the last connect failed.
-  MCP_CONNECTION_STATE_NOT_CONNECTED = 0,
-  // A `connect` is under way (starting the server, handshake or discovery).
-  MCP_CONNECTION_STATE_CONNECTING = 1,
-  // Connected: calls go to the server.
-  MCP_CONNECTION_STATE_CONNECTED = 2,
-  // The connection failed after connecting (the stdio server exited, the HTTP server
-  // ended the session): calls fail, and the next `connect` starts a new connection.
-  MCP_CONNECTION_STATE_FAILED = 3,
-  // `close` was called: everything returns CLOSED from now on.
-  MCP_CONNECTION_STATE_CLOSED = 4,
-} mcp_connection_state;
 
 // Which way a traced frame went. The numbers are part of the C ABI.
 typedef enum {
@@ -203,44 +203,6 @@ typedef struct mcp_token_slot mcp_token_slot;
 // Where `send_request` puts the response (or why there is none).
 typedef struct mcp_transport_reply mcp_transport_reply;
 
-// The person's step of the OAuth flow: open `authorization_url` (in a browser), wait for the
-// authorization server to send the person to `redirect_uri`, and give the full URL it was
-// sent to with `mcp_auth_reply_set_redirect_url` (returning true), or give up with
-// `mcp_auth_reply_set_error` (returning false). Called on a library thread (the one running
-// the HTTP exchange that met the 401) and may block as long as the person needs; other
-// requests that need a token wait for it. When the call that needed it is cancelled, times
-// out or its client closes, `mcp_auth_reply_is_cancelled` turns true: return then (the answer
-// is ignored). It must not wait for a call of the same client to return. The strings are
-// valid during the call.
-typedef bool (*mcp_authorize_callback)(void *userdata,
-                                       const char *authorization_url,
-                                       const char *redirect_uri,
-                                       mcp_auth_reply *reply);
-
-// Loads what was saved for an MCP server (`server_url`) and authorization server (`issuer`):
-// give the saved JSON text with `mcp_token_slot_set` and return true, or return false when
-// nothing is saved. Called on the thread running the flow; the strings are valid during the
-// call.
-typedef bool (*mcp_token_load_callback)(void *userdata,
-                                        const char *server_url,
-                                        const char *issuer,
-                                        mcp_token_slot *slot);
-
-// Saves the JSON text the library keeps for `server_url` and `issuer` (tokens and the client
-// registration: treat it as a secret), replacing what was there; NULL `tokens_json` means
-// forget it (the tokens were refused). The strings are valid during the call.
-typedef void (*mcp_token_save_callback)(void *userdata,
-                                        const char *server_url,
-                                        const char *issuer,
-                                        const char *tokens_json);
-
-// Called before every HTTP request to the MCP server (`url`), on the thread about to send it:
-// add headers with `mcp_header_list_add` (e.g. "Authorization", "Bearer ...") and return true;
-// return false to fail the request with MCP_STATUS_UNAUTHORIZED. A 401 or 403 then ends the
-// call with MCP_STATUS_UNAUTHORIZED and the challenge in `mcp_result_error_data`; refresh the
-// token and call again. `url` is valid during the call.
-typedef bool (*mcp_header_provider)(void *userdata, const char *url, mcp_header_list *headers);
-
 // Progress of a call: its progress token (JSON text), the progress so far, the total
 // (negative when the server gave none) and a message (NULL when none).
 typedef void (*mcp_progress_callback)(void *userdata,
@@ -279,6 +241,71 @@ typedef void (*mcp_stderr_callback)(void *userdata, const char *line);
 // `message` is valid during the call.
 typedef void (*mcp_log_callback)(void *userdata, mcp_log_level level, const char *message);
 
+// Answers a request the server makes of the client (`elicitation/create`,
+// `sampling/createMessage`, `roots/list`): receives the method and params (JSON), and sets the
+// result with `mcp_handler_reply_set_result` (returning true) or an error with
+// `mcp_handler_reply_set_error` (returning false). Handshake era: called on a library thread of
+// its own per server request, several at once. Modern era (`input_required` rounds): called on
+// the thread of the call that met the request. Either way it may make calls on the client
+// itself, and close or free it. Closing the client cancels its reply and waits for it (up to
+// 2 s, see `mcp_client_close`). `params_json` is valid during the call. Registering one
+// declares the matching client
+// capability unless capabilities were set explicitly.
+typedef bool (*mcp_request_handler)(void *userdata,
+                                    const char *method,
+                                    const char *params_json,
+                                    mcp_handler_reply *reply);
+
+// The person's step of the OAuth flow: open `authorization_url` (in a browser), wait for the
+// authorization server to send the person to `redirect_uri`, and give the full URL it was
+// sent to with `mcp_auth_reply_set_redirect_url` (returning true), or give up with
+// `mcp_auth_reply_set_error` (returning false). Called on a library thread (the one running
+// the HTTP exchange that met the 401) and may block as long as the person needs; other
+// requests that need a token wait for it. When the call that needed it is cancelled, times
+// out or its client closes, `mcp_auth_reply_is_cancelled` turns true: return then (the answer
+// is ignored). It must not wait for a call of the same client to return. The strings are
+// valid during the call.
+typedef bool (*mcp_authorize_callback)(void *userdata,
+                                       const char *authorization_url,
+                                       const char *redirect_uri,
+                                       mcp_auth_reply *reply);
+
+// Loads what was saved for an MCP server (`server_url`) and authorization server (`issuer`):
+// give the saved JSON text with `mcp_token_slot_set` and return true, or return false when
+// nothing is saved. Called on the thread running the flow; the strings are valid during the
+// call.
+typedef bool (*mcp_token_load_callback)(void *userdata,
+                                        const char *server_url,
+                                        const char *issuer,
+                                        mcp_token_slot *slot);
+
+// Saves the JSON text the library keeps for `server_url` and `issuer` (tokens and the client
+// registration: treat it as a secret), replacing what was there; NULL `tokens_json` means
+// forget it (the tokens were refused). The strings are valid during the call.
+typedef void (*mcp_token_save_callback)(void *userdata,
+                                        const char *server_url,
+                                        const char *issuer,
+                                        const char *tokens_json);
+
+// Called before every HTTP request to the MCP server (`url`), on the thread about to send it:
+// add headers with `mcp_header_list_add` (e.g. "Authorization", "Bearer ...") and return true;
+// return false to fail the request with MCP_STATUS_UNAUTHORIZED. A 401 or 403 then ends the
+// call with MCP_STATUS_UNAUTHORIZED and the challenge in `mcp_result_error_data`; refresh the
+// token and call again. `url` is valid during the call.
+typedef bool (*mcp_header_provider)(void *userdata, const char *url, mcp_header_list *headers);
+
+// One frame of the wire trace: its direction, the transport ("stdio", "http" or "custom")
+// and its JSON text (what arrived is re-encoded after parsing). Strings are valid during the
+// call only.
+typedef void (*mcp_trace_callback)(void *userdata,
+                                   mcp_trace_direction direction,
+                                   const char *transport,
+                                   const char *json);
+
+// Receives one completion: the tag given to `mcp_client_start_callback` and the result, which
+// the callback owns (free it with `mcp_result_free`, now or later).
+typedef void (*mcp_completion_callback)(void *userdata, uint64_t tag, mcp_result *result);
+
 // The send-boundary callback handed to `send_request`.
 typedef void (*mcp_on_sent)(void *sent_ctx);
 
@@ -305,304 +332,16 @@ typedef struct {
   void (*close)(void *userdata);
 } mcp_transport_vtable;
 
-// Receives one completion: the tag given to `mcp_client_start_callback` and the result, which
-// the callback owns (free it with `mcp_result_free`, now or later).
-typedef void (*mcp_completion_callback)(void *userdata, uint64_t tag, mcp_result *result);
-
-// Answers a request the server makes of the client (`elicitation/create`,
-// `sampling/createMessage`, `roots/list`): receives the method and params (JSON), and sets the
-// result with `mcp_handler_reply_set_result` (returning true) or an error with
-// `mcp_handler_reply_set_error` (returning false). Handshake era: called on a library thread of
-// its own per server request, several at once. Modern era (`input_required` rounds): called on
-// the thread of the call that met the request. Either way it may make calls on the client
-// itself, and close or free it. Closing the client cancels its reply and waits for it (up to
-// 2 s, see `mcp_client_close`). `params_json` is valid during the call. Registering one
-// declares the matching client
-// capability unless capabilities were set explicitly.
-typedef bool (*mcp_request_handler)(void *userdata,
-                                    const char *method,
-                                    const char *params_json,
-                                    mcp_handler_reply *reply);
-
-// One frame of the wire trace: its direction, the transport ("stdio", "http" or "custom")
-// and its JSON text (what arrived is re-encoded after parsing). Strings are valid during the
-// call only.
-typedef void (*mcp_trace_callback)(void *userdata,
-                                   mcp_trace_direction direction,
-                                   const char *transport,
-                                   const char *json);
-
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
-// Whether the call that needs the authorization is over (cancelled, timed out, closed): the
-// callback should return.
-//
-// # Safety
-// `reply` is the pointer passed to the callback, during that call.
-MCPC_API bool mcp_auth_reply_is_cancelled(const mcp_auth_reply *reply);
+// The stable name of a status, e.g. "CANCELLED"; "UNKNOWN" for a number that is not one.
+// Takes an int so that any value from C is safe to pass.
+MCPC_API const char *mcp_status_name(int status);
 
-// Gives the URL the authorization server redirected the person to (copied), with its query
-// (`code`, `state`, maybe `iss`). Returns false for NULL or invalid UTF-8.
-//
-// # Safety
-// `reply` is the pointer passed to the callback, during that call; `url` is NULL or
-// NUL-terminated.
-MCPC_API bool mcp_auth_reply_set_redirect_url(mcp_auth_reply *reply, const char *url);
-
-// Gives up the authorization with a reason (copied; NULL: "authorization declined"). The call
-// that needed it ends with MCP_STATUS_UNAUTHORIZED and the reason in its message.
-//
-// # Safety
-// `reply` is the pointer passed to the callback, during that call; `message` is NULL or
-// NUL-terminated.
-MCPC_API void mcp_auth_reply_set_error(mcp_auth_reply *reply, const char *message);
-
-// Gives the saved JSON text (copied). Returns false for NULL or text that is not a JSON
-// object.
-//
-// # Safety
-// `slot` is the pointer passed to the load callback, during that call; `tokens_json` is NULL
-// or NUL-terminated.
-MCPC_API bool mcp_token_slot_set(mcp_token_slot *slot, const char *tokens_json);
-
-// Adds a header to the request (copied). The name must be an HTTP token and the value free
-// of control characters; the request fails with MCP_STATUS_INVALID_ARGUMENT otherwise.
-// Returns MCP_STATUS_INVALID_ARGUMENT for NULL arguments or invalid UTF-8.
-//
-// # Safety
-// `headers` is the pointer passed to the provider, during that call; the strings are NULL or
-// NUL-terminated.
-MCPC_API
-mcp_status mcp_header_list_add(mcp_header_list *headers,
-                               const char *name,
-                               const char *value);
-
-// A pre-registered OAuth client: its `client_id` and, for a confidential client, its
-// `client_secret` (NULL: a public client). NULL `client_id` clears both.
-//
-// # Safety
-// `options` is NULL or live; the strings are NULL or NUL-terminated.
-MCPC_API
-mcp_status mcp_client_options_set_oauth_client(mcp_client_options *options,
-                                               const char *client_id,
-                                               const char *client_secret);
-
-// Binds the pre-registered client to one authorization server: with another issuer (the
-// server moved to a new one) the client id and secret are not presented, and the flow
-// registers or uses a client metadata document instead. NULL: any issuer (the default).
-//
-// # Safety
-// `options` is NULL or live; `issuer` is NULL or NUL-terminated.
-MCPC_API
-mcp_status mcp_client_options_set_oauth_client_issuer(mcp_client_options *options,
-                                                      const char *issuer);
-
-// The HTTPS URL of the host's Client ID Metadata Document, used verbatim as `client_id` by
-// authorization servers that support it (NULL: none).
-//
-// # Safety
-// `options` is NULL or live; `url` is NULL or NUL-terminated.
-MCPC_API
-mcp_status mcp_client_options_set_oauth_client_metadata_url(mcp_client_options *options,
-                                                            const char *url);
-
-// What Dynamic Client Registration (RFC 7591) registers: `client_name` (NULL: "mcpc") and
-// `application_type` ("native", the default when NULL, or "web").
-//
-// # Safety
-// `options` is NULL or live; the strings are NULL or NUL-terminated.
-MCPC_API
-mcp_status mcp_client_options_set_oauth_registration(mcp_client_options *options,
-                                                     const char *client_name,
-                                                     const char *application_type);
-
-// The redirect URI the authorization server sends the person back to, e.g.
-// "http://127.0.0.1:8765/callback" (required for the authorization code grant).
-//
-// # Safety
-// `options` is NULL or live; `uri` is NULL or NUL-terminated.
-MCPC_API
-mcp_status mcp_client_options_set_oauth_redirect_uri(mcp_client_options *options,
-                                                     const char *uri);
-
-// Scopes to ask for (space-separated) instead of those the server names (NULL: the server's).
-//
-// # Safety
-// `options` is NULL or live; `scopes` is NULL or NUL-terminated.
-MCPC_API
-mcp_status mcp_client_options_set_oauth_scopes(mcp_client_options *options,
-                                               const char *scopes);
-
-// The grant: an `mcp_oauth_grant` value (default MCP_OAUTH_GRANT_AUTHORIZATION_CODE).
-//
-// # Safety
-// `options` is NULL or live.
-MCPC_API mcp_status mcp_client_options_set_oauth_grant(mcp_client_options *options, int grant);
-
-// How many new authorizations one request may go through (a 401, or a 403
-// insufficient_scope, after a fresh token) before it fails with MCP_STATUS_UNAUTHORIZED
-// (default 3); must be positive.
-//
-// # Safety
-// `options` is NULL or live.
-MCPC_API
-mcp_status mcp_client_options_set_oauth_max_authorizations(mcp_client_options *options,
-                                                           uint32_t max);
-
-// The person's step (see `mcp_authorize_callback`); NULL removes it.
-//
-// # Safety
-// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
-// for as long as a client made from these options is alive.
-MCPC_API
-mcp_status mcp_client_options_set_oauth_authorize_callback(mcp_client_options *options,
-                                                           mcp_authorize_callback callback,
-                                                           void *userdata);
-
-// A token store of the host's (see `mcp_token_load_callback`, `mcp_token_save_callback`);
-// both NULL: back to the in-memory default. Without one, tokens live in memory, shared by the
-// clients made from these options.
-//
-// # Safety
-// `options` is NULL or live; the callbacks are safe to call from any thread with `userdata`
-// for as long as a client made from these options is alive.
-MCPC_API
-mcp_status mcp_client_options_set_oauth_token_store(mcp_client_options *options,
-                                                    mcp_token_load_callback load,
-                                                    mcp_token_save_callback save,
-                                                    void *userdata);
-
-// The host's per-request header provider (see `mcp_header_provider`); NULL removes it. It
-// works with or without the library's OAuth flow (its headers come first).
-//
-// # Safety
-// `options` is NULL or live; `callback` is safe to call from any thread with `userdata` for
-// as long as a client made from these options is alive.
-MCPC_API
-mcp_status mcp_client_options_set_header_provider(mcp_client_options *options,
-                                                  mcp_header_provider callback,
-                                                  void *userdata);
-
-// Hears the progress of every call that has a progress token. Setting it makes the library
-// give every request a progress token of its own.
-//
-// # Safety
-// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
-// for as long as a client made from these options is alive.
-MCPC_API
-mcp_status mcp_client_options_set_progress_callback(mcp_client_options *options,
-                                                    mcp_progress_callback callback,
-                                                    void *userdata);
-
-// Hears the progress of calls made with these options (before the client's callback). Without
-// a progress token of the host's, the library makes one unique on the connection. The callback
-// never runs after its call has returned, so `userdata` may be freed as soon as the call
-// returns. A call that ends by itself (answered, or failed by the server or transport) first
-// lets its progress callbacks still queued run (it waits for its own only, and for the
-// callbacks queued before them on the callback thread). A cancelled, timed-out or closed call
-// returns at once: its queued progress callbacks are dropped, not run; if one is running at
-// that moment, the call waits for that one to return (a progress callback that waits for its
-// own call to return deadlocks). A call made from inside a callback drops its queued progress callbacks in any
-// case (they would run after it).
-//
-// # Safety
-// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
-// while such a call runs.
-MCPC_API
-mcp_status mcp_request_options_set_progress_callback(mcp_request_options *options,
-                                                     mcp_progress_callback callback,
-                                                     void *userdata);
-
-// Hears the server's log messages (`notifications/message`).
-//
-// # Safety
-// As for `mcp_client_options_set_progress_callback`.
-MCPC_API
-mcp_status mcp_client_options_set_message_callback(mcp_client_options *options,
-                                                   mcp_message_callback callback,
-                                                   void *userdata);
-
-// Hears `notifications/{tools,prompts,resources}/list_changed`.
-//
-// # Safety
-// As for `mcp_client_options_set_progress_callback`.
-MCPC_API
-mcp_status mcp_client_options_set_list_changed_callback(mcp_client_options *options,
-                                                        mcp_list_changed_callback callback,
-                                                        void *userdata);
-
-// Hears `notifications/resources/updated`.
-//
-// # Safety
-// As for `mcp_client_options_set_progress_callback`.
-MCPC_API
-mcp_status mcp_client_options_set_resource_updated_callback(mcp_client_options *options,
-                                                            mcp_resource_updated_callback callback,
-                                                            void *userdata);
-
-// Hears every other notification, and those whose own callback is unset.
-//
-// # Safety
-// As for `mcp_client_options_set_progress_callback`.
-MCPC_API
-mcp_status mcp_client_options_set_notification_callback(mcp_client_options *options,
-                                                        mcp_notification_callback callback,
-                                                        void *userdata);
-
-// Sends each stderr line of a stdio server to `callback` (the tail is kept too).
-// NULL `callback` goes back to the tail alone.
-//
-// # Safety
-// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
-// for as long as any client made from these options is alive.
-MCPC_API
-mcp_status mcp_client_options_set_stderr_callback(mcp_client_options *options,
-                                                  mcp_stderr_callback callback,
-                                                  void *userdata);
-
-// Sets the log callback (NULL: none).
-//
-// # Safety
-// `options` is NULL or live; `callback` is safe to call from any thread with `userdata` for as
-// long as a client made from these options is alive.
-MCPC_API
-mcp_status mcp_client_options_set_log_callback(mcp_client_options *options,
-                                               mcp_log_callback callback,
-                                               void *userdata);
-
-// Creates a token. Free it with `mcp_cancellation_free`.
-MCPC_API mcp_cancellation *mcp_cancellation_new(void);
-
-// Cancels every call that uses the token, now and later. Returns true only for the first
-// cancel. Safe from any thread at any time; never blocks on I/O: each blocked call wakes at
-// once with MCP_STATUS_CANCELLED and the server is told afterwards, once the request is on the
-// wire. `reason` may be NULL (the notification then has no reason); invalid UTF-8 in it is
-// replaced. NULL `token` returns false.
-//
-// # Safety
-// `token` is NULL or a live token; `reason` is NULL or a NUL-terminated string.
-MCPC_API bool mcp_cancellation_cancel(mcp_cancellation *token, const char *reason);
-
-// Whether the token has been cancelled. NULL returns false.
-//
-// # Safety
-// `token` is NULL or a live token.
-MCPC_API bool mcp_cancellation_is_cancelled(const mcp_cancellation *token);
-
-// The reason given to the first cancel, or NULL (not cancelled, or no reason). The string is
-// owned by the token and valid until it is freed.
-//
-// # Safety
-// `token` is NULL or a live token.
-MCPC_API const char *mcp_cancellation_reason(const mcp_cancellation *token);
-
-// Frees the token. Calls still using it are unaffected. NULL is accepted.
-//
-// # Safety
-// `token` is NULL or a token from `mcp_cancellation_new` not yet freed.
-MCPC_API void mcp_cancellation_free(mcp_cancellation *token);
+// The library version at run time, e.g. "0.1.0" (compare with MCPC_VERSION at build time).
+MCPC_API const char *mcp_version(void);
 
 // A client for a server run as a child process: `argv` is a NULL-terminated array, executed
 // directly (no shell; `argv[0]` is looked up in PATH). `options` may be NULL and is copied.
@@ -624,17 +363,6 @@ mcp_client *mcp_client_new_stdio(const char *const *argv,
 // # Safety
 // `url` is NULL or NUL-terminated; `options` is NULL or live.
 MCPC_API mcp_client *mcp_client_new_http(const char *url, const mcp_client_options *options);
-
-// A client over a transport of the host's own (see `mcp_transport_vtable`). The vtable is
-// copied; `userdata` is passed to every function in it and must stay valid until
-// `mcp_client_free` returns. Never returns NULL.
-//
-// # Safety
-// `vtable` is NULL or points to a vtable; its functions follow the contract documented on it.
-MCPC_API
-mcp_client *mcp_client_new_custom(const mcp_transport_vtable *vtable,
-                                  void *userdata,
-                                  const mcp_client_options *options);
 
 // Starts the server and learns its protocol era. In the default auto mode it probes with
 // `server/discover` (2026-07-28) and falls back to the `initialize` handshake (offering
@@ -969,6 +697,623 @@ mcp_status mcp_client_options_set_client_cert(mcp_client_options *options,
                                               const char *cert_file,
                                               const char *key_file);
 
+// Hears the progress of every call that has a progress token. Setting it makes the library
+// give every request a progress token of its own.
+//
+// # Safety
+// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
+// for as long as a client made from these options is alive.
+MCPC_API
+mcp_status mcp_client_options_set_progress_callback(mcp_client_options *options,
+                                                    mcp_progress_callback callback,
+                                                    void *userdata);
+
+// Hears the server's log messages (`notifications/message`).
+//
+// # Safety
+// As for `mcp_client_options_set_progress_callback`.
+MCPC_API
+mcp_status mcp_client_options_set_message_callback(mcp_client_options *options,
+                                                   mcp_message_callback callback,
+                                                   void *userdata);
+
+// Hears `notifications/{tools,prompts,resources}/list_changed`.
+//
+// # Safety
+// As for `mcp_client_options_set_progress_callback`.
+MCPC_API
+mcp_status mcp_client_options_set_list_changed_callback(mcp_client_options *options,
+                                                        mcp_list_changed_callback callback,
+                                                        void *userdata);
+
+// Hears `notifications/resources/updated`.
+//
+// # Safety
+// As for `mcp_client_options_set_progress_callback`.
+MCPC_API
+mcp_status mcp_client_options_set_resource_updated_callback(mcp_client_options *options,
+                                                            mcp_resource_updated_callback callback,
+                                                            void *userdata);
+
+// Hears every other notification, and those whose own callback is unset.
+//
+// # Safety
+// As for `mcp_client_options_set_progress_callback`.
+MCPC_API
+mcp_status mcp_client_options_set_notification_callback(mcp_client_options *options,
+                                                        mcp_notification_callback callback,
+                                                        void *userdata);
+
+// Sends each stderr line of a stdio server to `callback` (the tail is kept too).
+// NULL `callback` goes back to the tail alone.
+//
+// # Safety
+// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
+// for as long as any client made from these options is alive.
+MCPC_API
+mcp_status mcp_client_options_set_stderr_callback(mcp_client_options *options,
+                                                  mcp_stderr_callback callback,
+                                                  void *userdata);
+
+// Sets the log callback (NULL: none).
+//
+// # Safety
+// `options` is NULL or live; `callback` is safe to call from any thread with `userdata` for as
+// long as a client made from these options is alive.
+MCPC_API
+mcp_status mcp_client_options_set_log_callback(mcp_client_options *options,
+                                               mcp_log_callback callback,
+                                               void *userdata);
+
+// Registers the handler for one method the server may ask for (NULL handler: remove it).
+//
+// # Safety
+// `options` is NULL or live; `method` is NULL or NUL-terminated; `handler` is safe to call
+// from any thread with `userdata` for as long as a client made from these options is alive.
+MCPC_API
+mcp_status mcp_client_options_set_request_handler(mcp_client_options *options,
+                                                  const char *method,
+                                                  mcp_request_handler handler,
+                                                  void *userdata);
+
+// The `elicitation/create` handler also takes URL-mode requests (`mode` "url": show the URL's
+// host, get consent, open it): declares `elicitation.url` besides form mode. Default off.
+//
+// # Safety
+// `options` is NULL or live.
+MCPC_API
+mcp_status mcp_client_options_set_elicitation_url(mcp_client_options *options,
+                                                  bool enabled);
+
+// The `sampling/createMessage` handler takes requests with `tools` (and `toolChoice`):
+// declares `sampling.tools`. Default off.
+//
+// # Safety
+// `options` is NULL or live.
+MCPC_API
+mcp_status mcp_client_options_set_sampling_tools(mcp_client_options *options,
+                                                 bool enabled);
+
+// A pre-registered OAuth client: its `client_id` and, for a confidential client, its
+// `client_secret` (NULL: a public client). NULL `client_id` clears both.
+//
+// # Safety
+// `options` is NULL or live; the strings are NULL or NUL-terminated.
+MCPC_API
+mcp_status mcp_client_options_set_oauth_client(mcp_client_options *options,
+                                               const char *client_id,
+                                               const char *client_secret);
+
+// Binds the pre-registered client to one authorization server: with another issuer (the
+// server moved to a new one) the client id and secret are not presented, and the flow
+// registers or uses a client metadata document instead. NULL: any issuer (the default).
+//
+// # Safety
+// `options` is NULL or live; `issuer` is NULL or NUL-terminated.
+MCPC_API
+mcp_status mcp_client_options_set_oauth_client_issuer(mcp_client_options *options,
+                                                      const char *issuer);
+
+// The HTTPS URL of the host's Client ID Metadata Document, used verbatim as `client_id` by
+// authorization servers that support it (NULL: none).
+//
+// # Safety
+// `options` is NULL or live; `url` is NULL or NUL-terminated.
+MCPC_API
+mcp_status mcp_client_options_set_oauth_client_metadata_url(mcp_client_options *options,
+                                                            const char *url);
+
+// What Dynamic Client Registration (RFC 7591) registers: `client_name` (NULL: "mcpc") and
+// `application_type` ("native", the default when NULL, or "web").
+//
+// # Safety
+// `options` is NULL or live; the strings are NULL or NUL-terminated.
+MCPC_API
+mcp_status mcp_client_options_set_oauth_registration(mcp_client_options *options,
+                                                     const char *client_name,
+                                                     const char *application_type);
+
+// The redirect URI the authorization server sends the person back to, e.g.
+// "http://127.0.0.1:8765/callback" (required for the authorization code grant).
+//
+// # Safety
+// `options` is NULL or live; `uri` is NULL or NUL-terminated.
+MCPC_API
+mcp_status mcp_client_options_set_oauth_redirect_uri(mcp_client_options *options,
+                                                     const char *uri);
+
+// Scopes to ask for (space-separated) instead of those the server names (NULL: the server's).
+//
+// # Safety
+// `options` is NULL or live; `scopes` is NULL or NUL-terminated.
+MCPC_API
+mcp_status mcp_client_options_set_oauth_scopes(mcp_client_options *options,
+                                               const char *scopes);
+
+// The grant: an `mcp_oauth_grant` value (default MCP_OAUTH_GRANT_AUTHORIZATION_CODE).
+//
+// # Safety
+// `options` is NULL or live.
+MCPC_API mcp_status mcp_client_options_set_oauth_grant(mcp_client_options *options, int grant);
+
+// How many new authorizations one request may go through (a 401, or a 403
+// insufficient_scope, after a fresh token) before it fails with MCP_STATUS_UNAUTHORIZED
+// (default 3); must be positive.
+//
+// # Safety
+// `options` is NULL or live.
+MCPC_API
+mcp_status mcp_client_options_set_oauth_max_authorizations(mcp_client_options *options,
+                                                           uint32_t max);
+
+// The person's step (see `mcp_authorize_callback`); NULL removes it.
+//
+// # Safety
+// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
+// for as long as a client made from these options is alive.
+MCPC_API
+mcp_status mcp_client_options_set_oauth_authorize_callback(mcp_client_options *options,
+                                                           mcp_authorize_callback callback,
+                                                           void *userdata);
+
+// A token store of the host's (see `mcp_token_load_callback`, `mcp_token_save_callback`);
+// both NULL: back to the in-memory default. Without one, tokens live in memory, shared by the
+// clients made from these options.
+//
+// # Safety
+// `options` is NULL or live; the callbacks are safe to call from any thread with `userdata`
+// for as long as a client made from these options is alive.
+MCPC_API
+mcp_status mcp_client_options_set_oauth_token_store(mcp_client_options *options,
+                                                    mcp_token_load_callback load,
+                                                    mcp_token_save_callback save,
+                                                    void *userdata);
+
+// The host's per-request header provider (see `mcp_header_provider`); NULL removes it. It
+// works with or without the library's OAuth flow (its headers come first).
+//
+// # Safety
+// `options` is NULL or live; `callback` is safe to call from any thread with `userdata` for
+// as long as a client made from these options is alive.
+MCPC_API
+mcp_status mcp_client_options_set_header_provider(mcp_client_options *options,
+                                                  mcp_header_provider callback,
+                                                  void *userdata);
+
+// Declares the tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28 era; default off):
+// the server may then answer `tools/call` with a task. The call polls `tasks/get` (at the
+// task's `pollIntervalMs`, else backing off from 50 ms to 1 s) until the task ends, and returns
+// its result as if the call had been plain: a failed task is the call's MCP_STATUS_SERVER_ERROR,
+// one the server cancelled is MCP_STATUS_CANCELLED. Status changes reach the progress callbacks
+// (message "<status>" or "<status>: <statusMessage>"). Input the task asks for is answered
+// through the request handlers and sent with `tasks/update`. Cancelling the call (or its
+// timeout) returns at once and sends one `tasks/cancel` for the task from another thread.
+// On a 2025-11-25 connection, the experimental tasks of that era where the server offers them:
+// a tool listed (on this connection) with `execution.taskSupport` optional or required is
+// called with a `task` member, polled with `tasks/get` (`pollInterval`), and its result is what
+// `tasks/result` gives.
+//
+// # Safety
+// `options` is NULL or live.
+MCPC_API mcp_status mcp_client_options_set_tasks(mcp_client_options *options, bool enabled);
+
+// Turns the wire trace on: `callback` gets every JSON-RPC frame in and out, in order, on a
+// library thread of the trace's own ("mcpc-trace"), never while the library holds a lock (it
+// may call the client). HTTP headers never appear in it. Off by default, and free when off;
+// NULL turns it off. If the callback falls behind by 4096 frames, later ones are dropped and
+// the log callback says how many.
+//
+// # Safety
+// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
+// for as long as a client made from these options is alive.
+MCPC_API
+mcp_status mcp_client_options_set_trace_callback(mcp_client_options *options,
+                                                 mcp_trace_callback callback,
+                                                 void *userdata);
+
+// `ping` (handshake era; a modern server answers MCP_STATUS_SERVER_ERROR -32601). The result
+// is `{}`.
+//
+// # Safety
+// `client` is NULL or live; `options` is NULL or live.
+MCPC_API mcp_result *mcp_client_ping(mcp_client *client, const mcp_request_options *options);
+
+// `server/discover`. Servers of the handshake era answer MCP_STATUS_SERVER_ERROR (-32601).
+//
+// # Safety
+// `client` is NULL or live; `options` is NULL or live.
+MCPC_API mcp_result *mcp_client_discover(mcp_client *client, const mcp_request_options *options);
+
+// `tools/call`. `arguments_json` is a JSON object or NULL; it is checked, then sent as written
+// (its spacing, key order and numbers untouched). The result is the tool's result object
+// (`content`, `structuredContent`, `isError`).
+//
+// # Safety
+// `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
+mcp_result *mcp_client_call_tool(mcp_client *client,
+                                 const char *name,
+                                 const char *arguments_json,
+                                 const mcp_request_options *options);
+
+// `resources/read`. The result is `{"contents": [...]}`.
+//
+// # Safety
+// `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
+mcp_result *mcp_client_read_resource(mcp_client *client,
+                                     const char *uri,
+                                     const mcp_request_options *options);
+
+// `prompts/get`. `arguments_json` is a JSON object of strings, or NULL.
+//
+// # Safety
+// `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
+mcp_result *mcp_client_get_prompt(mcp_client *client,
+                                  const char *name,
+                                  const char *arguments_json,
+                                  const mcp_request_options *options);
+
+// `completion/complete`. `ref_json` is e.g. `{"type":"ref/prompt","name":"greet"}`,
+// `argument_json` is `{"name":...,"value":...}`, `context_json` is a JSON object or NULL.
+// The result is `{"completion": {...}}`.
+//
+// # Safety
+// `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
+mcp_result *mcp_client_complete(mcp_client *client,
+                                const char *ref_json,
+                                const char *argument_json,
+                                const char *context_json,
+                                const mcp_request_options *options);
+
+// Any request by method name, for methods without a function of their own. `params_json` is
+// a JSON object or NULL. The result is the response's `result`.
+//
+// # Safety
+// `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
+mcp_result *mcp_client_request(mcp_client *client,
+                               const char *method,
+                               const char *params_json,
+                               const mcp_request_options *options);
+
+// `logging/setLevel` (handshake era only; a modern connection returns
+// MCP_STATUS_NOT_SUPPORTED and sends nothing). `level` is e.g. "debug", "info", "warning".
+//
+// # Safety
+// `client` is NULL or live; `level` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
+mcp_result *mcp_client_set_logging_level(mcp_client *client,
+                                         const char *level,
+                                         const mcp_request_options *options);
+
+// `resources/subscribe` (handshake era only, else MCP_STATUS_NOT_SUPPORTED): updates arrive
+// through the resource-updated callback.
+//
+// # Safety
+// `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
+mcp_result *mcp_client_subscribe_resource(mcp_client *client,
+                                          const char *uri,
+                                          const mcp_request_options *options);
+
+// `resources/unsubscribe` (handshake era only, else MCP_STATUS_NOT_SUPPORTED).
+//
+// # Safety
+// `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
+mcp_result *mcp_client_unsubscribe_resource(mcp_client *client,
+                                            const char *uri,
+                                            const mcp_request_options *options);
+
+// One page of `tools/list`. `cursor` is NULL for the first page; the result's `nextCursor`
+// gives the next.
+//
+// # Safety
+// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
+mcp_result *mcp_client_list_tools(mcp_client *client,
+                                  const char *cursor,
+                                  const mcp_request_options *options);
+
+// One page of `resources/list`. `cursor` is NULL for the first page; the result's `nextCursor`
+// gives the next.
+//
+// # Safety
+// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
+mcp_result *mcp_client_list_resources(mcp_client *client,
+                                      const char *cursor,
+                                      const mcp_request_options *options);
+
+// One page of `resources/templates/list`. `cursor` is NULL for the first page; the result's `nextCursor`
+// gives the next.
+//
+// # Safety
+// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
+mcp_result *mcp_client_list_resource_templates(mcp_client *client,
+                                               const char *cursor,
+                                               const mcp_request_options *options);
+
+// One page of `prompts/list`. `cursor` is NULL for the first page; the result's `nextCursor`
+// gives the next.
+//
+// # Safety
+// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
+mcp_result *mcp_client_list_prompts(mcp_client *client,
+                                    const char *cursor,
+                                    const mcp_request_options *options);
+
+// Every tool, over all pages: `{"tools": [...]}`. One token cancels the walk; a repeated
+// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
+//
+// # Safety
+// `client` is NULL or live; `options` is NULL or live.
+MCPC_API mcp_result *mcp_client_tools(mcp_client *client, const mcp_request_options *options);
+
+// Every resource, over all pages: `{"resources": [...]}`. One token cancels the walk; a repeated
+// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
+//
+// # Safety
+// `client` is NULL or live; `options` is NULL or live.
+MCPC_API mcp_result *mcp_client_resources(mcp_client *client, const mcp_request_options *options);
+
+// Every resource template, over all pages: `{"resourceTemplates": [...]}`. One token cancels the walk; a repeated
+// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
+//
+// # Safety
+// `client` is NULL or live; `options` is NULL or live.
+MCPC_API
+mcp_result *mcp_client_resource_templates(mcp_client *client,
+                                          const mcp_request_options *options);
+
+// Every prompt, over all pages: `{"prompts": [...]}`. One token cancels the walk; a repeated
+// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
+//
+// # Safety
+// `client` is NULL or live; `options` is NULL or live.
+MCPC_API mcp_result *mcp_client_prompts(mcp_client *client, const mcp_request_options *options);
+
+// Sends a notification: `method`, and `params_json` (a JSON object, or NULL for none). Any
+// era (the 2026-07-28 revision defines no client notification but `notifications/cancelled`,
+// so what a modern server makes of another is its own affair). The result is `{}` once the
+// notification was handed to the transport.
+//
+// # Safety
+// `client` is NULL or live; strings are NULL or NUL-terminated.
+MCPC_API
+mcp_result *mcp_client_notify(mcp_client *client,
+                              const char *method,
+                              const char *params_json);
+
+// `notifications/roots/list_changed`: the roots the roots handler answers with have changed.
+// Handshake era only (MCP_STATUS_NOT_SUPPORTED in the modern era); needs a `roots/list`
+// handler (which makes the client declare `roots.listChanged`), else
+// MCP_STATUS_INVALID_ARGUMENT. The result is `{}`.
+//
+// # Safety
+// `client` is NULL or live.
+MCPC_API mcp_result *mcp_client_notify_roots_list_changed(mcp_client *client);
+
+// The status. NULL gives MCP_STATUS_INVALID_ARGUMENT.
+//
+// # Safety
+// `result` is NULL or a live result.
+MCPC_API mcp_status mcp_result_status(const mcp_result *result);
+
+// The result as JSON text when the status is OK (and the server's interim result for
+// MCP_STATUS_INPUT_REQUIRED), else NULL. Owned by the result.
+//
+// # Safety
+// `result` is NULL or a live result.
+MCPC_API const char *mcp_result_json(const mcp_result *result);
+
+// What went wrong, for any status but OK ("" for OK). For MCP_STATUS_SERVER_ERROR it is the
+// JSON-RPC error message. Owned by the result.
+//
+// # Safety
+// `result` is NULL or a live result.
+MCPC_API const char *mcp_result_message(const mcp_result *result);
+
+// The JSON-RPC error code for MCP_STATUS_SERVER_ERROR, else 0.
+//
+// # Safety
+// `result` is NULL or a live result.
+MCPC_API int64_t mcp_result_error_code(const mcp_result *result);
+
+// The JSON-RPC error's `data` as JSON text, or NULL when the server sent none. Owned by the
+// result.
+//
+// # Safety
+// `result` is NULL or a live result.
+MCPC_API const char *mcp_result_error_data(const mcp_result *result);
+
+// For a failed call, the JSON-RPC id of its request when one was sent (positive), so a
+// cancel or error can be matched with the server's log; 0 for OK results and when nothing was
+// sent (for example a token cancelled before the call).
+//
+// # Safety
+// `result` is NULL or a live result.
+MCPC_API int64_t mcp_result_request_id(const mcp_result *result);
+
+// The cancel reason for MCP_STATUS_CANCELLED (NULL when the cancel gave none) and for
+// MCP_STATUS_TIMEOUT ("timed out after N ms"). Owned by the result.
+//
+// # Safety
+// `result` is NULL or a live result.
+MCPC_API const char *mcp_result_cancel_reason(const mcp_result *result);
+
+// Frees a result and every string it returned. NULL is accepted.
+//
+// # Safety
+// `result` is NULL or a result not yet freed.
+MCPC_API void mcp_result_free(mcp_result *result);
+
+// Creates a token. Free it with `mcp_cancellation_free`.
+MCPC_API mcp_cancellation *mcp_cancellation_new(void);
+
+// Cancels every call that uses the token, now and later. Returns true only for the first
+// cancel. Safe from any thread at any time; never blocks on I/O: each blocked call wakes at
+// once with MCP_STATUS_CANCELLED and the server is told afterwards, once the request is on the
+// wire. `reason` may be NULL (the notification then has no reason); invalid UTF-8 in it is
+// replaced. NULL `token` returns false.
+//
+// # Safety
+// `token` is NULL or a live token; `reason` is NULL or a NUL-terminated string.
+MCPC_API bool mcp_cancellation_cancel(mcp_cancellation *token, const char *reason);
+
+// Whether the token has been cancelled. NULL returns false.
+//
+// # Safety
+// `token` is NULL or a live token.
+MCPC_API bool mcp_cancellation_is_cancelled(const mcp_cancellation *token);
+
+// The reason given to the first cancel, or NULL (not cancelled, or no reason). The string is
+// owned by the token and valid until it is freed.
+//
+// # Safety
+// `token` is NULL or a live token.
+MCPC_API const char *mcp_cancellation_reason(const mcp_cancellation *token);
+
+// Frees the token. Calls still using it are unaffected. NULL is accepted.
+//
+// # Safety
+// `token` is NULL or a token from `mcp_cancellation_new` not yet freed.
+MCPC_API void mcp_cancellation_free(mcp_cancellation *token);
+
+// Default request options: no token, the client's timeout, no progress token, no `_meta`.
+// Free with `mcp_request_options_free`. One options object may serve many calls at once.
+MCPC_API mcp_request_options *mcp_request_options_new(void);
+
+// Frees the options. NULL is accepted. Calls already made with them are unaffected.
+//
+// # Safety
+// `options` is NULL or options not yet freed, and no call is reading them.
+MCPC_API void mcp_request_options_free(mcp_request_options *options);
+
+// The token that cancels calls made with these options (NULL: none). The options keep their
+// own reference, so the token handle may be freed first.
+//
+// # Safety
+// `options` is NULL or live; `token` is NULL or live.
+MCPC_API
+mcp_status mcp_request_options_set_cancellation(mcp_request_options *options,
+                                                const mcp_cancellation *token);
+
+// This request's timeout in milliseconds; 0 means none, even if the client has one.
+//
+// # Safety
+// `options` is NULL or live.
+MCPC_API mcp_status mcp_request_options_set_timeout_ms(mcp_request_options *options, uint64_t ms);
+
+// Progress restarts the call's timeout (never past the maximum total, if one is set).
+//
+// # Safety
+// `options` is NULL or live.
+MCPC_API
+mcp_status mcp_request_options_set_reset_timeout_on_progress(mcp_request_options *options,
+                                                             bool reset);
+
+// A hard limit on the whole call, whatever progress arrives; 0 means none. Passing it cancels
+// the call like a timeout (MCP_STATUS_TIMEOUT).
+//
+// # Safety
+// `options` is NULL or live.
+MCPC_API
+mcp_status mcp_request_options_set_max_total_timeout_ms(mcp_request_options *options,
+                                                        uint64_t ms);
+
+// A progress token sent as `params._meta.progressToken` (NULL: none).
+//
+// # Safety
+// `options` is NULL or live; `token` is NULL or NUL-terminated.
+MCPC_API
+mcp_status mcp_request_options_set_progress_token(mcp_request_options *options,
+                                                  const char *token);
+
+// Extra `params._meta` entries, as a JSON object (NULL: none).
+//
+// # Safety
+// `options` is NULL or live; `json` is NULL or NUL-terminated.
+MCPC_API mcp_status mcp_request_options_set_meta(mcp_request_options *options, const char *json);
+
+// Continues an `input_required` result by hand: the answers as a JSON object keyed like its
+// `inputRequests` (sent as `inputResponses`; NULL: none).
+//
+// # Safety
+// `options` is NULL or live; `json` is NULL or NUL-terminated.
+MCPC_API
+mcp_status mcp_request_options_set_input_responses(mcp_request_options *options,
+                                                   const char *json);
+
+// Continues an `input_required` result by hand: its `requestState`, sent back unchanged (NULL:
+// none).
+//
+// # Safety
+// `options` is NULL or live; `state` is NULL or NUL-terminated.
+MCPC_API
+mcp_status mcp_request_options_set_request_state(mcp_request_options *options,
+                                                 const char *state);
+
+// List calls (one page or all pages) ask the server even when a fresh page is cached; the new
+// page is kept. Off by default: pages whose result carried `ttlMs` are served from the cache
+// while fresh, and a list-changed notification drops them.
+//
+// # Safety
+// `options` is NULL or live.
+MCPC_API mcp_status mcp_request_options_set_bypass_cache(mcp_request_options *options, bool bypass);
+
+// Hears the progress of calls made with these options (before the client's callback). Without
+// a progress token of the host's, the library makes one unique on the connection. The callback
+// never runs after its call has returned, so `userdata` may be freed as soon as the call
+// returns. A call that ends by itself (answered, or failed by the server or transport) first
+// lets its progress callbacks still queued run (it waits for its own only, and for the
+// callbacks queued before them on the callback thread). A cancelled, timed-out or closed call
+// returns at once: its queued progress callbacks are dropped, not run; if one is running at
+// that moment, the call waits for that one to return (a progress callback that waits for its
+// own call to return deadlocks). A call made from inside a callback drops its queued progress callbacks in any
+// case (they would run after it).
+//
+// # Safety
+// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
+// while such a call runs.
+MCPC_API
+mcp_status mcp_request_options_set_progress_callback(mcp_request_options *options,
+                                                     mcp_progress_callback callback,
+                                                     void *userdata);
+
+// A call answered with a task returns the task itself (`resultType` "task", `taskId`,
+// `status`...) instead of polling it; drive it with `mcp_client_get_task`,
+// `mcp_client_update_task` and `mcp_client_cancel_task`.
+//
+// # Safety
+// `options` is NULL or live.
+MCPC_API mcp_status mcp_request_options_set_return_task(mcp_request_options *options, bool enabled);
+
 // `ping`.
 MCPC_API mcp_request *mcp_request_ping(void);
 
@@ -1217,17 +1562,6 @@ void mcp_handler_reply_set_error(mcp_handler_reply *reply,
                                  int64_t code,
                                  const char *message);
 
-// Registers the handler for one method the server may ask for (NULL handler: remove it).
-//
-// # Safety
-// `options` is NULL or live; `method` is NULL or NUL-terminated; `handler` is safe to call
-// from any thread with `userdata` for as long as a client made from these options is alive.
-MCPC_API
-mcp_status mcp_client_options_set_request_handler(mcp_client_options *options,
-                                                  const char *method,
-                                                  mcp_request_handler handler,
-                                                  void *userdata);
-
 // Fills what an elicitation answer leaves out with the defaults of the requested schema
 // (SEP-1034). `requested_schema_json` is the request's `requestedSchema`; `content_json` is
 // the answer so far (NULL: empty). The result JSON is the filled content object.
@@ -1237,24 +1571,6 @@ mcp_status mcp_client_options_set_request_handler(mcp_client_options *options,
 MCPC_API
 mcp_result *mcp_elicitation_defaults(const char *requested_schema_json,
                                      const char *content_json);
-
-// The `elicitation/create` handler also takes URL-mode requests (`mode` "url": show the URL's
-// host, get consent, open it): declares `elicitation.url` besides form mode. Default off.
-//
-// # Safety
-// `options` is NULL or live.
-MCPC_API
-mcp_status mcp_client_options_set_elicitation_url(mcp_client_options *options,
-                                                  bool enabled);
-
-// The `sampling/createMessage` handler takes requests with `tools` (and `toolChoice`):
-// declares `sampling.tools`. Default off.
-//
-// # Safety
-// `options` is NULL or live.
-MCPC_API
-mcp_status mcp_client_options_set_sampling_tools(mcp_client_options *options,
-                                                 bool enabled);
 
 // A listen that asks for nothing yet. Free with `mcp_listen_free`. One object may serve many
 // listens at once; a listen copies what it needs when it starts.
@@ -1322,6 +1638,80 @@ mcp_result *mcp_client_listen(mcp_client *client,
                               const mcp_listen *listen,
                               const mcp_request_options *options);
 
+// `tasks/get`: the task now (`status`, `statusMessage`, and `result`, `error` or
+// `inputRequests` as the status has them).
+//
+// # Safety
+// `client` is NULL or live; `task_id` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
+mcp_result *mcp_client_get_task(mcp_client *client,
+                                const char *task_id,
+                                const mcp_request_options *options);
+
+// `tasks/update`: answers a task's `inputRequests`. `input_responses_json` is an object keyed
+// as they are.
+//
+// # Safety
+// `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
+mcp_result *mcp_client_update_task(mcp_client *client,
+                                   const char *task_id,
+                                   const char *input_responses_json,
+                                   const mcp_request_options *options);
+
+// `tasks/cancel`: asks the server to cancel the task, and waits for its acknowledgement (the
+// task may still end otherwise: cancellation is cooperative).
+//
+// # Safety
+// `client` is NULL or live; `task_id` is NULL or NUL-terminated; `options` is NULL or live.
+MCPC_API
+mcp_result *mcp_client_cancel_task(mcp_client *client,
+                                   const char *task_id,
+                                   const mcp_request_options *options);
+
+// Whether the call that needs the authorization is over (cancelled, timed out, closed): the
+// callback should return.
+//
+// # Safety
+// `reply` is the pointer passed to the callback, during that call.
+MCPC_API bool mcp_auth_reply_is_cancelled(const mcp_auth_reply *reply);
+
+// Gives the URL the authorization server redirected the person to (copied), with its query
+// (`code`, `state`, maybe `iss`). Returns false for NULL or invalid UTF-8.
+//
+// # Safety
+// `reply` is the pointer passed to the callback, during that call; `url` is NULL or
+// NUL-terminated.
+MCPC_API bool mcp_auth_reply_set_redirect_url(mcp_auth_reply *reply, const char *url);
+
+// Gives up the authorization with a reason (copied; NULL: "authorization declined"). The call
+// that needed it ends with MCP_STATUS_UNAUTHORIZED and the reason in its message.
+//
+// # Safety
+// `reply` is the pointer passed to the callback, during that call; `message` is NULL or
+// NUL-terminated.
+MCPC_API void mcp_auth_reply_set_error(mcp_auth_reply *reply, const char *message);
+
+// Gives the saved JSON text (copied). Returns false for NULL or text that is not a JSON
+// object.
+//
+// # Safety
+// `slot` is the pointer passed to the load callback, during that call; `tokens_json` is NULL
+// or NUL-terminated.
+MCPC_API bool mcp_token_slot_set(mcp_token_slot *slot, const char *tokens_json);
+
+// Adds a header to the request (copied). The name must be an HTTP token and the value free
+// of control characters; the request fails with MCP_STATUS_INVALID_ARGUMENT otherwise.
+// Returns MCP_STATUS_INVALID_ARGUMENT for NULL arguments or invalid UTF-8.
+//
+// # Safety
+// `headers` is the pointer passed to the provider, during that call; the strings are NULL or
+// NUL-terminated.
+MCPC_API
+mcp_status mcp_header_list_add(mcp_header_list *headers,
+                               const char *name,
+                               const char *value);
+
 // Opens the listener on 127.0.0.1 at a port the system picks. `path` is the redirect URI's
 // path, NULL for "/callback". Never returns NULL: when it could not open,
 // `mcp_loopback_redirect_uri` is NULL and `mcp_loopback_wait` returns the reason. Free with
@@ -1388,406 +1778,16 @@ MCPC_API const char *mcp_loopback_message(const mcp_loopback *loopback);
 // `loopback` is NULL or from `mcp_loopback_new`, not yet freed, and not in a wait.
 MCPC_API void mcp_loopback_free(mcp_loopback *loopback);
 
-// Sends a notification: `method`, and `params_json` (a JSON object, or NULL for none). Any
-// era (the 2026-07-28 revision defines no client notification but `notifications/cancelled`,
-// so what a modern server makes of another is its own affair). The result is `{}` once the
-// notification was handed to the transport.
+// A client over a transport of the host's own (see `mcp_transport_vtable`). The vtable is
+// copied; `userdata` is passed to every function in it and must stay valid until
+// `mcp_client_free` returns. Never returns NULL.
 //
 // # Safety
-// `client` is NULL or live; strings are NULL or NUL-terminated.
+// `vtable` is NULL or points to a vtable; its functions follow the contract documented on it.
 MCPC_API
-mcp_result *mcp_client_notify(mcp_client *client,
-                              const char *method,
-                              const char *params_json);
-
-// `notifications/roots/list_changed`: the roots the roots handler answers with have changed.
-// Handshake era only (MCP_STATUS_NOT_SUPPORTED in the modern era); needs a `roots/list`
-// handler (which makes the client declare `roots.listChanged`), else
-// MCP_STATUS_INVALID_ARGUMENT. The result is `{}`.
-//
-// # Safety
-// `client` is NULL or live.
-MCPC_API mcp_result *mcp_client_notify_roots_list_changed(mcp_client *client);
-
-// Default request options: no token, the client's timeout, no progress token, no `_meta`.
-// Free with `mcp_request_options_free`. One options object may serve many calls at once.
-MCPC_API mcp_request_options *mcp_request_options_new(void);
-
-// Frees the options. NULL is accepted. Calls already made with them are unaffected.
-//
-// # Safety
-// `options` is NULL or options not yet freed, and no call is reading them.
-MCPC_API void mcp_request_options_free(mcp_request_options *options);
-
-// The token that cancels calls made with these options (NULL: none). The options keep their
-// own reference, so the token handle may be freed first.
-//
-// # Safety
-// `options` is NULL or live; `token` is NULL or live.
-MCPC_API
-mcp_status mcp_request_options_set_cancellation(mcp_request_options *options,
-                                                const mcp_cancellation *token);
-
-// This request's timeout in milliseconds; 0 means none, even if the client has one.
-//
-// # Safety
-// `options` is NULL or live.
-MCPC_API mcp_status mcp_request_options_set_timeout_ms(mcp_request_options *options, uint64_t ms);
-
-// Progress restarts the call's timeout (never past the maximum total, if one is set).
-//
-// # Safety
-// `options` is NULL or live.
-MCPC_API
-mcp_status mcp_request_options_set_reset_timeout_on_progress(mcp_request_options *options,
-                                                             bool reset);
-
-// A hard limit on the whole call, whatever progress arrives; 0 means none. Passing it cancels
-// the call like a timeout (MCP_STATUS_TIMEOUT).
-//
-// # Safety
-// `options` is NULL or live.
-MCPC_API
-mcp_status mcp_request_options_set_max_total_timeout_ms(mcp_request_options *options,
-                                                        uint64_t ms);
-
-// A progress token sent as `params._meta.progressToken` (NULL: none).
-//
-// # Safety
-// `options` is NULL or live; `token` is NULL or NUL-terminated.
-MCPC_API
-mcp_status mcp_request_options_set_progress_token(mcp_request_options *options,
-                                                  const char *token);
-
-// Extra `params._meta` entries, as a JSON object (NULL: none).
-//
-// # Safety
-// `options` is NULL or live; `json` is NULL or NUL-terminated.
-MCPC_API mcp_status mcp_request_options_set_meta(mcp_request_options *options, const char *json);
-
-// Continues an `input_required` result by hand: the answers as a JSON object keyed like its
-// `inputRequests` (sent as `inputResponses`; NULL: none).
-//
-// # Safety
-// `options` is NULL or live; `json` is NULL or NUL-terminated.
-MCPC_API
-mcp_status mcp_request_options_set_input_responses(mcp_request_options *options,
-                                                   const char *json);
-
-// Continues an `input_required` result by hand: its `requestState`, sent back unchanged (NULL:
-// none).
-//
-// # Safety
-// `options` is NULL or live; `state` is NULL or NUL-terminated.
-MCPC_API
-mcp_status mcp_request_options_set_request_state(mcp_request_options *options,
-                                                 const char *state);
-
-// List calls (one page or all pages) ask the server even when a fresh page is cached; the new
-// page is kept. Off by default: pages whose result carried `ttlMs` are served from the cache
-// while fresh, and a list-changed notification drops them.
-//
-// # Safety
-// `options` is NULL or live.
-MCPC_API mcp_status mcp_request_options_set_bypass_cache(mcp_request_options *options, bool bypass);
-
-// `ping` (handshake era; a modern server answers MCP_STATUS_SERVER_ERROR -32601). The result
-// is `{}`.
-//
-// # Safety
-// `client` is NULL or live; `options` is NULL or live.
-MCPC_API mcp_result *mcp_client_ping(mcp_client *client, const mcp_request_options *options);
-
-// `server/discover`. Servers of the handshake era answer MCP_STATUS_SERVER_ERROR (-32601).
-//
-// # Safety
-// `client` is NULL or live; `options` is NULL or live.
-MCPC_API mcp_result *mcp_client_discover(mcp_client *client, const mcp_request_options *options);
-
-// `tools/call`. `arguments_json` is a JSON object or NULL; it is checked, then sent as written
-// (its spacing, key order and numbers untouched). The result is the tool's result object
-// (`content`, `structuredContent`, `isError`).
-//
-// # Safety
-// `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
-MCPC_API
-mcp_result *mcp_client_call_tool(mcp_client *client,
-                                 const char *name,
-                                 const char *arguments_json,
-                                 const mcp_request_options *options);
-
-// `resources/read`. The result is `{"contents": [...]}`.
-//
-// # Safety
-// `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
-MCPC_API
-mcp_result *mcp_client_read_resource(mcp_client *client,
-                                     const char *uri,
-                                     const mcp_request_options *options);
-
-// `prompts/get`. `arguments_json` is a JSON object of strings, or NULL.
-//
-// # Safety
-// `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
-MCPC_API
-mcp_result *mcp_client_get_prompt(mcp_client *client,
-                                  const char *name,
-                                  const char *arguments_json,
-                                  const mcp_request_options *options);
-
-// `completion/complete`. `ref_json` is e.g. `{"type":"ref/prompt","name":"greet"}`,
-// `argument_json` is `{"name":...,"value":...}`, `context_json` is a JSON object or NULL.
-// The result is `{"completion": {...}}`.
-//
-// # Safety
-// `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
-MCPC_API
-mcp_result *mcp_client_complete(mcp_client *client,
-                                const char *ref_json,
-                                const char *argument_json,
-                                const char *context_json,
-                                const mcp_request_options *options);
-
-// Any request by method name, for methods without a function of their own. `params_json` is
-// a JSON object or NULL. The result is the response's `result`.
-//
-// # Safety
-// `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
-MCPC_API
-mcp_result *mcp_client_request(mcp_client *client,
-                               const char *method,
-                               const char *params_json,
-                               const mcp_request_options *options);
-
-// `logging/setLevel` (handshake era only; a modern connection returns
-// MCP_STATUS_NOT_SUPPORTED and sends nothing). `level` is e.g. "debug", "info", "warning".
-//
-// # Safety
-// `client` is NULL or live; `level` is NULL or NUL-terminated; `options` is NULL or live.
-MCPC_API
-mcp_result *mcp_client_set_logging_level(mcp_client *client,
-                                         const char *level,
-                                         const mcp_request_options *options);
-
-// `resources/subscribe` (handshake era only, else MCP_STATUS_NOT_SUPPORTED): updates arrive
-// through the resource-updated callback.
-//
-// # Safety
-// `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
-MCPC_API
-mcp_result *mcp_client_subscribe_resource(mcp_client *client,
-                                          const char *uri,
-                                          const mcp_request_options *options);
-
-// `resources/unsubscribe` (handshake era only, else MCP_STATUS_NOT_SUPPORTED).
-//
-// # Safety
-// `client` is NULL or live; `uri` is NULL or NUL-terminated; `options` is NULL or live.
-MCPC_API
-mcp_result *mcp_client_unsubscribe_resource(mcp_client *client,
-                                            const char *uri,
-                                            const mcp_request_options *options);
-
-// One page of `tools/list`. `cursor` is NULL for the first page; the result's `nextCursor`
-// gives the next.
-//
-// # Safety
-// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
-MCPC_API
-mcp_result *mcp_client_list_tools(mcp_client *client,
-                                  const char *cursor,
-                                  const mcp_request_options *options);
-
-// One page of `resources/list`. `cursor` is NULL for the first page; the result's `nextCursor`
-// gives the next.
-//
-// # Safety
-// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
-MCPC_API
-mcp_result *mcp_client_list_resources(mcp_client *client,
-                                      const char *cursor,
-                                      const mcp_request_options *options);
-
-// One page of `resources/templates/list`. `cursor` is NULL for the first page; the result's `nextCursor`
-// gives the next.
-//
-// # Safety
-// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
-MCPC_API
-mcp_result *mcp_client_list_resource_templates(mcp_client *client,
-                                               const char *cursor,
-                                               const mcp_request_options *options);
-
-// One page of `prompts/list`. `cursor` is NULL for the first page; the result's `nextCursor`
-// gives the next.
-//
-// # Safety
-// `client` is NULL or live; `cursor` is NULL or NUL-terminated; `options` is NULL or live.
-MCPC_API
-mcp_result *mcp_client_list_prompts(mcp_client *client,
-                                    const char *cursor,
-                                    const mcp_request_options *options);
-
-// Every tool, over all pages: `{"tools": [...]}`. One token cancels the walk; a repeated
-// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
-//
-// # Safety
-// `client` is NULL or live; `options` is NULL or live.
-MCPC_API mcp_result *mcp_client_tools(mcp_client *client, const mcp_request_options *options);
-
-// Every resource, over all pages: `{"resources": [...]}`. One token cancels the walk; a repeated
-// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
-//
-// # Safety
-// `client` is NULL or live; `options` is NULL or live.
-MCPC_API mcp_result *mcp_client_resources(mcp_client *client, const mcp_request_options *options);
-
-// Every resource template, over all pages: `{"resourceTemplates": [...]}`. One token cancels the walk; a repeated
-// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
-//
-// # Safety
-// `client` is NULL or live; `options` is NULL or live.
-MCPC_API
-mcp_result *mcp_client_resource_templates(mcp_client *client,
-                                          const mcp_request_options *options);
-
-// Every prompt, over all pages: `{"prompts": [...]}`. One token cancels the walk; a repeated
-// cursor ends it; past the client's max pages it fails with MCP_STATUS_PAGINATION_LIMIT.
-//
-// # Safety
-// `client` is NULL or live; `options` is NULL or live.
-MCPC_API mcp_result *mcp_client_prompts(mcp_client *client, const mcp_request_options *options);
-
-// The status. NULL gives MCP_STATUS_INVALID_ARGUMENT.
-//
-// # Safety
-// `result` is NULL or a live result.
-MCPC_API mcp_status mcp_result_status(const mcp_result *result);
-
-// The result as JSON text when the status is OK (and the server's interim result for
-// MCP_STATUS_INPUT_REQUIRED), else NULL. Owned by the result.
-//
-// # Safety
-// `result` is NULL or a live result.
-MCPC_API const char *mcp_result_json(const mcp_result *result);
-
-// What went wrong, for any status but OK ("" for OK). For MCP_STATUS_SERVER_ERROR it is the
-// JSON-RPC error message. Owned by the result.
-//
-// # Safety
-// `result` is NULL or a live result.
-MCPC_API const char *mcp_result_message(const mcp_result *result);
-
-// The JSON-RPC error code for MCP_STATUS_SERVER_ERROR, else 0.
-//
-// # Safety
-// `result` is NULL or a live result.
-MCPC_API int64_t mcp_result_error_code(const mcp_result *result);
-
-// The JSON-RPC error's `data` as JSON text, or NULL when the server sent none. Owned by the
-// result.
-//
-// # Safety
-// `result` is NULL or a live result.
-MCPC_API const char *mcp_result_error_data(const mcp_result *result);
-
-// For a failed call, the JSON-RPC id of its request when one was sent (positive), so a
-// cancel or error can be matched with the server's log; 0 for OK results and when nothing was
-// sent (for example a token cancelled before the call).
-//
-// # Safety
-// `result` is NULL or a live result.
-MCPC_API int64_t mcp_result_request_id(const mcp_result *result);
-
-// The cancel reason for MCP_STATUS_CANCELLED (NULL when the cancel gave none) and for
-// MCP_STATUS_TIMEOUT ("timed out after N ms"). Owned by the result.
-//
-// # Safety
-// `result` is NULL or a live result.
-MCPC_API const char *mcp_result_cancel_reason(const mcp_result *result);
-
-// Frees a result and every string it returned. NULL is accepted.
-//
-// # Safety
-// `result` is NULL or a result not yet freed.
-MCPC_API void mcp_result_free(mcp_result *result);
-
-// The stable name of a status, e.g. "CANCELLED"; "UNKNOWN" for a number that is not one.
-// Takes an int so that any value from C is safe to pass.
-MCPC_API const char *mcp_status_name(int status);
-
-// The library version at run time, e.g. "0.1.0" (compare with MCPC_VERSION at build time).
-MCPC_API const char *mcp_version(void);
-
-// Declares the tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28 era; default off):
-// the server may then answer `tools/call` with a task. The call polls `tasks/get` (at the
-// task's `pollIntervalMs`, else backing off from 50 ms to 1 s) until the task ends, and returns
-// its result as if the call had been plain: a failed task is the call's MCP_STATUS_SERVER_ERROR,
-// one the server cancelled is MCP_STATUS_CANCELLED. Status changes reach the progress callbacks
-// (message "<status>" or "<status>: <statusMessage>"). Input the task asks for is answered
-// through the request handlers and sent with `tasks/update`. Cancelling the call (or its
-// timeout) returns at once and sends one `tasks/cancel` for the task from another thread.
-// On a 2025-11-25 connection, the experimental tasks of that era where the server offers them:
-// a tool listed (on this connection) with `execution.taskSupport` optional or required is
-// called with a `task` member, polled with `tasks/get` (`pollInterval`), and its result is what
-// `tasks/result` gives.
-//
-// # Safety
-// `options` is NULL or live.
-MCPC_API mcp_status mcp_client_options_set_tasks(mcp_client_options *options, bool enabled);
-
-// A call answered with a task returns the task itself (`resultType` "task", `taskId`,
-// `status`...) instead of polling it; drive it with `mcp_client_get_task`,
-// `mcp_client_update_task` and `mcp_client_cancel_task`.
-//
-// # Safety
-// `options` is NULL or live.
-MCPC_API mcp_status mcp_request_options_set_return_task(mcp_request_options *options, bool enabled);
-
-// `tasks/get`: the task now (`status`, `statusMessage`, and `result`, `error` or
-// `inputRequests` as the status has them).
-//
-// # Safety
-// `client` is NULL or live; `task_id` is NULL or NUL-terminated; `options` is NULL or live.
-MCPC_API
-mcp_result *mcp_client_get_task(mcp_client *client,
-                                const char *task_id,
-                                const mcp_request_options *options);
-
-// `tasks/update`: answers a task's `inputRequests`. `input_responses_json` is an object keyed
-// as they are.
-//
-// # Safety
-// `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
-MCPC_API
-mcp_result *mcp_client_update_task(mcp_client *client,
-                                   const char *task_id,
-                                   const char *input_responses_json,
-                                   const mcp_request_options *options);
-
-// `tasks/cancel`: asks the server to cancel the task, and waits for its acknowledgement (the
-// task may still end otherwise: cancellation is cooperative).
-//
-// # Safety
-// `client` is NULL or live; `task_id` is NULL or NUL-terminated; `options` is NULL or live.
-MCPC_API
-mcp_result *mcp_client_cancel_task(mcp_client *client,
-                                   const char *task_id,
-                                   const mcp_request_options *options);
-
-// Turns the wire trace on: `callback` gets every JSON-RPC frame in and out, in order, on a
-// library thread of the trace's own ("mcpc-trace"), never while the library holds a lock (it
-// may call the client). HTTP headers never appear in it. Off by default, and free when off;
-// NULL turns it off. If the callback falls behind by 4096 frames, later ones are dropped and
-// the log callback says how many.
-//
-// # Safety
-// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
-// for as long as a client made from these options is alive.
-MCPC_API
-mcp_status mcp_client_options_set_trace_callback(mcp_client_options *options,
-                                                 mcp_trace_callback callback,
-                                                 void *userdata);
+mcp_client *mcp_client_new_custom(const mcp_transport_vtable *vtable,
+                                  void *userdata,
+                                  const mcp_client_options *options);
 
 // Gives the response to a request (JSON text, copied). Returns false for NULL arguments or
 // text that is not UTF-8.
