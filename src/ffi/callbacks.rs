@@ -13,9 +13,13 @@ use std::sync::Arc;
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum mcp_log_level {
+    /// Detail for finding a fault.
     Debug = 0,
+    /// Worth knowing: a fallback taken, a reconnect.
     Info = 1,
+    /// Something was dropped or skipped.
     Warning = 2,
+    /// Something failed.
     Error = 3,
 }
 

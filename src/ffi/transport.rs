@@ -36,6 +36,7 @@ pub struct mcp_transport_reply {
 /// All three are required. Strings passed in are valid during the call only.
 #[repr(C)]
 pub struct mcp_transport_vtable {
+    /// Sends one request and gives its response (see above).
     pub send_request: Option<
         unsafe extern "C" fn(
             userdata: *mut c_void,
@@ -45,9 +46,11 @@ pub struct mcp_transport_vtable {
             reply: *mut mcp_transport_reply,
         ) -> bool,
     >,
+    /// Sends one notification.
     pub send_notification: Option<
         unsafe extern "C" fn(userdata: *mut c_void, notification_json: *const c_char) -> bool,
     >,
+    /// Ends the transport; running `send_request` calls return soon.
     pub close: Option<unsafe extern "C" fn(userdata: *mut c_void)>,
 }
 
