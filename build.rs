@@ -1,7 +1,9 @@
 //! Generates the C header with cbindgen into OUT_DIR. The checked-in copy, include/mcpc.h,
 //! is compared with it by a test (tests/header.rs); set MCPC_UPDATE_HEADER=1 to rewrite it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+mod header_groups;
 
 fn main() {
     let major = env("CARGO_PKG_VERSION_MAJOR");
@@ -26,6 +28,7 @@ fn main() {
     }
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
+    println!("cargo:rerun-if-changed=header_groups.rs");
     println!("cargo:rerun-if-env-changed=MCPC_UPDATE_HEADER");
 
     let crate_dir = PathBuf::from(env("CARGO_MANIFEST_DIR"));
@@ -33,7 +36,15 @@ fn main() {
         cbindgen::Config::from_file(crate_dir.join("cbindgen.toml")).expect("cbindgen.toml");
     // The version macros follow what cbindgen.toml puts after the includes.
     config.after_includes = Some(format!(
-        "{}\n#define MCPC_VERSION \"{}\"\n#define MCPC_VERSION_MAJOR {}\n#define MCPC_VERSION_MINOR {}\n#define MCPC_VERSION_PATCH {}",
+        "{}
+/** The version of this header, e.g. \"0.1.0\"; mcp_version() gives the library's at run time. */
+#define MCPC_VERSION \"{}\"
+/** The major part of #MCPC_VERSION. */
+#define MCPC_VERSION_MAJOR {}
+/** The minor part of #MCPC_VERSION. */
+#define MCPC_VERSION_MINOR {}
+/** The patch part of #MCPC_VERSION. */
+#define MCPC_VERSION_PATCH {}",
         config.after_includes.as_deref().unwrap_or_default(),
         env("CARGO_PKG_VERSION"),
         major,
@@ -45,10 +56,19 @@ fn main() {
         .with_config(config)
         .generate()
         .expect("cbindgen could not generate the header");
-    let out = PathBuf::from(env("OUT_DIR")).join("mcpc.h");
-    header.write_to_file(&out);
+    let mut text = Vec::new();
+    header.write(&mut text);
+    let text = header_groups::open_groups(&String::from_utf8(text).expect("a UTF-8 header"));
+    write_if_changed(&PathBuf::from(env("OUT_DIR")).join("mcpc.h"), &text);
     if std::env::var_os("MCPC_UPDATE_HEADER").is_some() {
-        header.write_to_file(crate_dir.join("include").join("mcpc.h"));
+        write_if_changed(&crate_dir.join("include").join("mcpc.h"), &text);
+    }
+}
+
+/// Writes the file only when its text changes, so that its time stamp means a change.
+fn write_if_changed(path: &Path, text: &str) {
+    if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
+        std::fs::write(path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
     }
 }
 

@@ -39,6 +39,9 @@ rm -f build/interop.md
 MCPC_INTEROP_MATRIX_OUT="$PWD/build/interop.md" cargo test 2>&1 | tee build/logs/cargo-test.log
 bash scripts/check-interop.sh
 
+echo "== API reference: doxygen on include/mcpc.h (fails on an undocumented export)"
+bash scripts/api-docs.sh
+
 echo "== C examples under ctest (plain, ASan/UBSan, TSan, valgrind)"
 tsan_args="$(bash scripts/build-tsan.sh)"
 tsan_args="${tsan_args:--DMCPC_TSAN_LIB= -DMCPC_TSAN_RUNTIME=}" # none: stress_tsan fails

@@ -7,7 +7,8 @@
 #   mcp-call's echo, cancel of a slow call (exit 3), precancel (exit 3), timeout (exit 4),
 #   progress, roots and error exits;
 # - the install (cmake --install): the files, and a program built against it with pkg-config;
-# - the README's C cancel program, built with mingw-w64 and its POSIX threads as written;
+# - the C cancel program of docs/guide/cancellation.md, built with mingw-w64 and its POSIX
+#   threads as written;
 # - the Rust tests under Wine (scripts/windows-rust-tests.sh).
 # Any failure fails the run. Timings go to stdout (and build/logs/ when scripts/test.sh runs).
 set -euo pipefail
@@ -60,15 +61,15 @@ WINEPATH="$(winepath -w "$prefix/bin")" scripts/windows/wine-run.sh "$consumer" 
     { echo "windows: FAIL: the program built against the install did not run"; exit 1; }
 echo "windows: installed $(cd "$prefix" && find . -type f | sort | tr '\n' ' ')"
 
-echo "== windows: the README's C cancel program (mingw-w64, POSIX threads from winpthreads)"
+echo "== windows: the guide's C cancel program (mingw-w64, POSIX threads from winpthreads)"
 scratch="$repo/$build/readme"
 rm -rf "$scratch" && mkdir -p "$scratch"
 awk '$0 == "<!-- snippet: cancel.c -->" { found = 1; next }
      found == 1 && /^```c$/ { found = 2; next }
      found == 2 && /^```$/ { exit }
-     found == 2 { print }' README.md >"$scratch/cancel.c"
-[ -s "$scratch/cancel.c" ] || { echo "windows: FAIL: no cancel.c snippet in README.md"; exit 1; }
-# As the README builds it, with the Windows library (the import library of mcpc.dll) and
+     found == 2 { print }' docs/guide/cancellation.md >"$scratch/cancel.c"
+[ -s "$scratch/cancel.c" ] || { echo "windows: FAIL: no cancel.c snippet in docs/guide/cancellation.md"; exit 1; }
+# As the guide builds it, with the Windows library (the import library of mcpc.dll) and
 # winpthreads linked statically, so that the program needs only mcpc.dll beside it.
 x86_64-w64-mingw32-gcc -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude "$scratch/cancel.c" \
     "$out/libmcpc.dll.a" -static-libgcc -Wl,-Bstatic -lpthread -Wl,-Bdynamic \
@@ -79,10 +80,10 @@ MCPC_TEST_LOG="$scratch/server.log" scripts/windows/wine-run.sh "$scratch/cancel
     >"$scratch/stdout" 2>"$scratch/stderr" || { cat "$scratch/stdout" "$scratch/stderr"; exit 1; }
 cat "$scratch/stdout"
 grep -q '^CANCELLED: request [1-9][0-9]* (reason: user pressed cancel)$' "$scratch/stdout" ||
-    { echo "windows: FAIL: the README program did not print CANCELLED"; exit 1; }
+    { echo "windows: FAIL: the guide's program did not print CANCELLED"; exit 1; }
 [ "$(grep -c '"method":"notifications/cancelled"' "$scratch/server.log")" -eq 1 ] ||
     { echo "windows: FAIL: the server's log has no single notifications/cancelled"; exit 1; }
-echo "windows: the README program ran in $((($(date +%s%N) - start) / 1000000)) ms"
+echo "windows: the guide's program ran in $((($(date +%s%N) - start) / 1000000)) ms"
 
 echo "== windows: the Rust tests under Wine"
 start=$SECONDS

@@ -13,7 +13,7 @@ TARGET=x86_64-pc-windows-gnu
 TESTS=("$@")
 if [ ${#TESTS[@]} -eq 0 ]; then
     # The stdio tests that are portable; the others are unix-only or need peers/HTTP servers
-    # this run does not start (see the Platforms section of the README).
+    # this run does not start (see docs/guide/platforms.md).
     TESTS=(stdio_client cancellation windows_job http network connect_close cancel_latency callbacks custom_transport completion)
 fi
 

@@ -1,23 +1,25 @@
 #!/bin/sh
-# readme_snippet.sh README REPO CARGO_TARGET_DIR FILE
+# readme_snippet.sh DOC REPO CARGO_TARGET_DIR FILE [EXPECT]
 #
-# Runs one of the README's programs as a reader would. In README.md a program is the fenced
-# block after `<!-- snippet: FILE -->` (FILE: where the README says to save it, relative to
-# the repository root), and the commands that build and run it are the ```sh block after
-# `<!-- snippet-run: FILE -->`. In a scratch directory laid out like the repository (links to
+# Runs one of the programs of the README or a guide page (DOC) as a reader would. In DOC a
+# program is the fenced block after `<!-- snippet: FILE -->` (FILE: where the page says to save
+# it, relative to the repository root), and the commands that build and run it are the ```sh
+# block after `<!-- snippet-run: FILE -->`. In a scratch directory laid out like the repository (links to
 # its include/ and bindings/ and to cargo's target/), the program is saved as FILE and the
 # commands run with `sh -eu`, as written; `cargo` there is a no-op, since ctest's build
-# already ran it. Then:
+# already ran it. Then, for a cancel program (no EXPECT):
 # - the program printed `CANCELLED: request N` for some N > 0, and exited 0;
 # - the test server's log has the tools/call request N, then exactly one
 #   notifications/cancelled, for request N (the cancel came after the request was sent);
-# - C and C++ programs also compile warning-free with -Wall -Wextra -Werror -pedantic, and
-#   Go programs are gofmt-formatted.
-# Before that, every ```c, ```cpp and ```go block of the README must be a marked snippet, so
-# none can drift untested. Exits 77 (skipped) when the language's compiler is missing, unless
+# and for a program given EXPECT: it exited 0, printed a line containing EXPECT, and the
+# server's log has its tools/call and no notifications/cancelled. Either way C and C++
+# programs also compile warning-free with -Wall -Wextra -Werror -pedantic, and Go programs are
+# gofmt-formatted.
+# Before that, every ```c, ```cpp and ```go block of the README and of docs/guide/ must be a
+# marked snippet, so none can drift untested. Exits 77 (skipped) when the language's compiler is missing, unless
 # MCPC_REQUIRE_PEERS=1. Environment: CC, CXX (default c++).
 set -u
-readme=$1 repo=$2 target=$3 file=$4
+readme=$1 repo=$2 target=$3 file=$4 expect=${5:-}
 . "$(dirname "$0")/lib.sh"
 
 # The fenced block after the marker line MARKER, without its fences; fails when absent.
@@ -29,9 +31,11 @@ extract() {
         END { exit found == 3 ? 0 : 1 }' "$readme"
 }
 
-# Every compiled-language block is marked.
-unmarked=$(awk '/^```(c|cpp|go)$/ && prev !~ /^<!-- snippet: / { print NR ": " $0 } { prev = $0 }' "$readme")
-[ -z "$unmarked" ] || fail "README blocks without a <!-- snippet: FILE --> marker: $unmarked"
+# Every compiled-language block is marked, in every page that has programs.
+for doc in "$repo/README.md" "$repo"/docs/guide/*.md; do
+    unmarked=$(awk '/^```(c|cpp|go)$/ && prev !~ /^<!-- snippet: / { print NR ": " $0 } { prev = $0 }' "$doc")
+    [ -z "$unmarked" ] || fail "$doc: blocks without a <!-- snippet: FILE --> marker: $unmarked"
+done
 
 case $file in
     *.c) tool=${CC:-cc} ;;
@@ -84,6 +88,14 @@ show "server log" "$log"
 echo "---"
 [ "$code" -eq 0 ] || fail "the commands exited $code"
 check_no_sanitizer_report "$err"
+
+if [ -n "$expect" ]; then
+    grep -qF -- "$expect" "$out" || fail "the program did not print '$expect'"
+    grep -q '"method":"tools/call"' "$log" || fail "the server log has no tools/call"
+    ! grep -q '"method":"notifications/cancelled"' "$log" || fail "the server log has a cancel"
+    [ "$failures" -eq 0 ]
+    exit
+fi
 
 id=$(sed -n 's/^CANCELLED: request \([1-9][0-9]*\).*/\1/p' "$out" | head -n 1)
 if [ -z "$id" ]; then

@@ -1,5 +1,6 @@
-//! `mcp_client`: create (stdio, Streamable HTTP, custom transport), connect, what the server
-//! said about itself, close, free. The request functions are in `requests.rs`.
+//! `mcp_client`: create (stdio, Streamable HTTP), connect, what the server said about itself,
+//! close, free. A client over a custom transport is made in `transport.rs`; the request
+//! functions are in `requests.rs`.
 
 use super::boundary::borrow;
 use super::client_options::mcp_client_options;
@@ -27,7 +28,7 @@ pub struct mcp_client {
 impl mcp_client {
     /// Boxes the client `make` builds, or why it could not (reported by connect and calls);
     /// a panic in `make` becomes INTERNAL_ERROR. Never NULL.
-    fn make(make: impl FnOnce() -> Result<Client>) -> *mut mcp_client {
+    pub(super) fn make(make: impl FnOnce() -> Result<Client>) -> *mut mcp_client {
         let client = guard(
             || {
                 Err(Error::new(
@@ -65,7 +66,7 @@ impl mcp_client {
 }
 
 /// Reads the client options (NULL: defaults), failing with their remembered error.
-unsafe fn client_options<'a>(
+pub(super) unsafe fn client_options<'a>(
     options: *const mcp_client_options,
 ) -> Result<Option<&'a mcp_client_options>> {
     match borrow(options) {
@@ -150,26 +151,6 @@ pub unsafe extern "C" fn mcp_client_new_http(
         };
         config.url = url.to_owned();
         Ok(Client::http(config, client_options))
-    })
-}
-
-/// A client over a transport of the host's own (see `mcp_transport_vtable`). The vtable is
-/// copied; `userdata` is passed to every function in it and must stay valid until
-/// `mcp_client_free` returns. Never returns NULL.
-///
-/// # Safety
-/// `vtable` is NULL or points to a vtable; its functions follow the contract documented on it.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_new_custom(
-    vtable: *const super::transport::mcp_transport_vtable,
-    userdata: *mut std::ffi::c_void,
-    options: *const mcp_client_options,
-) -> *mut mcp_client {
-    mcp_client::make(|| {
-        let transport = super::transport::HostTransport::new(vtable, userdata)?;
-        let client_options =
-            client_options(options)?.map_or_else(ClientOptions::default, |o| o.client.clone());
-        Ok(Client::custom(transport, client_options))
     })
 }
 

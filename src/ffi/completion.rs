@@ -264,14 +264,16 @@ pub unsafe extern "C" fn mcp_request_free(request: *mut mcp_request) {
 /// completion is pushed onto the empty queue, and stays readable until
 /// `mcp_completion_queue_pop` finds the queue empty. So, woken, pop until it returns false
 /// (then the descriptor is not readable until the next completion). Rarely, it is readable
-/// with nothing to pop (a completion taken before its wake-up was written, or one page of an
-/// all-pages request, whose next page then goes out): that pop returns false and settles it.
-/// Only read it through `mcp_completion_queue_pop`: never read, write or close the descriptor
-/// yourself. One queue may serve many clients and threads.
-///
-/// A server's answer is finished into its completion by the pop that meets it, on the thread
-/// that pops (the library's reader thread only hands it over): the result is made and freed on
-/// the host's thread, and the reader goes straight back to reading.
+/// with nothing to pop: that pop returns false and settles it. Only read it through
+/// `mcp_completion_queue_pop`: never read, write or close the descriptor yourself. One queue
+/// may serve many clients and threads.
+//
+// Readable with nothing to pop: a completion taken before its wake-up was written, or one page
+// of an all-pages request, whose next page then goes out.
+//
+// A server's answer is finished into its completion by the pop that meets it, on the thread
+// that pops (the library's reader thread only hands it over): the result is made and freed on
+// the host's thread, and the reader goes straight back to reading.
 pub struct mcp_completion_queue {
     queue: Arc<Queue>,
 }
@@ -491,15 +493,15 @@ pub type mcp_completion_callback =
 /// The options' cancellation token cancels it as it cancels a blocking call: at once, with
 /// CANCELLED, the server told once if the request reached the wire, nothing sent if the token
 /// was cancelled first. The options' timeouts apply as for a blocking call. The request's
-/// first message is written on this thread; its completion is made by the pop that meets the
-/// server's answer (see `mcp_completion_queue`), or pushed by a library thread (a cancel, a
-/// timeout, close).
+/// first message is written on this thread.
 ///
 /// Closing the client (or freeing it) completes every request still pending with
 /// MCP_STATUS_CLOSED before it returns.
 ///
 /// # Safety
 /// `client`, `request`, `options` and `queue` are NULL or live.
+// Its completion is made by the pop that meets the server's answer (see
+// `mcp_completion_queue`), or pushed by a library thread (a cancel, a timeout, close).
 #[no_mangle]
 pub unsafe extern "C" fn mcp_client_start(
     client: *mut mcp_client,

@@ -1,27 +1,22 @@
 //! Request handlers from C: the host answers what the server asks of the client
 //! (`sampling/createMessage`, `elicitation/create`, `roots/list`) through `mcp_handler_reply`.
+//! The setters that register them are with the other options (`client_options/handlers.rs`).
 
 use super::boundary::{borrow, borrow_mut};
-use super::callbacks::UserData;
-use super::client_options::mcp_client_options;
 use super::guard;
 use super::result::{into_result, mcp_result};
-use super::setter::set;
-use super::status::mcp_status;
-use super::strings::{optional_json, required_str, to_cstring};
+use super::strings::optional_json;
 use crate::cancellation::CancellationToken;
 use crate::error::Error;
-use crate::handlers::{self, HandlerError, ServerRequest};
-use crate::protocol::jsonrpc::INTERNAL_ERROR;
+use crate::handlers::{self, HandlerError};
 use serde_json::Value;
 use std::ffi::{c_char, c_void};
-use std::sync::Arc;
 
 /// Where a request handler puts its answer.
 pub struct mcp_handler_reply {
-    result: Option<Value>,
-    error: Option<HandlerError>,
-    cancellation: CancellationToken,
+    pub(super) result: Option<Value>,
+    pub(super) error: Option<HandlerError>,
+    pub(super) cancellation: CancellationToken,
 }
 
 /// Answers a request the server makes of the client (`elicitation/create`,
@@ -110,56 +105,6 @@ pub unsafe extern "C" fn mcp_handler_reply_set_error(
     )
 }
 
-/// Registers the handler for one method the server may ask for (NULL handler: remove it).
-///
-/// # Safety
-/// `options` is NULL or live; `method` is NULL or NUL-terminated; `handler` is safe to call
-/// from any thread with `userdata` for as long as a client made from these options is alive.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_options_set_request_handler(
-    options: *mut mcp_client_options,
-    method: *const c_char,
-    handler: mcp_request_handler,
-    userdata: *mut c_void,
-) -> mcp_status {
-    set(options, |o| {
-        let method = required_str(method, "method")?.to_owned();
-        let Some(handler) = handler else {
-            o.client.callbacks.request_handlers.remove(&method);
-            return Ok(());
-        };
-        let userdata = UserData(userdata);
-        let call = move |request: &ServerRequest| -> std::result::Result<Value, HandlerError> {
-            let userdata = userdata;
-            let method = to_cstring(request.method);
-            let params = to_cstring(request.params.to_string());
-            let mut reply = mcp_handler_reply {
-                result: None,
-                error: None,
-                cancellation: request.cancellation.clone(),
-            };
-            let ok = handler(userdata.0, method.as_ptr(), params.as_ptr(), &mut reply);
-            match (ok, reply.result, reply.error) {
-                (true, Some(result), _) => Ok(result),
-                (_, _, Some(error)) => Err(error),
-                (true, None, None) => Err(HandlerError {
-                    code: INTERNAL_ERROR,
-                    message: "the handler set no result".into(),
-                }),
-                (false, _, None) => Err(HandlerError {
-                    code: INTERNAL_ERROR,
-                    message: "handler failed".into(),
-                }),
-            }
-        };
-        o.client
-            .callbacks
-            .request_handlers
-            .insert(method, Arc::new(call));
-        Ok(())
-    })
-}
-
 /// Fills what an elicitation answer leaves out with the defaults of the requested schema
 /// (SEP-1034). `requested_schema_json` is the request's `requestedSchema`; `content_json` is
 /// the answer so far (NULL: empty). The result JSON is the filled content object.
@@ -176,37 +121,5 @@ pub unsafe extern "C" fn mcp_elicitation_defaults(
             .ok_or_else(|| Error::invalid("requested schema must not be NULL"))?;
         let content = optional_json(content_json, "content", true)?.unwrap_or(Value::Null);
         Ok(handlers::elicitation_defaults(&schema, &content))
-    })
-}
-
-/// The `elicitation/create` handler also takes URL-mode requests (`mode` "url": show the URL's
-/// host, get consent, open it): declares `elicitation.url` besides form mode. Default off.
-///
-/// # Safety
-/// `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_options_set_elicitation_url(
-    options: *mut mcp_client_options,
-    enabled: bool,
-) -> mcp_status {
-    set(options, |o| {
-        o.client.elicitation_url = enabled;
-        Ok(())
-    })
-}
-
-/// The `sampling/createMessage` handler takes requests with `tools` (and `toolChoice`):
-/// declares `sampling.tools`. Default off.
-///
-/// # Safety
-/// `options` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_options_set_sampling_tools(
-    options: *mut mcp_client_options,
-    enabled: bool,
-) -> mcp_status {
-    set(options, |o| {
-        o.client.sampling_tools = enabled;
-        Ok(())
     })
 }

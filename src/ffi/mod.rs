@@ -13,23 +13,43 @@ mod boundary;
 mod setter;
 mod strings;
 
-mod auth;
-mod callbacks;
-mod cancellation;
-mod client;
-mod client_options;
-mod completion;
-mod handlers;
-mod listen;
-mod loopback;
-mod notify;
-mod request_options;
-mod requests;
-mod result;
+// The header (include/mcpc.h) lists the functions in the order of these declarations, which is
+// the order a newcomer learns them in: cbindgen follows source order. Each group's opening
+// paragraph in the header comes from header_groups.rs at the crate root. The blank lines keep
+// rustfmt from sorting the declarations.
 mod status;
+
+mod client;
+
+mod client_options;
+
+mod requests;
+
+mod notify;
+
+mod result;
+
+mod cancellation;
+
+mod request_options;
+
+mod completion;
+
+mod callbacks;
+
+mod handlers;
+
+mod listen;
+
 mod tasks;
-mod trace;
+
+mod auth;
+
+mod loopback;
+
 mod transport;
+
+mod trace;
 
 pub use auth::*;
 pub use callbacks::*;

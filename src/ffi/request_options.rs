@@ -3,6 +3,7 @@
 //! `setter::set`.
 
 use super::boundary::borrow;
+use super::callbacks::{mcp_progress_callback, progress_handler};
 use super::cancellation::mcp_cancellation;
 use super::setter::{set, HasError};
 use super::status::mcp_status;
@@ -10,7 +11,7 @@ use super::strings::{optional_json, optional_str};
 use super::{free_handle, guard};
 use crate::client::RequestOptions;
 use crate::error::Error;
-use std::ffi::c_char;
+use std::ffi::{c_char, c_void};
 use std::time::Duration;
 
 /// Options for one request: cancellation token, timeout, progress token, `_meta`.
@@ -186,6 +187,49 @@ pub unsafe extern "C" fn mcp_request_options_set_bypass_cache(
 ) -> mcp_status {
     set(options, |o| {
         o.request.bypass_cache = bypass;
+        Ok(())
+    })
+}
+
+/// Hears the progress of calls made with these options (before the client's callback). Without
+/// a progress token of the host's, the library makes one unique on the connection. The callback
+/// never runs after its call has returned, so `userdata` may be freed as soon as the call
+/// returns. A call that ends by itself (answered, or failed by the server or transport) first
+/// lets its progress callbacks still queued run (it waits for its own only, and for the
+/// callbacks queued before them on the callback thread). A cancelled, timed-out or closed call
+/// returns at once: its queued progress callbacks are dropped, not run; if one is running at
+/// that moment, the call waits for that one to return (a progress callback that waits for its
+/// own call to return deadlocks). A call made from inside a callback drops its queued progress callbacks in any
+/// case (they would run after it).
+///
+/// # Safety
+/// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
+/// while such a call runs.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_options_set_progress_callback(
+    options: *mut mcp_request_options,
+    callback: mcp_progress_callback,
+    userdata: *mut c_void,
+) -> mcp_status {
+    set(options, |o| {
+        o.request.on_progress = progress_handler(callback, userdata);
+        Ok(())
+    })
+}
+
+/// A call answered with a task returns the task itself (`resultType` "task", `taskId`,
+/// `status`...) instead of polling it; drive it with `mcp_client_get_task`,
+/// `mcp_client_update_task` and `mcp_client_cancel_task`.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_request_options_set_return_task(
+    options: *mut mcp_request_options,
+    enabled: bool,
+) -> mcp_status {
+    set(options, |o| {
+        o.request.return_task = enabled;
         Ok(())
     })
 }

@@ -1,13 +1,7 @@
-//! The wire trace from C: a callback for every JSON-RPC frame in and out.
+//! The wire trace from C: the types of its callback, which gets every JSON-RPC frame in and
+//! out; the setter is with the other options (`client_options/trace.rs`).
 
-use super::callbacks::UserData;
-use super::client_options::mcp_client_options;
-use super::setter::set;
-use super::status::mcp_status;
-use super::strings::to_cstring;
-use crate::handlers::{TraceDirection, TraceFrame, TraceHandler};
 use std::ffi::{c_char, c_void};
-use std::sync::Arc;
 
 /// Which way a traced frame went. The numbers are part of the C ABI.
 #[repr(C)]
@@ -30,36 +24,3 @@ pub type mcp_trace_callback = Option<
         json: *const c_char,
     ),
 >;
-
-/// Turns the wire trace on: `callback` gets every JSON-RPC frame in and out, in order, on a
-/// library thread of the trace's own ("mcpc-trace"), never while the library holds a lock (it
-/// may call the client). HTTP headers never appear in it. Off by default, and free when off;
-/// NULL turns it off. If the callback falls behind by 4096 frames, later ones are dropped and
-/// the log callback says how many.
-///
-/// # Safety
-/// `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
-/// for as long as a client made from these options is alive.
-#[no_mangle]
-pub unsafe extern "C" fn mcp_client_options_set_trace_callback(
-    options: *mut mcp_client_options,
-    callback: mcp_trace_callback,
-    userdata: *mut c_void,
-) -> mcp_status {
-    let userdata = UserData(userdata);
-    set(options, |o| {
-        o.client.callbacks.on_trace = callback.map(|callback| -> TraceHandler {
-            Arc::new(move |frame: &TraceFrame| {
-                let userdata = userdata;
-                let direction = match frame.direction {
-                    TraceDirection::In => mcp_trace_direction::In,
-                    TraceDirection::Out => mcp_trace_direction::Out,
-                };
-                let transport = to_cstring(frame.transport);
-                let json = to_cstring(frame.json);
-                callback(userdata.0, direction, transport.as_ptr(), json.as_ptr());
-            })
-        });
-        Ok(())
-    })
-}

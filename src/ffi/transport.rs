@@ -1,10 +1,13 @@
-//! Custom transports written in C: `mcp_transport_vtable`, and its adapter to the Rust
-//! `BlockingTransport` trait.
+//! Custom transports written in C: `mcp_transport_vtable`, the client made over one, and the
+//! vtable's adapter to the Rust `BlockingTransport` trait.
 
 use super::boundary::{borrow, borrow_mut};
 use super::callbacks::UserData;
+use super::client::{client_options, mcp_client};
+use super::client_options::mcp_client_options;
 use super::guard;
 use super::strings::optional_str;
+use crate::client::{Client, ClientOptions};
 use crate::error::{Error, Result};
 use crate::transport::custom::BlockingTransport;
 use std::ffi::{c_char, c_void, CString};
@@ -33,6 +36,7 @@ pub struct mcp_transport_reply {
 /// All three are required. Strings passed in are valid during the call only.
 #[repr(C)]
 pub struct mcp_transport_vtable {
+    /// Sends one request and gives its response (see above).
     pub send_request: Option<
         unsafe extern "C" fn(
             userdata: *mut c_void,
@@ -42,9 +46,11 @@ pub struct mcp_transport_vtable {
             reply: *mut mcp_transport_reply,
         ) -> bool,
     >,
+    /// Sends one notification.
     pub send_notification: Option<
         unsafe extern "C" fn(userdata: *mut c_void, notification_json: *const c_char) -> bool,
     >,
+    /// Ends the transport; running `send_request` calls return soon.
     pub close: Option<unsafe extern "C" fn(userdata: *mut c_void)>,
 }
 
@@ -57,6 +63,26 @@ type SendRequest = unsafe extern "C" fn(
 ) -> bool;
 type SendNotification = unsafe extern "C" fn(*mut c_void, *const c_char) -> bool;
 type Close = unsafe extern "C" fn(*mut c_void);
+
+/// A client over a transport of the host's own (see `mcp_transport_vtable`). The vtable is
+/// copied; `userdata` is passed to every function in it and must stay valid until
+/// `mcp_client_free` returns. Never returns NULL.
+///
+/// # Safety
+/// `vtable` is NULL or points to a vtable; its functions follow the contract documented on it.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_new_custom(
+    vtable: *const mcp_transport_vtable,
+    userdata: *mut c_void,
+    options: *const mcp_client_options,
+) -> *mut mcp_client {
+    mcp_client::make(|| {
+        let transport = HostTransport::new(vtable, userdata)?;
+        let client_options =
+            client_options(options)?.map_or_else(ClientOptions::default, |o| o.client.clone());
+        Ok(Client::custom(transport, client_options))
+    })
+}
 
 /// Gives the response to a request (JSON text, copied). Returns false for NULL arguments or
 /// text that is not UTF-8.

@@ -15,6 +15,20 @@ use std::ffi::{c_char, c_int};
 use std::path::PathBuf;
 use std::time::Duration;
 
+// Every other `mcp_client_options_*` setter, one file per feature, so that the header has them
+// all together: cbindgen emits this file's items first, then these modules' in this order.
+mod callbacks;
+mod handlers;
+mod oauth;
+mod tasks;
+mod trace;
+
+pub use callbacks::*;
+pub use handlers::*;
+pub use oauth::*;
+pub use tasks::*;
+pub use trace::*;
+
 /// Options for a client. Copied when the client is created, so one may serve many clients.
 pub struct mcp_client_options {
     pub(crate) client: ClientOptions,
