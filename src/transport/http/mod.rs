@@ -26,6 +26,7 @@ mod connector;
 mod deadline;
 mod exchange;
 mod headers;
+mod legacy_sse;
 mod listener;
 mod message_info;
 mod proxy;
@@ -52,6 +53,8 @@ use crate::sync::lock;
 use connector::{Exchange, TrackingConnector};
 use deadline::Watchdog;
 use headers::{Headers, MessageInfo, ToolHeaders};
+pub use legacy_sse::HttpTransportKind;
+pub(crate) use legacy_sse::Memory as TransportMemory;
 use proxy::{ProxyResolver, Routes};
 use redact::{display_url, Scrubbing, Secrets};
 use std::collections::HashMap;
@@ -114,6 +117,9 @@ pub struct HttpConfig {
     /// OAuth 2.1 run by the library, or the host's own header provider (see [`crate::auth`]).
     /// Without either, a 401 or 403 ends the call with UNAUTHORIZED.
     pub auth: AuthHooks,
+    /// Streamable HTTP, the 2024-11-05 HTTP+SSE transport, or (the default) whichever the
+    /// server speaks; see [`HttpTransportKind`].
+    pub transport: HttpTransportKind,
 }
 
 impl HttpConfig {
@@ -141,6 +147,7 @@ impl HttpConfig {
             system_roots: false,
             client_identity: None,
             auth: AuthHooks::default(),
+            transport: HttpTransportKind::Auto,
         }
     }
 
@@ -254,6 +261,8 @@ struct Shared {
     drained: Condvar,
     /// The standalone stream's exchange, once started.
     listener: Mutex<Option<Arc<Exchange>>>,
+    /// The HTTP+SSE transport's stream and endpoint, when the server speaks that.
+    legacy_sse: legacy_sse::LegacySse,
     workers: Arc<Workers>,
     watchdog: Watchdog,
     closed: AtomicBool,
@@ -291,8 +300,14 @@ struct Parked {
 }
 
 impl HttpTransport {
-    /// Checks the configuration and builds the connection pool. Nothing is sent yet.
-    pub fn open(config: HttpConfig, inbound: Arc<dyn Inbound>) -> Result<HttpTransport> {
+    /// Checks the configuration and builds the connection pool. Nothing is sent yet. `memory`
+    /// keeps what an earlier connection of the client found out about the server (that it
+    /// speaks HTTP+SSE) for the next.
+    pub(crate) fn open(
+        config: HttpConfig,
+        inbound: Arc<dyn Inbound>,
+        memory: TransportMemory,
+    ) -> Result<HttpTransport> {
         let secrets = Arc::new(Secrets::new(&config.url, &config.headers));
         if let Some(proxy) = &config.proxy {
             secrets.add_url(proxy);
@@ -328,6 +343,7 @@ impl HttpTransport {
             Arc::new(move |secret: &str| secrets.add(secret))
         };
         let auth = Authorizer::new(&config.auth, &config.url, learn);
+        let legacy_sse = legacy_sse::LegacySse::new(config.transport, memory);
         Ok(HttpTransport {
             shared: Arc::new(Shared {
                 config,
@@ -343,6 +359,7 @@ impl HttpTransport {
                 exchanges: Mutex::default(),
                 drained: Condvar::new(),
                 listener: Mutex::default(),
+                legacy_sse,
                 workers: Arc::new(Workers::new("mcpc-http")),
                 watchdog: Watchdog::default(),
                 closed: AtomicBool::new(false),
@@ -446,9 +463,11 @@ impl HttpTransport {
         }
         let info = MessageInfo::parse(frame)?;
         exchange::notify(shared, frame, &info)?;
+        // The HTTP+SSE transport's one stream already carries everything.
         if info.is(crate::protocol::methods::INITIALIZED)
             && shared.config.listen
             && !shared.session().modern
+            && !shared.legacy_sse.in_use()
         {
             listener::start(shared);
         }
@@ -554,6 +573,10 @@ impl Transport for HttpTransport {
         self.shared.abort_running(id);
     }
 
+    fn handshake_only(&self) -> bool {
+        self.shared.legacy_sse.in_use()
+    }
+
     fn negotiated(&self, protocol_version: &str, modern: bool) {
         let mut session = self.shared.lock_session();
         session.protocol_version = Some(protocol_version.to_owned());
@@ -587,6 +610,7 @@ impl Transport for HttpTransport {
         if let Some(listener) = lock(&shared.listener).as_ref() {
             listener.abort();
         }
+        shared.legacy_sse.close();
         shared.watchdog.stop();
         let session = shared.session();
         if let (Some(_), false) = (&session.id, session.modern) {
