@@ -103,7 +103,9 @@ impl LegacySse {
 }
 
 /// The server refused the `initialize` POST (`refusal`): opens the HTTP+SSE stream and POSTs
-/// the request to its endpoint. If the URL opens no such stream, the refusal is the error.
+/// the request to its endpoint. If the URL opens no such stream (a transport error: the GET
+/// failed or was no event stream), the refusal is the error; a stream that breaks the rules
+/// of the transport is its own error.
 pub(super) fn fall_back(
     shared: &Arc<Shared>,
     exchange: &Arc<Exchange>,
@@ -119,9 +121,8 @@ pub(super) fn fall_back(
             refusal.message, e.message
         );
         match e.status {
-            // A cancel, a timeout or close ended the attempt: that is the outcome.
-            Status::Cancelled => e,
-            _ => error,
+            Status::TransportError => error,
+            _ => e,
         }
     })?;
     let sse = &shared.legacy_sse;
@@ -315,9 +316,11 @@ fn follow(shared: &Shared, stream: &Arc<Exchange>, opening: &Opening) -> Error {
             Err(SseError::Io(e)) => {
                 return Error::transport(format!("the HTTP+SSE stream broke: {e}"))
             }
-            Err(SseError::TooLarge(limit)) => return Error::protocol(format!(
+            Err(SseError::TooLarge(limit)) => {
+                return Error::protocol(format!(
                 "the server sent an event over the limit of {limit} bytes on the HTTP+SSE stream"
-            )),
+            ))
+            }
         };
         match event.kind.as_str() {
             "endpoint" if endpoint_named => {
@@ -374,7 +377,7 @@ fn open(shared: &Shared, stream: &Arc<Exchange>) -> Result<ureq::http::Response<
     }
     let content_type = exchange::content_type(&response);
     if content_type != "text/event-stream" {
-        return Err(Error::protocol(format!(
+        return Err(Error::transport(format!(
             "the server answered the GET of its URL with Content-Type {content_type:?}, not an \
              event stream"
         )));
