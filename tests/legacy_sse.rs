@@ -3,12 +3,17 @@
 //! stream) or pinned, remembered for reconnects, cancels POSTed to the endpoint, close ending
 //! the stream, and every fault of a hostile server refused with a clear status.
 //!
-//! The server: `POST /sse` answers 405; `GET /sse` opens the stream, whose first event names
+//! Our own test server in its HTTP+SSE mode (`--http 0 --sse`) serves the calls, progress,
+//! server requests and cancels; the scripted server below serves the faults.
+//!
+//! The scripted server: `POST /sse` answers 405; `GET /sse` opens the stream, whose first event names
 //! `/messages` as the endpoint; each message POSTed there is acknowledged (202) and answered on
 //! the stream. Its tool `slow` never answers; `misbehave` does what the script says.
 
 mod common;
 
+use common::http_server::{http_requests, HttpServer};
+use mcpc::handlers::{Callbacks, Progress};
 use mcpc::{
     CancellationToken, Client, ClientOptions, HttpConfig, HttpTransportKind, RequestOptions, Status,
 };
@@ -435,4 +440,130 @@ fn a_post_answered_500_fails_its_call_and_the_connection_goes_on() {
     assert_eq!(error.status, Status::TransportError, "{error}");
     assert!(error.message.contains("HTTP 500"), "{error}");
     client.ping(&none()).unwrap();
+}
+
+/// Our test server in its HTTP+SSE mode, found by itself: calls, progress, a server request
+/// answered through the endpoint, a cancel and a timeout the server's handler sees, and close
+/// ending the stream.
+#[test]
+fn our_test_server_over_http_sse_serves_everything_and_sees_the_cancels() {
+    let server = HttpServer::start("legacy_sse_our_server", &["--sse"]);
+    assert!(server.url.ends_with("/sse"), "{}", server.url);
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let mut options = ClientOptions {
+        callbacks: Callbacks {
+            on_progress: Some({
+                let heard = heard.clone();
+                Arc::new(move |p: &Progress| heard.lock().unwrap().push(p.progress))
+            }),
+            ..Callbacks::default()
+        },
+        ..ClientOptions::default()
+    };
+    options.callbacks.request_handlers.insert(
+        "roots/list".into(),
+        Arc::new(|_: &mcpc::handlers::ServerRequest| {
+            Ok(json!({"roots": [{"uri": "file:///ours"}]}))
+        }),
+    );
+    let client = Arc::new(Client::http(HttpConfig::new(&server.url), options));
+    client
+        .connect()
+        .expect("connect to the test server over HTTP+SSE");
+    assert!(!client.is_modern());
+    let posts_to_url = |lines: &[Value]| {
+        http_requests(lines)
+            .iter()
+            .filter(|r| r["method"] == "POST" && r["path"] == "/sse")
+            .count()
+    };
+    assert_eq!(
+        posts_to_url(&server.log()),
+        2,
+        "the probe and initialize were tried first"
+    );
+
+    let echo = client
+        .call_tool("echo", Some(json!({"text": "over sse"})), &none())
+        .unwrap();
+    assert_eq!(echo["content"][0]["text"], "over sse");
+    client.tools(&none()).unwrap();
+
+    let opts = RequestOptions {
+        progress_token: Some(json!("p")),
+        ..none()
+    };
+    client
+        .call_tool("progress", Some(json!({"steps": 3})), &opts)
+        .unwrap();
+    let deadline = Instant::now() + BOUND;
+    while heard.lock().unwrap().len() < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(heard.lock().unwrap().len(), 3);
+
+    let asked = client
+        .call_tool("ask_client", Some(json!({"method": "roots/list"})), &none())
+        .unwrap();
+    assert!(asked.to_string().contains("file:///ours"), "{asked}");
+
+    // A cancel: the caller is back at once, the server's handler sees it.
+    let token = CancellationToken::new();
+    let caller = {
+        let (client, opts) = (client.clone(), RequestOptions::with_cancellation(&token));
+        std::thread::spawn(move || {
+            let outcome = client.call_tool("slow", Some(json!({"ms": 20000})), &opts);
+            (outcome, Instant::now())
+        })
+    };
+    let started = |lines: &[Value]| {
+        http_requests(lines)
+            .iter()
+            .any(|r| r["body"]["params"]["name"] == "slow")
+    };
+    assert!(started(&server.wait_for(started)));
+    let cancelled_at = Instant::now();
+    token.cancel(None);
+    let (outcome, returned_at) = caller.join().unwrap();
+    let error = outcome.unwrap_err();
+    assert_eq!(error.status, Status::Cancelled);
+    assert!(returned_at.saturating_duration_since(cancelled_at) < Duration::from_millis(500));
+    let id = error.request_id.unwrap();
+    let handled = |lines: &[Value]| {
+        lines
+            .iter()
+            .any(|l| l["handler_done"] == id && l["cancelled"] == true)
+    };
+    assert!(
+        handled(&server.wait_for(handled)),
+        "the server never saw the cancel of {id}"
+    );
+
+    // A timeout the same way.
+    let opts = RequestOptions {
+        timeout: Some(Duration::from_millis(300)),
+        ..none()
+    };
+    let error = client
+        .call_tool("slow", Some(json!({"ms": 20000})), &opts)
+        .unwrap_err();
+    assert_eq!(error.status, Status::Timeout);
+    let id = error.request_id.unwrap();
+    let handled = |lines: &[Value]| {
+        lines
+            .iter()
+            .any(|l| l["handler_done"] == id && l["cancelled"] == true)
+    };
+    assert!(
+        handled(&server.wait_for(handled)),
+        "the server never saw the timeout of {id}"
+    );
+    client.ping(&none()).unwrap();
+
+    // Close ends the stream (the server sees it go), and no POST reached the URL since.
+    client.close();
+    let closed = |lines: &[Value]| lines.iter().any(|l| l.get("sse_stream_closed").is_some());
+    let lines = server.wait_for(closed);
+    assert!(closed(&lines), "the client's stream stayed open");
+    assert_eq!(posts_to_url(&lines), 2);
 }
