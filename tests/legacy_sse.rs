@@ -567,3 +567,39 @@ fn our_test_server_over_http_sse_serves_everything_and_sees_the_cancels() {
     assert!(closed(&lines), "the client's stream stayed open");
     assert_eq!(posts_to_url(&lines), 2);
 }
+
+/// Through the C ABI: the transport pinned with `mcp_client_options_set_http_transport` (no POST
+/// to the URL), and a modern mode then refused with INVALID_ARGUMENT.
+#[test]
+fn the_c_setter_pins_the_transport_and_the_modern_mode_is_refused() {
+    use mcpc::ffi::*;
+    let server = HttpServer::start("legacy_sse_c_setter", &["--sse"]);
+    let url = std::ffi::CString::new(server.url.as_str()).unwrap();
+    let connect = |mode: mcp_connect_mode| unsafe {
+        let options = mcp_client_options_new();
+        let pinned = mcp_http_transport::LegacySse as i32;
+        assert_eq!(
+            mcp_client_options_set_http_transport(options, pinned),
+            mcp_status::Ok
+        );
+        assert_eq!(
+            mcp_client_options_set_mode(options, mode as i32),
+            mcp_status::Ok
+        );
+        let client = mcp_client_new_http(url.as_ptr(), options);
+        mcp_client_options_free(options);
+        let outcome = common::take_result(mcp_client_connect(client));
+        mcp_client_free(client);
+        outcome
+    };
+    let (status, message) = connect(mcp_connect_mode::Auto);
+    assert_eq!(status, mcp_status::Ok, "{message}");
+    let (status, message) = connect(mcp_connect_mode::Modern);
+    assert_eq!(status, mcp_status::InvalidArgument, "{message}");
+    assert!(message.contains("HTTP+SSE"), "{message}");
+    let posts_to_url = http_requests(&server.log())
+        .iter()
+        .filter(|r| r["method"] == "POST" && r["path"] == "/sse")
+        .count();
+    assert_eq!(posts_to_url, 0, "pinned, nothing is POSTed to the URL");
+}
