@@ -274,7 +274,12 @@ fn connected(server: &SseServer, kind: HttpTransportKind) -> Client {
 
 fn misbehave(client: &Client) -> mcpc::Error {
     let started = Instant::now();
-    let error = client.call_tool("misbehave", None, &none()).unwrap_err();
+    // A hang would end in TIMEOUT, which no test expects.
+    let opts = RequestOptions {
+        timeout: Some(BOUND),
+        ..none()
+    };
+    let error = client.call_tool("misbehave", None, &opts).unwrap_err();
     assert!(started.elapsed() < BOUND, "took {:?}", started.elapsed());
     error
 }
