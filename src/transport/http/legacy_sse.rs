@@ -105,7 +105,8 @@ impl LegacySse {
 /// The server refused the `initialize` POST (`refusal`): opens the HTTP+SSE stream and POSTs
 /// the request to its endpoint. If the URL opens no such stream (a transport error: the GET
 /// failed or was no event stream), the refusal is the error; a stream that breaks the rules
-/// of the transport is its own error.
+/// of the transport is its own error, which also names the refusal. A cancel, a timeout or
+/// close is the outcome as it is.
 pub(super) fn fall_back(
     shared: &Arc<Shared>,
     exchange: &Arc<Exchange>,
@@ -114,15 +115,22 @@ pub(super) fn fall_back(
     headers: &Headers,
     refusal: Error,
 ) -> Result<()> {
-    let endpoint = endpoint(shared, exchange).map_err(|e| {
-        let mut error = refusal.clone();
-        error.message = format!(
-            "{}; nor does the URL open an HTTP+SSE stream: {}",
-            refusal.message, e.message
-        );
-        match e.status {
-            Status::TransportError => error,
-            _ => e,
+    let endpoint = endpoint(shared, exchange).map_err(|mut e| match e.status {
+        Status::Cancelled => e,
+        Status::TransportError => {
+            let mut error = refusal.clone();
+            error.message = format!(
+                "{}; nor does the URL open an HTTP+SSE stream: {}",
+                refusal.message, e.message
+            );
+            error
+        }
+        _ => {
+            e.message = format!(
+                "{} (the HTTP+SSE stream was tried because {})",
+                e.message, refusal.message
+            );
+            e
         }
     })?;
     let sse = &shared.legacy_sse;
