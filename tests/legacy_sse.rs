@@ -34,6 +34,8 @@ enum Script {
     ForeignEndpoint,
     /// The stream's first event is a message, not the endpoint.
     NoEndpoint,
+    /// The stream says nothing at all.
+    SilentStream,
     /// `misbehave` gets a second endpoint event instead of its answer.
     SecondEndpoint,
     /// `misbehave` ends the stream.
@@ -175,6 +177,7 @@ fn open_stream(mut connection: TcpStream, state: &State) {
         Script::NoEndpoint => message_event(
             &json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}}),
         ),
+        Script::SilentStream => ": nothing to say\n\n".to_owned(),
         _ => endpoint_event("/messages?session=1"),
     };
     connection.write_all(head.as_bytes()).unwrap();
@@ -416,6 +419,28 @@ fn a_stream_without_an_endpoint_event_is_refused() {
         .unwrap_err();
     assert_eq!(error.status, Status::ProtocolError, "{error}");
     assert!(error.message.contains("not endpoint"), "{error}");
+}
+
+#[test]
+fn a_stream_that_names_no_endpoint_in_time_is_refused() {
+    let server = SseServer::start(Script::SilentStream);
+    let mut config = HttpConfig::new(&server.url);
+    config.transport = HttpTransportKind::LegacySse;
+    config.connect_timeout = Duration::from_millis(300);
+    let started = Instant::now();
+    let error = Client::http(config, ClientOptions::default())
+        .connect()
+        .unwrap_err();
+    assert_eq!(error.status, Status::ProtocolError, "{error}");
+    assert!(
+        error.message.contains("named no endpoint within 300 ms"),
+        "{error}"
+    );
+    assert!(started.elapsed() < BOUND);
+    assert!(
+        server.wait_for(|s| s.streams_closed == 1),
+        "the stream was left open"
+    );
 }
 
 #[test]

@@ -81,7 +81,8 @@ pub struct HttpConfig {
     /// that shape the exchange (Expect, Connection, Host...) are refused, as are more than
     /// `MAX_HEADER_BYTES` (64 KiB) in all. Values never appear in messages.
     pub headers: Vec<(String, String)>,
-    /// How long opening a connection (TCP, then TLS) may take.
+    /// How long opening a connection (TCP, then TLS) may take; also how long the HTTP+SSE
+    /// transport's stream may take to name its endpoint.
     pub connect_timeout: Duration,
     /// The longest silence while reading a response; `None` (the default) waits as long as the
     /// call does, since a slow tool may say nothing for a long time.
