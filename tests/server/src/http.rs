@@ -152,6 +152,10 @@ impl Http {
         }
         match request.path.as_str() {
             "/mcp" => auth.check_mcp(request).err(),
+            "/sse" if self.server.args.sse => auth.check_mcp(request).err(),
+            path if self.server.args.sse && path.starts_with("/messages?") => {
+                auth.check_mcp(request).err()
+            }
             _ => None,
         }
     }
