@@ -443,6 +443,53 @@ fn a_stream_that_names_no_endpoint_in_time_is_refused() {
     );
 }
 
+/// Close while the connect waits for the endpoint: CLOSED at once (not after the endpoint's
+/// time limit), and the stream is closed; the connect's own timeout likewise.
+#[test]
+fn close_or_a_timeout_while_waiting_for_the_endpoint_ends_the_connect() {
+    let server = SseServer::start(Script::SilentStream);
+    let client = Arc::new(new_client(&server, HttpTransportKind::LegacySse));
+    let connecting = {
+        let client = client.clone();
+        std::thread::spawn(move || client.connect())
+    };
+    assert!(server.wait_for(|s| s.stream_opens == 1));
+    let closed_at = Instant::now();
+    client.close();
+    let error = connecting.join().unwrap().unwrap_err();
+    assert_eq!(error.status, Status::Closed, "{error}");
+    // The endpoint's limit is the connect timeout, 10 s by default.
+    assert!(
+        closed_at.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        closed_at.elapsed()
+    );
+    assert!(
+        server.wait_for(|s| s.streams_closed == 1),
+        "the stream was left open"
+    );
+
+    // The connect's own time limit (shorter than the endpoint's) ends the wait the same way.
+    let mut config = HttpConfig::new(&server.url);
+    config.transport = HttpTransportKind::LegacySse;
+    let options = ClientOptions {
+        connect_timeout: Duration::from_millis(300),
+        ..ClientOptions::default()
+    };
+    let started = Instant::now();
+    let error = Client::http(config, options).connect().unwrap_err();
+    assert_eq!(error.status, Status::Timeout, "{error}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        server.wait_for(|s| s.streams_closed == 2),
+        "the stream was left open"
+    );
+}
+
 #[test]
 fn a_second_endpoint_event_ends_the_connection() {
     let server = SseServer::start(Script::SecondEndpoint);
