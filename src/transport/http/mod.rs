@@ -17,8 +17,10 @@
 //!
 //! Files: `connector` (sockets another thread can shut down), `exchange` (one request's POST
 //! and answer), `sse` (the event-stream parser), `headers` (what each request carries),
-//! `listener` (the standalone stream), `deadline` (ends streams left open after their answer);
-//! the threads that run exchanges are `super::workers`.
+//! `listener` (the standalone stream), `deadline` (ends streams left open after their answer),
+//! `legacy_sse` (the older HTTP+SSE transport of 2024-11-05, which a server that refuses the
+//! `initialize` POST may speak: one stream carries every answer); the threads that run
+//! exchanges are `super::workers`.
 
 mod auth;
 mod body_end;
