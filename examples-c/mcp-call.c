@@ -87,6 +87,8 @@ static const char USAGE[] =
     "  --log                  print the server's log messages on stderr, one JSON line each\n"
     "  --roots DIR            answer the server's roots/list with DIR\n"
     "  --header 'Name: value' add a header to every HTTP request (repeatable)\n"
+    "  --sse                  speak the old HTTP+SSE transport (2024-11-05): URL is the\n"
+    "                         server's event stream (without it, found by itself)\n"
     "  --trace                print every JSON-RPC frame in and out on stderr, one JSON line\n"
     "                         each: {\"direction\":\"in\"|\"out\",\"transport\":...,\"frame\":...}\n"
     "  --proxy URL            HTTP(S) proxy: http://[user:password@]host[:port] or https://...\n"
@@ -146,6 +148,7 @@ struct command_line {
     bool log;
     const char *roots_dir;
     const char *http_url;
+    bool sse; /* --sse: the HTTP+SSE transport */
     const char *headers[32]; /* "Name: value" */
     int header_count;
     const char *proxy;
@@ -209,7 +212,7 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
                        strcmp(opt, "--ping") == 0 || strcmp(opt, "--discover") == 0 ||
                        strcmp(opt, "--precancel") == 0 || strcmp(opt, "--progress") == 0 ||
                        strcmp(opt, "--log") == 0 || strcmp(opt, "--stdio") == 0 ||
-                       strcmp(opt, "--task") == 0 ||
+                       strcmp(opt, "--task") == 0 || strcmp(opt, "--sse") == 0 ||
                        /* issue 19 */
                        strcmp(opt, "--list-resources") == 0 ||
                        strcmp(opt, "--list-templates") == 0 ||
@@ -280,6 +283,8 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
             cl->roots_dir = value;
         } else if (strcmp(opt, "--http") == 0) {
             cl->http_url = value;
+        } else if (strcmp(opt, "--sse") == 0) {
+            cl->sse = true;
         } else if (strcmp(opt, "--header") == 0) {
             if (cl->header_count == (int)(sizeof cl->headers / sizeof cl->headers[0]))
                 return usage_error("too many --header options", NULL);
@@ -341,6 +346,8 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
         return usage_error("give one server: --stdio PROGRAM [ARG...] or --http URL", NULL);
     if (cl->header_count > 0 && cl->http_url == NULL)
         return usage_error("--header goes with --http", NULL);
+    if (cl->sse && cl->http_url == NULL)
+        return usage_error("--sse goes with --http", NULL);
     bool network = cl->proxy != NULL || cl->noproxy != NULL || cl->cacert_count > 0 ||
                    cl->cert != NULL || cl->key != NULL;
     if (network && cl->http_url == NULL)
@@ -777,6 +784,8 @@ int main(int argc, char **argv) {
     /* As curl: the proxy of the environment unless --proxy, and --cacert/--capath replace the
      * bundled roots. There is no --insecure: verification cannot be turned off. */
     mcp_client_options_set_proxy_from_env(copts, true);
+    if (cl.sse)
+        mcp_client_options_set_http_transport(copts, MCP_HTTP_TRANSPORT_LEGACY_SSE);
     if (cl.proxy != NULL)
         mcp_client_options_set_proxy(copts, cl.proxy);
     if (cl.noproxy != NULL)

@@ -238,6 +238,26 @@ typedef enum {
 } mcp_connect_mode;
 
 /**
+ * Which HTTP transport to speak. The numbers are part of the C ABI.
+ */
+typedef enum {
+  /**
+   * Streamable HTTP, unless the server refuses the `initialize` POST with 400, 404 or 405
+   * and its URL opens an HTTP+SSE event stream: then the 2024-11-05 HTTP+SSE transport,
+   * remembered for reconnects (default).
+   */
+  MCP_HTTP_TRANSPORT_AUTO = 0,
+  /**
+   * Streamable HTTP only.
+   */
+  MCP_HTTP_TRANSPORT_STREAMABLE = 1,
+  /**
+   * The 2024-11-05 HTTP+SSE transport only (the handshake era).
+   */
+  MCP_HTTP_TRANSPORT_LEGACY_SSE = 2,
+} mcp_http_transport;
+
+/**
  * Which OAuth grant the library uses. The numbers are part of the C ABI.
  */
 typedef enum {
@@ -904,6 +924,19 @@ mcp_status mcp_client_options_set_http_idle_timeout_ms(mcp_client_options *optio
  * `options` is NULL or live.
  */
 MCPC_API mcp_status mcp_client_options_set_http_listen(mcp_client_options *options, bool listen);
+
+/**
+ * Which HTTP transport to speak: an `mcp_http_transport` value (default
+ * MCP_HTTP_TRANSPORT_AUTO). With MCP_HTTP_TRANSPORT_LEGACY_SSE the URL is the server's event
+ * stream (often ending in `/sse`), and only the handshake era is spoken: MCP_CONNECT_MODE_MODERN
+ * then fails the connect with MCP_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `options` is NULL or live.
+ */
+MCPC_API
+mcp_status mcp_client_options_set_http_transport(mcp_client_options *options,
+                                                 int transport);
 
 /**
  * The proxy for every HTTP request: `http://[user:password@]host[:port]` or `https://...`

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the interop matrix (tests/interop_matrix.rs: Python `mcp` 2.3.0 and server-everything,
-# over stdio and Streamable HTTP, in each era they speak) and writes its table to
+# over stdio, Streamable HTTP and HTTP+SSE, in each era they speak) and writes its table to
 # docs/interop.md. Fails if any cell fails (the page is still written, showing which).
 # scripts/test.sh writes the same page to build/interop.md and fails when docs/interop.md
 # differs from it (scripts/check-interop.sh): run this to update the committed copy.

@@ -41,7 +41,7 @@ pub use error::{Error, Result, Status};
 pub use handlers::{HandlerError, LogLevel};
 pub use protocol::object_text::ObjectText;
 pub use transport::custom::BlockingTransport;
-pub use transport::http::HttpConfig;
+pub use transport::http::{HttpConfig, HttpTransportKind};
 pub use transport::stdio::{StderrMode, StdioConfig};
 
 /// Internals the fuzz targets drive directly (the `fuzzing` feature; not part of the API).

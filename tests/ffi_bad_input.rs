@@ -444,6 +444,7 @@ fn every_setter_refuses_null_options() {
             call!(mcp_client_options_set_max_pages(c, 1)),
             call!(mcp_client_options_set_message_callback(c, None, null_mut())),
             call!(mcp_client_options_set_mode(c, 0)),
+            call!(mcp_client_options_set_http_transport(c, 0)),
             call!(mcp_client_options_set_notification_callback(
                 c,
                 None,
@@ -496,6 +497,12 @@ fn bad_values_for_eras_http_handlers_and_callbacks() {
             call!(mcp_client_options_set_mode(o, 7)),
             mcp_status::InvalidArgument
         );
+        for transport in [-1, 3] {
+            assert_eq!(
+                call!(mcp_client_options_set_http_transport(o, transport)),
+                mcp_status::InvalidArgument
+            );
+        }
         assert_eq!(
             call!(mcp_client_options_set_protocol_version(
                 o,

@@ -1,5 +1,6 @@
-//! The interop matrix: every operation against MCP servers nobody here wrote, over stdio and
-//! Streamable HTTP, in each protocol era the server speaks. Python `mcp` 2.3.0 (both eras; it
+//! The interop matrix: every operation against MCP servers nobody here wrote, over stdio,
+//! Streamable HTTP and the 2024-11-05 HTTP+SSE transport, in each protocol era the server speaks
+//! over it. Python `mcp` 2.3.0 (both eras; it
 //! says on stderr when a cancel reaches it) and `@modelcontextprotocol/server-everything`
 //! (handshake era only), installed by scripts/install-peers.sh.
 //!
@@ -35,6 +36,8 @@ enum Peer {
 enum Transport {
     Stdio,
     Http,
+    /// The 2024-11-05 HTTP+SSE transport, which the client finds by itself.
+    Sse,
 }
 
 /// One row of the matrix.
@@ -55,6 +58,7 @@ impl Row {
         match self.transport {
             Transport::Stdio => "stdio",
             Transport::Http => "Streamable HTTP",
+            Transport::Sse => "HTTP+SSE (2024-11-05)",
         }
     }
     fn era(&self) -> &'static str {
@@ -117,9 +121,11 @@ fn start(row: &Row, peers: &Path) -> Result<(Session, Client), String> {
         return Ok((session, Client::stdio(config, options)));
     }
 
-    let peer = match row.peer {
-        Peer::Python => HttpPeer::python(peers)?,
-        Peer::Everything => HttpPeer::everything(peers)?,
+    let peer = match (row.peer, row.transport) {
+        (Peer::Python, Transport::Sse) => HttpPeer::python_sse(peers)?,
+        (Peer::Everything, Transport::Sse) => HttpPeer::everything_sse(peers)?,
+        (Peer::Python, _) => HttpPeer::python(peers)?,
+        (Peer::Everything, _) => HttpPeer::everything(peers)?,
     };
     let url = peer.url.clone();
     let session = Session {
@@ -540,7 +546,9 @@ fn markdown(rows: &[Row], results: &[Vec<Result<String, String>>]) -> String {
          writes build/interop.md, and fails when this committed copy differs from it; \
          `scripts/interop-matrix.sh` rewrites this copy); do not edit by hand. mcpc against MCP \
          servers nobody here wrote, over each transport, in each protocol \
-         era the server speaks (server-everything speaks only the handshake era). Each row is one \
+         era the server speaks over it (server-everything speaks only the handshake era, and so \
+         does the 2024-11-05 HTTP+SSE transport, which the client finds by itself: it is given \
+         only the URL of the server's event stream). Each row is one \
          connection: connect, list everything (tools, resources, templates, prompts, all pages; \
          the Python server lists its tools one per page), \
          call a tool, read a resource, get a prompt, complete a prompt argument, a call with \
@@ -597,13 +605,15 @@ fn markdown(rows: &[Row], results: &[Vec<Result<String, String>>]) -> String {
 fn interop_matrix() {
     let Some(peers) = peers_dir() else { return };
     let mut rows = Vec::new();
-    for transport in [Transport::Stdio, Transport::Http] {
+    for transport in [Transport::Stdio, Transport::Http, Transport::Sse] {
         for modern in [false, true] {
-            rows.push(Row {
-                peer: Peer::Python,
-                transport,
-                modern,
-            });
+            if !(modern && transport == Transport::Sse) {
+                rows.push(Row {
+                    peer: Peer::Python,
+                    transport,
+                    modern,
+                });
+            }
         }
         rows.push(Row {
             peer: Peer::Everything,

@@ -1,15 +1,17 @@
 //! HTTP in company networks, on 127.0.0.1: a CONNECT proxy of our own (explicit, with
 //! credentials, from the environment, over TLS), a CA made in the test (refused without it,
 //! accepted with it), a certificate for another name, and a server that wants a client
-//! certificate. Cancels reach the tunnel like any connection.
+//! certificate. Cancels reach the tunnel like any connection. The HTTP+SSE transport goes
+//! through all of it the same way.
 
 mod common;
 #[path = "common/net.rs"]
 mod net;
 
-use common::http_server::HttpServer;
+use common::http_server::{header, http_requests, HttpServer};
 use mcpc::{
-    CancellationToken, Client, ClientOptions, ConnectMode, HttpConfig, RequestOptions, Status,
+    CancellationToken, Client, ClientOptions, ConnectMode, HttpConfig, HttpTransportKind,
+    RequestOptions, Status,
 };
 use net::{ConnectProxy, TestCa, TlsRelay, Tunnel};
 use serde_json::{json, Value};
@@ -475,4 +477,64 @@ fn bad_pem_and_missing_files_are_invalid_arguments() {
     let error = connect(config).err().unwrap();
     assert_eq!(error.status, Status::InvalidArgument, "{error}");
     assert!(error.message.contains("no trusted root"), "{error}");
+}
+
+/// The HTTP+SSE transport goes through the same HTTP machinery as Streamable HTTP: an https
+/// server behind a private CA, reached through a CONNECT proxy, with the host's header provider
+/// adding its header to the stream's GET and to every POST to the endpoint.
+#[test]
+fn https_through_a_proxy_with_the_header_provider_over_http_sse() {
+    let server = HttpServer::start("legacy_sse_network", &["--sse"]);
+    let ca = TestCa::new("mcpc test CA");
+    let backend = format!("127.0.0.1:{}", port_of(&server.url));
+    let relay = TlsRelay::start(&ca.server(&["127.0.0.1"]), None, backend);
+    let proxy = ConnectProxy::start();
+
+    for kind in [HttpTransportKind::Auto, HttpTransportKind::LegacySse] {
+        let mut config = HttpConfig::new(format!("https://127.0.0.1:{}/sse", relay.port));
+        config.transport = kind;
+        config.add_ca_pem(&ca.pem()).unwrap();
+        config.set_proxy(Some(&proxy.url())).unwrap();
+        config.auth.header_provider = Some(Arc::new(|_url: &str| {
+            Ok(vec![(
+                "Authorization".to_owned(),
+                "Bearer from-the-provider".to_owned(),
+            )])
+        }));
+        let client = Client::http(config, ClientOptions::default());
+        client
+            .connect()
+            .expect("connect over HTTP+SSE, TLS, through the proxy");
+        let echo = client
+            .call_tool(
+                "echo",
+                Some(json!({"text": "sse in the tunnel"})),
+                &RequestOptions::default(),
+            )
+            .unwrap();
+        assert_eq!(echo["content"][0]["text"], "sse in the tunnel");
+        client.close();
+    }
+
+    let tunnels = proxy.tunnels();
+    assert!(!tunnels.is_empty(), "nothing went through the proxy");
+    assert!(tunnels
+        .iter()
+        .all(|t| t.target == format!("127.0.0.1:{}", relay.port)));
+    let requests = http_requests(&server.log());
+    let sse_requests: Vec<_> = requests
+        .iter()
+        .filter(|r| r["path"] == "/sse" || r["path"].as_str().unwrap().starts_with("/messages"))
+        .collect();
+    assert!(sse_requests.iter().any(|r| r["method"] == "GET"));
+    assert!(sse_requests
+        .iter()
+        .any(|r| r["body"]["params"]["name"] == "echo"));
+    for request in &sse_requests {
+        assert_eq!(
+            header(request, "authorization"),
+            Some("Bearer from-the-provider"),
+            "{request}"
+        );
+    }
 }

@@ -7,7 +7,10 @@ mod common;
 
 use common::http_server::HttpServer;
 use mcpc::auth::{AuthorizationRequest, GrantType, MemoryTokenStore, OAuthConfig, TokenStore};
-use mcpc::{CancellationToken, Client, ClientOptions, ConnectMode, RequestOptions, Status};
+use mcpc::{
+    CancellationToken, Client, ClientOptions, ConnectMode, HttpTransportKind, RequestOptions,
+    Status,
+};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -874,4 +877,61 @@ fn the_client_credentials_grant_needs_no_person_and_a_wrong_secret_is_unauthoriz
     let e = refused.connect().unwrap_err();
     assert_eq!(e.status, Status::Unauthorized, "{e:?}");
     assert!(!e.message.contains("not-the-secret"), "{}", e.message);
+}
+
+/// The HTTP+SSE transport runs the same flow, started by the 401 to whichever request comes
+/// first: found by itself, the `initialize` POSTed to the URL (refused with 405 once
+/// authorized); pinned, the stream's GET. The token then goes on the GET and on every POST to
+/// the endpoint.
+#[test]
+fn the_flow_runs_over_the_http_sse_transport_too() {
+    let server = HttpServer::start("oauth_sse", &["--require-auth", "--sse"]);
+    for kind in [HttpTransportKind::Auto, HttpTransportKind::LegacySse] {
+        let seen = Arc::new(Seen::default());
+        let mut config = server.config();
+        config.transport = kind;
+        config.auth.oauth = Some(oauth(&seen));
+        let client = Client::http(config, ClientOptions::default());
+        client.connect().expect("connect over HTTP+SSE with OAuth");
+        let echo = client
+            .call_tool(
+                "echo",
+                Some(json!({"text": "authorized"})),
+                &RequestOptions::default(),
+            )
+            .unwrap();
+        assert_eq!(echo["content"][0]["text"], "authorized");
+        assert_eq!(seen.urls().len(), 1, "{kind:?}: one authorization");
+        client.close();
+    }
+    let requests = server.requests();
+    let first = requests.first().unwrap();
+    let refused_get = requests
+        .iter()
+        .filter(|r| r["method"] == "GET" && r["path"] == "/sse")
+        .any(|r| r["headers"]["authorization"].is_null());
+    assert!(refused_get, "pinned, no GET went out without a token first");
+    assert_eq!(
+        first["method"], "POST",
+        "found by itself, a POST came first"
+    );
+    let mcp: Vec<&Value> = requests
+        .iter()
+        .filter(|r| {
+            let path = r["path"].as_str().unwrap_or_default();
+            path.starts_with("/messages?") || (path == "/sse" && r["method"] == "GET")
+        })
+        .collect();
+    let authorized = |r: &&Value| {
+        r["headers"]["authorization"]
+            .as_str()
+            .is_some_and(|a| a.starts_with("Bearer "))
+    };
+    assert!(mcp.iter().filter(|r| r["method"] == "GET").any(authorized));
+    let posts: Vec<_> = mcp.iter().filter(|r| r["method"] == "POST").collect();
+    assert!(
+        posts.len() >= 6,
+        "initialize, initialized, tools/call, twice: {posts:?}"
+    );
+    assert!(posts.iter().all(|r| authorized(r)), "{posts:?}");
 }

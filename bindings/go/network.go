@@ -109,3 +109,25 @@ func WithHTTPListen(listen bool) Option {
 		return C.mcp_client_options_set_http_listen(o, C.bool(listen))
 	})
 }
+
+// HTTPTransport is the HTTP transport a client speaks.
+type HTTPTransport int
+
+const (
+	// HTTPTransportAuto speaks Streamable HTTP, unless the server refuses the initialize POST
+	// with 400, 404 or 405 and its URL opens an HTTP+SSE event stream (remembered for
+	// reconnects).
+	HTTPTransportAuto HTTPTransport = C.MCP_HTTP_TRANSPORT_AUTO
+	// HTTPTransportStreamable speaks Streamable HTTP only.
+	HTTPTransportStreamable HTTPTransport = C.MCP_HTTP_TRANSPORT_STREAMABLE
+	// HTTPTransportLegacySSE speaks the 2024-11-05 HTTP+SSE transport only (handshake era):
+	// the URL is the server's event stream.
+	HTTPTransportLegacySSE HTTPTransport = C.MCP_HTTP_TRANSPORT_LEGACY_SSE
+)
+
+// WithHTTPTransport chooses the HTTP transport (default HTTPTransportAuto).
+func WithHTTPTransport(transport HTTPTransport) Option {
+	return withSetter("http transport", func(o *C.mcp_client_options) C.mcp_status {
+		return C.mcp_client_options_set_http_transport(o, C.int(transport))
+	})
+}

@@ -49,6 +49,16 @@ impl ClientCore {
             Some(v) => (None, Some(v)),
             None => (None, None),
         };
+        // The HTTP+SSE transport has no modern era: no probe.
+        if connection.handshake_only() {
+            return match (self.options.mode, modern_pin) {
+                (ConnectMode::Modern, _) | (_, Some(_)) => Err(Error::invalid(
+                    "the HTTP+SSE transport has only the initialize handshake (2025-11-25 and \
+                     older); use the legacy or auto mode and no modern protocol version",
+                )),
+                _ => self.handshake(connection, handshake_pin),
+            };
+        }
         match self.options.mode {
             ConnectMode::Legacy if modern_pin.is_some() => Err(Error::invalid(format!(
                 "protocol version {:?} cannot be negotiated through the legacy initialize handshake; use the modern or auto mode",

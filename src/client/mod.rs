@@ -25,7 +25,7 @@ use crate::handlers::{Callbacks, LogLevel, ProgressHandler};
 use crate::protocol::envelope::{self, Envelope};
 use crate::sync::{lock, wait};
 use crate::transport::custom::{BlockingTransport, CustomTransport};
-use crate::transport::http::{HttpConfig, HttpTransport};
+use crate::transport::http::{HttpConfig, HttpTransport, TransportMemory};
 use crate::transport::stdio::{StderrMode, StdioConfig, StdioTransport};
 use crate::transport::{Inbound, Transport};
 pub use connect::ConnectMode;
@@ -272,9 +272,12 @@ impl Client {
         if config.auth.oauth.is_some() {
             options.discover_timeout = options.discover_timeout.max(options.connect_timeout);
         }
+        // What a connection finds out about the server's transport, for the next ones.
+        let memory = TransportMemory::default();
         Self::with_factory(options, Arc::default(), "http", move |inbound| {
+            let memory = memory.clone();
             Ok(Opened {
-                transport: Arc::new(HttpTransport::open(config.clone(), inbound)?),
+                transport: Arc::new(HttpTransport::open(config.clone(), inbound, memory)?),
                 stdio: None,
             })
         })

@@ -243,6 +243,9 @@ impl Transport for TracedTransport {
     fn negotiated(&self, protocol_version: &str, modern: bool) {
         self.inner.negotiated(protocol_version, modern)
     }
+    fn handshake_only(&self) -> bool {
+        self.inner.handshake_only()
+    }
     fn read_here(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>, alone: bool) -> bool {
         self.inner.read_here(done, deadline, alone)
     }

@@ -373,6 +373,11 @@ impl Connection {
         self.transport.negotiated(protocol_version, modern);
     }
 
+    /// Whether the transport knows only the handshake era (HTTP+SSE).
+    pub fn handshake_only(&self) -> bool {
+        self.transport.handshake_only()
+    }
+
     /// Why the connection ended, if it has: the transport failed (the server exited, say)
     /// or it was closed.
     pub fn failure(&self) -> Option<Error> {

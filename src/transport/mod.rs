@@ -186,6 +186,11 @@ pub trait Transport: Send + Sync {
     /// The connection's era is settled: `protocol_version` was negotiated (legacy) or adopted
     /// (modern). HTTP sends it as `MCP-Protocol-Version` from now on.
     fn negotiated(&self, _protocol_version: &str, _modern: bool) {}
+    /// Whether this transport knows only the handshake era (HTTP+SSE): connecting then skips
+    /// the discover probe, and the modern mode is refused.
+    fn handshake_only(&self) -> bool {
+        false
+    }
     /// Lets a caller waiting for its response read it on its own thread, saving the hand-off
     /// from a reader thread (a thread wake-up and two context switches per call).
     ///

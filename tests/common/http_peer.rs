@@ -24,12 +24,21 @@ impl HttpPeer {
     /// Python `mcp`, asked for port 0: uvicorn binds a port of the kernel's choice and names it
     /// on stderr, so no other process can take the port between its choice and the bind.
     pub fn python(peers: &Path) -> Result<HttpPeer, String> {
+        HttpPeer::python_serving(peers, "http", "/mcp")
+    }
+
+    /// Python `mcp` serving the 2024-11-05 HTTP+SSE transport at `/sse`.
+    pub fn python_sse(peers: &Path) -> Result<HttpPeer, String> {
+        HttpPeer::python_serving(peers, "sse", "/sse")
+    }
+
+    fn python_serving(peers: &Path, transport: &str, path: &str) -> Result<HttpPeer, String> {
         let argv = python_server(peers);
         let mut command = Command::new(&argv[0]);
-        command.args(&argv[1..]).args(["http", "0"]);
+        command.args(&argv[1..]).args([transport, "0"]);
         let mut peer = HttpPeer::spawn(command)?;
         let port = peer.port_named_on_stderr("Uvicorn running on http://127.0.0.1:")?;
-        peer.listening_on(port)?;
+        peer.listening_on(port, path)?;
         Ok(peer)
     }
 
@@ -41,14 +50,28 @@ impl HttpPeer {
 
     /// server-everything on a given port (to restart it where a client knew it).
     pub fn everything_on(peers: &Path, port: u16) -> Result<HttpPeer, String> {
+        HttpPeer::everything_serving(peers, port, "streamableHttp", "/mcp")
+    }
+
+    /// server-everything serving the 2024-11-05 HTTP+SSE transport (`sse`) at `/sse`.
+    pub fn everything_sse(peers: &Path) -> Result<HttpPeer, String> {
+        HttpPeer::everything_serving(peers, free_port(), "sse", "/sse")
+    }
+
+    fn everything_serving(
+        peers: &Path,
+        port: u16,
+        transport: &str,
+        path: &str,
+    ) -> Result<HttpPeer, String> {
         let argv = everything_server(peers);
         let mut command = Command::new(&argv[0]);
         command
             .arg(&argv[1])
-            .arg("streamableHttp")
+            .arg(transport)
             .env("PORT", port.to_string());
         let mut peer = HttpPeer::spawn(command)?;
-        peer.listening_on(port)?;
+        peer.listening_on(port, path)?;
         Ok(peer)
     }
 
@@ -99,10 +122,10 @@ impl HttpPeer {
         }
     }
 
-    fn listening_on(&mut self, port: u16) -> Result<(), String> {
+    fn listening_on(&mut self, port: u16, path: &str) -> Result<(), String> {
         wait_listening(&mut self.child, port, START_LIMIT).map_err(|why| self.failed(&why))?;
         self.port = port;
-        self.url = format!("http://127.0.0.1:{port}/mcp");
+        self.url = format!("http://127.0.0.1:{port}{path}");
         Ok(())
     }
 

@@ -1,6 +1,7 @@
 """An MCP server built on the Python `mcp` 2.3.0 SDK, for mcpc's interop tests.
 
-It speaks both protocol eras, on stdio or (`http PORT`) Streamable HTTP. Its `slow` tool reports
+It speaks both protocol eras, on stdio or (`http PORT`) Streamable HTTP; `sse PORT` serves the
+old HTTP+SSE transport instead (handshake era only). Its `slow` tool reports
 on stderr when it is cancelled, so a test can see that our cancel reached a server nobody here
 wrote. It lists its tools one per page, so that the walk over every page is exercised.
 """
@@ -114,5 +115,8 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["http"]:
         # Streamable HTTP at http://127.0.0.1:PORT/mcp, both eras (chosen per request).
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif sys.argv[1:2] == ["sse"]:
+        # The 2024-11-05 HTTP+SSE transport: GET /sse, POST /messages/ (handshake era only).
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run()

@@ -8,7 +8,7 @@ use super::{free_handle, guard};
 use crate::client::{ClientOptions, ConnectMode};
 use crate::error::Error;
 use crate::protocol::versions;
-use crate::transport::http::HttpConfig;
+use crate::transport::http::{HttpConfig, HttpTransportKind};
 use crate::transport::stdio::{check_env_name, StderrMode, DEFAULT_MAX_LINE_BYTES};
 use serde_json::json;
 use std::ffi::{c_char, c_int};
@@ -52,6 +52,20 @@ pub enum mcp_connect_mode {
     Legacy = 1,
     /// `server/discover` and per-request `_meta` only (2026-07-28).
     Modern = 2,
+}
+
+/// Which HTTP transport to speak. The numbers are part of the C ABI.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum mcp_http_transport {
+    /// Streamable HTTP, unless the server refuses the `initialize` POST with 400, 404 or 405
+    /// and its URL opens an HTTP+SSE event stream: then the 2024-11-05 HTTP+SSE transport,
+    /// remembered for reconnects (default).
+    Auto = 0,
+    /// Streamable HTTP only.
+    Streamable = 1,
+    /// The 2024-11-05 HTTP+SSE transport only (the handshake era).
+    LegacySse = 2,
 }
 
 /// What happens to a stdio server's stderr.
@@ -421,6 +435,33 @@ pub unsafe extern "C" fn mcp_client_options_set_http_listen(
 ) -> mcp_status {
     set(options, |o| {
         o.http.listen = listen;
+        Ok(())
+    })
+}
+
+/// Which HTTP transport to speak: an `mcp_http_transport` value (default
+/// MCP_HTTP_TRANSPORT_AUTO). With MCP_HTTP_TRANSPORT_LEGACY_SSE the URL is the server's event
+/// stream (often ending in `/sse`), and only the handshake era is spoken: MCP_CONNECT_MODE_MODERN
+/// then fails the connect with MCP_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_http_transport(
+    options: *mut mcp_client_options,
+    transport: c_int,
+) -> mcp_status {
+    set(options, |o| {
+        o.http.transport = match transport {
+            t if t == mcp_http_transport::Auto as c_int => HttpTransportKind::Auto,
+            t if t == mcp_http_transport::Streamable as c_int => HttpTransportKind::Streamable,
+            t if t == mcp_http_transport::LegacySse as c_int => HttpTransportKind::LegacySse,
+            _ => {
+                return Err(Error::invalid(format!(
+                    "unknown HTTP transport {transport}"
+                )))
+            }
+        };
         Ok(())
     })
 }

@@ -8,6 +8,7 @@
 use super::auth;
 use super::connector::Exchange;
 use super::headers::{self, Headers, MessageInfo};
+use super::legacy_sse;
 use super::sse::{SseError, SseReader};
 use super::{Parked, Session, Shared, DRAIN_AFTER_RESPONSE, NOTIFY_TIMEOUT};
 use crate::error::{Error, Result, Status};
@@ -116,8 +117,17 @@ impl Reply<'_> {
             headers.push((headers::PROTOCOL_VERSION.into(), version.to_owned()));
         }
         headers.extend(routing);
-        let response = post_authorized(self.shared, Some(self.exchange), frame, &headers, None)?;
+        let (shared, exchange) = (self.shared, self.exchange);
+        if shared.legacy_sse.in_use() {
+            return legacy_sse::send(shared, exchange, frame, self.info, &headers);
+        }
+        let url = &shared.config.url;
+        let response = post_authorized(shared, Some(exchange), url, frame, &headers, None)?;
         let status = response.status().as_u16();
+        if shared.legacy_sse.falls_back(self.info, status) {
+            let refusal = status_error(shared, response, self.info, &session);
+            return legacy_sse::fall_back(shared, exchange, frame, self.info, &headers, refusal);
+        }
         if self.info.is(methods::INITIALIZE) && (200..300).contains(&status) {
             if let Some(id) = header(&response, headers::SESSION_ID) {
                 self.shared.capture_session(id);
@@ -393,19 +403,27 @@ pub(super) fn read_events(
 }
 
 /// POSTs a notification, or an answer to a server request: the server acknowledges it (202).
-pub(super) fn notify(shared: &Shared, frame: &str, info: &MessageInfo) -> Result<()> {
+pub(super) fn notify(shared: &Arc<Shared>, frame: &str, info: &MessageInfo) -> Result<()> {
     let session = shared.session();
     let mut headers = shared.base_headers(&session);
     let routing = headers::routing(info, None);
     headers::check_size(&headers, &routing)?;
     headers.extend(routing);
-    let response = post_authorized(shared, None, frame, &headers, Some(NOTIFY_TIMEOUT))?;
+    if shared.legacy_sse.in_use() {
+        return legacy_sse::notify(shared, frame, info, &headers);
+    }
+    let url = &shared.config.url;
+    let response = post_authorized(shared, None, url, frame, &headers, Some(NOTIFY_TIMEOUT))?;
     if !(200..300).contains(&response.status().as_u16()) {
         return Err(status_error(shared, response, info, &session));
     }
-    // Read what little there is, so the connection can be reused.
-    let _ = read_limited(response.into_body(), ERROR_BODY_LIMIT);
+    discard_body(response);
     Ok(())
+}
+
+/// Reads what little an acknowledgement carries, so the connection can be reused.
+pub(super) fn discard_body(response: Response<Body>) {
+    let _ = read_limited(response.into_body(), ERROR_BODY_LIMIT);
 }
 
 /// Ends the legacy session. 404 (already gone) and 405 (no DELETE here) count as success.
@@ -429,11 +447,12 @@ pub(super) fn delete_session(shared: &Shared, session: &Session) -> Result<()> {
     }
 }
 
-/// POSTs a message; a 401 or 403 goes to the auth hook, which either gets a new token (the
-/// POST is made again) or ends it with UNAUTHORIZED.
-fn post_authorized(
+/// POSTs a message to `url`; a 401 or 403 goes to the auth hook, which either gets a new token
+/// (the POST is made again) or ends it with UNAUTHORIZED.
+pub(super) fn post_authorized(
     shared: &Shared,
     exchange: Option<&Arc<Exchange>>,
+    url: &str,
     body: &str,
     headers: &Headers,
     timeout: Option<Duration>,
@@ -441,7 +460,7 @@ fn post_authorized(
     let mut refusals = 0;
     loop {
         let generation = auth::generation(shared);
-        let response = post(shared, body, headers, timeout)?;
+        let response = post(shared, url, body, headers, timeout)?;
         if !auth::is_refusal(response.status().as_u16()) {
             return Ok(response);
         }
@@ -451,13 +470,14 @@ fn post_authorized(
 
 fn post(
     shared: &Shared,
+    url: &str,
     body: &str,
     headers: &Headers,
     timeout: Option<Duration>,
 ) -> Result<Response<Body>> {
     let mut request = shared
         .agent
-        .post(&shared.config.url)
+        .post(url)
         .config()
         .timeout_global(timeout)
         .build()
@@ -508,7 +528,7 @@ fn header<'r>(response: &'r Response<Body>, name: &str) -> Option<&'r str> {
 }
 
 /// The media type, lower case, without parameters.
-fn content_type(response: &Response<Body>) -> String {
+pub(super) fn content_type(response: &Response<Body>) -> String {
     header(response, "content-type")
         .unwrap_or_default()
         .split(';')
@@ -542,7 +562,7 @@ fn request_error(shared: &Shared, error: ureq::Error) -> Error {
 
 /// An HTTP error status. A JSON-RPC error in the body is the server's answer and is kept
 /// whole; a 404 to a request that carried a session means the session is gone.
-fn status_error(
+pub(super) fn status_error(
     shared: &Shared,
     response: Response<Body>,
     info: &MessageInfo,

@@ -17,8 +17,10 @@
 //!
 //! Files: `connector` (sockets another thread can shut down), `exchange` (one request's POST
 //! and answer), `sse` (the event-stream parser), `headers` (what each request carries),
-//! `listener` (the standalone stream), `deadline` (ends streams left open after their answer);
-//! the threads that run exchanges are `super::workers`.
+//! `listener` (the standalone stream), `deadline` (ends streams left open after their answer),
+//! `legacy_sse` (the older HTTP+SSE transport of 2024-11-05, which a server that refuses the
+//! `initialize` POST may speak: one stream carries every answer); the threads that run
+//! exchanges are `super::workers`.
 
 mod auth;
 mod body_end;
@@ -26,6 +28,7 @@ mod connector;
 mod deadline;
 mod exchange;
 mod headers;
+mod legacy_sse;
 mod listener;
 mod message_info;
 mod proxy;
@@ -53,6 +56,8 @@ use crate::sync::lock;
 use connector::{Exchange, TrackingConnector};
 use deadline::Watchdog;
 use headers::{Headers, MessageInfo, ToolHeaders};
+pub use legacy_sse::HttpTransportKind;
+pub(crate) use legacy_sse::Memory as TransportMemory;
 use proxy::{ProxyResolver, Routes};
 use redact::{display_url, Scrubbing, Secrets};
 use std::collections::HashMap;
@@ -79,7 +84,8 @@ pub struct HttpConfig {
     /// that shape the exchange (Expect, Connection, Host...) are refused, as are more than
     /// `MAX_HEADER_BYTES` (64 KiB) in all. Values never appear in messages.
     pub headers: Vec<(String, String)>,
-    /// How long opening a connection (TCP, then TLS) may take.
+    /// How long opening a connection (TCP, then TLS) may take; also how long the HTTP+SSE
+    /// transport's stream may take to name its endpoint.
     pub connect_timeout: Duration,
     /// The longest silence while reading a response; `None` (the default) waits as long as the
     /// call does, since a slow tool may say nothing for a long time.
@@ -115,6 +121,9 @@ pub struct HttpConfig {
     /// OAuth 2.1 run by the library, or the host's own header provider (see [`crate::auth`]).
     /// Without either, a 401 or 403 ends the call with UNAUTHORIZED.
     pub auth: AuthHooks,
+    /// Streamable HTTP, the 2024-11-05 HTTP+SSE transport, or (the default) whichever the
+    /// server speaks; see [`HttpTransportKind`].
+    pub transport: HttpTransportKind,
 }
 
 impl HttpConfig {
@@ -142,6 +151,7 @@ impl HttpConfig {
             system_roots: false,
             client_identity: None,
             auth: AuthHooks::default(),
+            transport: HttpTransportKind::Auto,
         }
     }
 
@@ -255,6 +265,8 @@ struct Shared {
     drained: Condvar,
     /// The standalone stream's exchange, once started.
     listener: Mutex<Option<Arc<Exchange>>>,
+    /// The HTTP+SSE transport's stream and endpoint, when the server speaks that.
+    legacy_sse: legacy_sse::LegacySse,
     workers: Arc<Workers>,
     watchdog: Watchdog,
     closed: AtomicBool,
@@ -295,8 +307,14 @@ struct Parked {
 }
 
 impl HttpTransport {
-    /// Checks the configuration and builds the connection pool. Nothing is sent yet.
-    pub fn open(config: HttpConfig, inbound: Arc<dyn Inbound>) -> Result<HttpTransport> {
+    /// Checks the configuration and builds the connection pool. Nothing is sent yet. `memory`
+    /// keeps what an earlier connection of the client found out about the server (that it
+    /// speaks HTTP+SSE) for the next.
+    pub(crate) fn open(
+        config: HttpConfig,
+        inbound: Arc<dyn Inbound>,
+        memory: TransportMemory,
+    ) -> Result<HttpTransport> {
         let secrets = Arc::new(Secrets::new(&config.url, &config.headers));
         if let Some(proxy) = &config.proxy {
             secrets.add_url(proxy);
@@ -332,6 +350,7 @@ impl HttpTransport {
             Arc::new(move |secret: &str| secrets.add(secret))
         };
         let auth = Authorizer::new(&config.auth, &config.url, learn);
+        let legacy_sse = legacy_sse::LegacySse::new(config.transport, memory);
         Ok(HttpTransport {
             shared: Arc::new(Shared {
                 config,
@@ -347,6 +366,7 @@ impl HttpTransport {
                 exchanges: Mutex::default(),
                 drained: Condvar::new(),
                 listener: Mutex::default(),
+                legacy_sse,
                 workers: Arc::new(Workers::new("mcpc-http")),
                 watchdog: Watchdog::default(),
                 closed: AtomicBool::new(false),
@@ -451,9 +471,11 @@ impl HttpTransport {
         }
         let info = MessageInfo::parse(frame)?;
         exchange::notify(shared, frame, &info)?;
+        // The HTTP+SSE transport's one stream already carries everything.
         if info.is(crate::protocol::methods::INITIALIZED)
             && shared.config.listen
             && !shared.session().modern
+            && !shared.legacy_sse.in_use()
         {
             listener::start(shared);
         }
@@ -559,6 +581,10 @@ impl Transport for HttpTransport {
         self.shared.abort_running(id);
     }
 
+    fn handshake_only(&self) -> bool {
+        self.shared.legacy_sse.in_use()
+    }
+
     fn negotiated(&self, protocol_version: &str, modern: bool) {
         let mut session = self.shared.lock_session();
         session.protocol_version = Some(protocol_version.to_owned());
@@ -593,6 +619,7 @@ impl Transport for HttpTransport {
         if let Some(listener) = lock(&shared.listener).as_ref() {
             listener.abort();
         }
+        shared.legacy_sse.close();
         shared.watchdog.stop();
         let session = shared.session();
         if let (Some(_), false) = (&session.id, session.modern) {

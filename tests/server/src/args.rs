@@ -38,6 +38,9 @@ usage: mcpc-test-server [FLAGS]
                           stdio (0: any free port); the first stdout line says where,
                           and the server exits when stdin closes
   --http-json             answer HTTP requests with JSON bodies, not SSE streams
+  --sse                   with --http, serve the 2024-11-05 HTTP+SSE transport instead:
+                          GET http://127.0.0.1:PORT/sse opens the event stream, which names
+                          /messages?session=ID as the endpoint (see http/legacy_sse.rs)
   --drop-streams MODE     close tools/call SSE streams before the answer: primed
                           (after an event id, so a GET with Last-Event-ID resumes it),
                           unprimed (no event id), or always (resumptions drop too)
@@ -88,6 +91,8 @@ pub struct Args {
     pub stderr_every_request: bool,
     pub http: Option<u16>,
     pub http_json: bool,
+    /// `--sse`: the 2024-11-05 HTTP+SSE transport instead of Streamable HTTP.
+    pub sse: bool,
     pub drop_streams: Option<DropStreams>,
     pub retry_ms: u64,
     pub expire_session_after: Option<usize>,
@@ -168,6 +173,7 @@ impl Args {
                     args.http = Some(port);
                 }
                 "--http-json" => args.http_json = true,
+                "--sse" => args.sse = true,
                 "--drop-streams" => args.drop_streams = Some(DropStreams::parse(&value()?)?),
                 "--retry-ms" => args.retry_ms = parse_number(&flag, value()?)? as u64,
                 "--expire-session-after" => {

@@ -32,6 +32,8 @@ use crate::http_wire::{self, HttpRequest};
 use crate::oauth::AuthServer;
 use crate::{flood, methods, modern, Request, Server};
 
+mod legacy_sse;
+
 const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 const HEADER_MISMATCH: i64 = -32020;
 /// How often a waiting connection looks for its client going away.
@@ -45,7 +47,8 @@ pub fn serve(server: Arc<Server>, port: u16) -> ! {
     });
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(port);
     // The first stdout line: tests read the URL from it.
-    println!("listening on http://127.0.0.1:{port}/mcp");
+    let path = if server.args.sse { "/sse" } else { "/mcp" };
+    println!("listening on http://127.0.0.1:{port}{path}");
     let _ = io::stdout().flush();
 
     let http = Arc::new(Http::new(server, port));
@@ -81,6 +84,8 @@ struct Http {
     next_stream: AtomicU64,
     /// `--require-auth`: the OAuth side.
     auth: Option<AuthServer>,
+    /// `--sse`: the HTTP+SSE sessions.
+    sse: Arc<legacy_sse::SseSessions>,
 }
 
 impl Http {
@@ -100,6 +105,7 @@ impl Http {
             streams: Mutex::default(),
             standalone: Mutex::default(),
             next_stream: AtomicU64::new(1),
+            sse: Arc::default(),
         }
     }
 
@@ -117,7 +123,13 @@ impl Http {
                 }
                 return;
             }
+            let sse = self.server.args.sse;
             let keep_open = match (request.method.as_str(), request.path.as_str()) {
+                ("GET", "/sse") if sse => self.sse_open(number, &stream),
+                ("POST", path) if sse && path.starts_with("/messages?") => {
+                    self.sse_post(&request, &stream)
+                }
+                (_, "/sse") if sse => reply(&stream, 405, &[], Vec::new()),
                 ("POST", "/mcp") => self.post(number, &request, &stream),
                 ("GET", "/mcp") => self.get(number, &request, &stream),
                 ("DELETE", "/mcp") => self.delete(&request, &stream),
@@ -140,6 +152,10 @@ impl Http {
         }
         match request.path.as_str() {
             "/mcp" => auth.check_mcp(request).err(),
+            "/sse" if self.server.args.sse => auth.check_mcp(request).err(),
+            path if self.server.args.sse && path.starts_with("/messages?") => {
+                auth.check_mcp(request).err()
+            }
             _ => None,
         }
     }

@@ -1,10 +1,10 @@
 //! `--require-auth`: the HTTP server is an OAuth-protected MCP server and its own
 //! authorization server, at one origin (issuer `http://127.0.0.1:PORT`):
-//! - `/mcp` needs `Authorization: Bearer <token>`; without a valid one it answers 401 with
+//! - `/mcp` (with `--sse`: `/sse` and its endpoint) needs `Authorization: Bearer <token>`; without a valid one it answers 401 with
 //!   `WWW-Authenticate: Bearer resource_metadata="...", scope="mcp:read"`; `tools/call` also
 //!   needs `--auth-tools-scope` (403 `insufficient_scope` otherwise); a token serves
 //!   `--auth-token-uses` requests, then is refused (401 `invalid_token`);
-//! - `/.well-known/oauth-protected-resource/mcp` (RFC 9728), `/.well-known/oauth-authorization-server`
+//! - `/.well-known/oauth-protected-resource/mcp` (`/sse` with `--sse`; RFC 9728), `/.well-known/oauth-authorization-server`
 //!   (RFC 8414, with RFC 9207 `iss`), `/register` (RFC 7591: issues a client secret),
 //!   `/authorize` (redirects at once with `code`, `state`, `iss`), `/token`
 //!   (`authorization_code` with PKCE S256 checked, `refresh_token`, `client_credentials`;
@@ -27,6 +27,8 @@ pub type Answer = (u16, Vec<(&'static str, String)>, Vec<u8>);
 
 pub struct AuthServer {
     base: String,
+    /// The MCP server's path: `/mcp`, or `/sse` with `--sse`.
+    resource_path: &'static str,
     tools_scope: Option<String>,
     token_uses: Option<usize>,
     fault: Option<String>,
@@ -61,6 +63,7 @@ impl AuthServer {
         }
         args.require_auth.then(|| AuthServer {
             base: format!("http://127.0.0.1:{port}"),
+            resource_path: if args.sse { "/sse" } else { "/mcp" },
             tools_scope: args.auth_tools_scope.clone(),
             token_uses: args.auth_token_uses,
             fault: args.auth_fault.clone(),
@@ -72,8 +75,20 @@ impl AuthServer {
         self.fault.as_deref() == Some(name)
     }
 
+    fn prm_path(&self) -> String {
+        format!(
+            "/.well-known/oauth-protected-resource{}",
+            self.resource_path
+        )
+    }
+
     fn prm_url(&self) -> String {
-        format!("{}/.well-known/oauth-protected-resource/mcp", self.base)
+        format!("{}{}", self.base, self.prm_path())
+    }
+
+    /// The protected resource: the MCP server's URL.
+    fn resource(&self) -> String {
+        format!("{}{}", self.base, self.resource_path)
     }
 
     /// The authorization server's endpoints; `None` for a path that is not one of them.
@@ -83,10 +98,10 @@ impl AuthServer {
             .split_once('?')
             .unwrap_or((request.path.as_str(), ""));
         let answer = match (request.method.as_str(), path) {
-            ("GET", "/.well-known/oauth-protected-resource/mcp") => {
+            ("GET", path) if path == self.prm_path() => {
                 let resource = match self.fault("resource") {
                     true => "https://evil.example.com/mcp".to_owned(),
-                    false => format!("{}/mcp", self.base),
+                    false => self.resource(),
                 };
                 json_answer(
                     200,
@@ -206,7 +221,7 @@ impl AuthServer {
                     || verified != grant.challenge
                     || grant.redirect_uri != get("redirect_uri")
                     || grant.resource != get("resource")
-                    || grant.resource != format!("{}/mcp", self.base)
+                    || grant.resource != self.resource()
                 {
                     return json_answer(400, json!({"error": "invalid_grant"}));
                 }
