@@ -22,6 +22,8 @@
 
 mod auth;
 mod body_end;
+#[cfg(feature = "tls")]
+mod client_identity;
 mod connector;
 mod deadline;
 mod exchange;
