@@ -114,7 +114,10 @@ fn results_of_64_mib_work_by_default_and_peak_at_about_twice_their_size() {
             eprintln!("{line}");
             common::report_figure(&line);
             if c_peak.max(rust_peak) > bound_kib(size) {
-                failures.push(format!("{line}: over the bound of {} MiB", bound_kib(size) / 1024));
+                failures.push(format!(
+                    "{line}: over the bound of {} MiB",
+                    bound_kib(size) / 1024
+                ));
             }
         }
         rust.close();

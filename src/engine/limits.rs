@@ -20,5 +20,10 @@ pub const MAX_SERVER_REQUEST_HANDLERS: usize = 32;
 /// thread. Past it an event is dropped and counted, and the log says how many.
 pub use super::callback_thread::QUEUE_LIMIT as MAX_QUEUED_CALLBACKS;
 
+/// The same queue, in bytes: what the waiting events carry of the server's data (as JSON
+/// text). Past it an event is dropped, counted and logged as past the count. One event is
+/// always let in when none waits, whatever its size.
+pub use super::callback_thread::QUEUE_BYTES_LIMIT as MAX_QUEUED_CALLBACK_BYTES;
+
 /// How long close waits for callbacks already queued and those running to return.
 pub use super::CALLBACK_WAIT_ON_CLOSE;

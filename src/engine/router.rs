@@ -248,15 +248,17 @@ impl Router {
     pub fn log(&self, level: LogLevel, message: &str) {
         if let Some(log) = self.callbacks.on_log.clone() {
             let message = message.to_owned();
-            self.deliver(move || log(level, &message));
+            let bytes = message.len();
+            self.deliver(bytes, move || log(level, &message));
         }
     }
 
-    /// Runs `event` on the callback thread, after those before it.
-    fn deliver(&self, event: impl FnOnce() + Send + 'static) {
+    /// Runs `event`, which holds `bytes` of the server's data, on the callback thread, after
+    /// those before it (or drops it when the queue is full).
+    fn deliver(&self, bytes: usize, event: impl FnOnce() + Send + 'static) {
         // Err: the callback thread cannot start, or the client is closing; the event is lost
         // either way, and the calls themselves are unaffected.
-        let _ = self.callback_thread.send(Box::new(event));
+        let _ = self.callback_thread.send(Box::new(event), bytes);
     }
 
     fn notification(&self, method: &str, params: Option<Value>) {
@@ -282,7 +284,8 @@ impl Router {
                     data: params.get("data").cloned().unwrap_or(Value::Null),
                 };
                 let handler = callbacks.on_message.clone().expect("checked");
-                return self.deliver(move || handler(&message));
+                let bytes = json_text::estimated_len(&message.data) + message.level.len();
+                return self.deliver(bytes, move || handler(&message));
             }
             "notifications/tools/list_changed"
             | "notifications/prompts/list_changed"
@@ -295,7 +298,7 @@ impl Router {
                     _ => ListKind::Resources,
                 };
                 let handler = callbacks.on_list_changed.clone().expect("checked");
-                return self.deliver(move || handler(kind));
+                return self.deliver(0, move || handler(kind));
             }
             "notifications/resources/updated" if callbacks.on_resource_updated.is_some() => {
                 let uri = params
@@ -304,13 +307,14 @@ impl Router {
                     .and_then(Value::as_str);
                 let uri = uri.unwrap_or_default().to_owned();
                 let handler = callbacks.on_resource_updated.clone().expect("checked");
-                return self.deliver(move || handler(&uri));
+                return self.deliver(uri.len(), move || handler(&uri));
             }
             _ => {}
         }
         if let Some(handler) = callbacks.on_notification.clone() {
             let method = method.to_owned();
-            self.deliver(move || handler(&method, params.as_ref()));
+            let bytes = method.len() + params.as_ref().map_or(0, json_text::estimated_len);
+            self.deliver(bytes, move || handler(&method, params.as_ref()));
         }
     }
 
@@ -373,7 +377,9 @@ impl Router {
                 .map(str::to_owned),
         };
         // The call's own callback is skipped if the call has ended by the time this runs.
-        self.deliver(move || {
+        let bytes = json_text::estimated_len(&progress.token)
+            + progress.message.as_ref().map_or(0, String::len);
+        self.deliver(bytes, move || {
             if let Some(ticket) = per_call {
                 ticket.run(&progress);
             }

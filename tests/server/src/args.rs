@@ -50,6 +50,7 @@ usage: mcpc-test-server [FLAGS]
   --flood-count N         stop the flood after N messages (default: never)
   --flood-secs S          stop the flood after S seconds, and read nothing from the
                           client while it lasts (stdio: stdin waits; HTTP: POSTs wait)
+  --flood-bytes N         each flooded notifications/message carries N bytes of data
   --pause-reading-every N:MS  after every N requests read, stop reading stdin for MS ms
   --require-auth          with --http, be an OAuth-protected MCP server and its own
                           authorization server (issuer http://127.0.0.1:PORT; see oauth.rs)
@@ -95,6 +96,8 @@ pub struct Args {
     pub flood: Option<String>,
     pub flood_count: Option<u64>,
     pub flood_secs: Option<u64>,
+    /// `--flood-bytes N`: each flooded `notifications/message` carries N bytes of data.
+    pub flood_bytes: Option<usize>,
     /// Stop reading stdin for `.1` ms after every `.0` requests.
     pub pause_reading: Option<(u64, u64)>,
     /// The `ttlMs` of modern cacheable results (0 by default).
@@ -191,6 +194,7 @@ impl Args {
                 }
                 "--flood-count" => args.flood_count = Some(parse_number(&flag, value()?)? as u64),
                 "--flood-secs" => args.flood_secs = Some(parse_number(&flag, value()?)? as u64),
+                "--flood-bytes" => args.flood_bytes = Some(parse_number(&flag, value()?)? as usize),
                 "--pause-reading-every" => {
                     let spec = value()?;
                     let parsed = spec.split_once(':').and_then(|(n, ms)| {
