@@ -13,7 +13,7 @@ mod operation;
 mod requests;
 mod state;
 mod tasks;
-mod trace;
+pub(crate) mod trace;
 
 use crate::cancellation::CancellationToken;
 use crate::engine::completer::Completer;
