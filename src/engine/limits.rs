@@ -19,6 +19,11 @@ pub const MAX_QUEUED_ANSWER_BYTES: usize = 1024 * 1024;
 /// same time, each on a thread of its own. Past it a request is answered at once with -32603.
 pub const MAX_SERVER_REQUEST_HANDLERS: usize = 32;
 
+/// The same handlers, in bytes: what their requests carry (params as JSON text). Past it a
+/// request is answered -32603 at once, as past the count. One request of any size runs when
+/// no handler does.
+pub const MAX_SERVER_REQUEST_HANDLER_BYTES: usize = 16 * 1024 * 1024;
+
 /// Host callbacks (notifications, progress, the library log) waiting to run on the callback
 /// thread. Past it an event is dropped and counted, and the log says how many.
 pub use super::callback_thread::QUEUE_LIMIT as MAX_QUEUED_CALLBACKS;

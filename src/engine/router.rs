@@ -5,7 +5,7 @@
 use super::answers::Answers;
 use super::call::{Call, Outbound, Outcome};
 use super::callback_thread::CallbackThread;
-use super::limits::MAX_SERVER_REQUEST_HANDLERS;
+use super::limits::{MAX_SERVER_REQUEST_HANDLERS, MAX_SERVER_REQUEST_HANDLER_BYTES};
 use super::own_progress::OwnProgress;
 use crate::cancellation::CancellationToken;
 use crate::error::Error;
@@ -38,6 +38,8 @@ struct Table {
     server_requests: HashMap<String, CancellationToken>,
     /// Handler threads running (not `server_requests.len()`: a server may reuse an id).
     handlers: usize,
+    /// What the requests of the running handlers carry, in bytes (their params as JSON text).
+    handler_bytes: usize,
     /// Set once the connection is gone; every later call fails with it.
     terminal: Option<Error>,
     /// Run once when the connection is gone (a listen waiting for a reconnect hears of it).
@@ -431,13 +433,17 @@ impl Router {
         };
         let token = CancellationToken::new();
         let key = id.to_string();
+        let bytes = method.len() + params.as_ref().map_or(0, json_text::estimated_len);
         {
             let mut table = self.lock();
             if table.terminal.is_some() {
                 // The client is closing: nobody would hear the handler's answer.
                 return;
             }
-            if table.handlers >= MAX_SERVER_REQUEST_HANDLERS {
+            // One request of any size runs when no handler does.
+            let over_bytes = table.handlers > 0
+                && table.handler_bytes.saturating_add(bytes) > MAX_SERVER_REQUEST_HANDLER_BYTES;
+            if table.handlers >= MAX_SERVER_REQUEST_HANDLERS || over_bytes {
                 drop(table);
                 let count = self
                     .counters
@@ -446,7 +452,9 @@ impl Router {
                     + 1;
                 self.log_sometimes(count, "server requests refused: too many being handled");
                 let message = format!(
-                    "too many requests in progress (at most {MAX_SERVER_REQUEST_HANDLERS})"
+                    "too many requests in progress (at most {MAX_SERVER_REQUEST_HANDLERS}, \
+                     or {} MiB of them)",
+                    MAX_SERVER_REQUEST_HANDLER_BYTES / (1024 * 1024)
                 );
                 let error = HandlerError {
                     code: jsonrpc::INTERNAL_ERROR,
@@ -456,6 +464,7 @@ impl Router {
             }
             table.server_requests.insert(key.clone(), token.clone());
             table.handlers += 1;
+            table.handler_bytes += bytes;
         }
         let (router, request_id) = (self.clone(), id.clone());
         // A bug past the handler must still give its place back.
@@ -465,6 +474,7 @@ impl Router {
                 let mut table = router.lock();
                 table.server_requests.remove(&key);
                 table.handlers -= 1;
+                table.handler_bytes -= bytes;
             }
         };
         let spawned = spawn(
@@ -495,6 +505,7 @@ impl Router {
                 let mut table = router.lock();
                 table.server_requests.remove(&key);
                 table.handlers -= 1;
+                table.handler_bytes -= bytes;
             },
             on_panic,
         );
@@ -502,6 +513,7 @@ impl Router {
             let mut table = self.lock();
             table.server_requests.remove(&id.to_string());
             table.handlers -= 1;
+            table.handler_bytes -= bytes;
             drop(table);
             let error = HandlerError {
                 code: jsonrpc::INTERNAL_ERROR,

@@ -50,7 +50,8 @@ usage: mcpc-test-server [FLAGS]
   --flood-count N         stop the flood after N messages (default: never)
   --flood-secs S          stop the flood after S seconds, and read nothing from the
                           client while it lasts (stdio: stdin waits; HTTP: POSTs wait)
-  --flood-bytes N         each flooded notifications/message carries N bytes of data
+  --flood-bytes N         each flooded notifications/message (sampling/createMessage)
+                          carries N bytes of data (of text)
   --pause-reading-every N:MS  after every N requests read, stop reading stdin for MS ms
   --require-auth          with --http, be an OAuth-protected MCP server and its own
                           authorization server (issuer http://127.0.0.1:PORT; see oauth.rs)

@@ -2,7 +2,8 @@
 //! client's tests of the queues a server can fill. Over stdio the flood starts once the client
 //! says `notifications/initialized`; over HTTP it goes on every standalone GET stream. A method
 //! under `notifications/` is sent as a notification, any other as a request (ids `flood-N`).
-//! `--flood-bytes N` makes each `notifications/message` carry N bytes of data.
+//! `--flood-bytes N` makes each `notifications/message` (or `sampling/createMessage`) carry N
+//! bytes of data (of text).
 //! `--flood-count N` stops after N messages, `--flood-secs S` after S seconds; otherwise it
 //! goes on until the client goes away. A `--flood-secs` flood is also deaf: the server reads
 //! nothing from the client while it lasts (the stdio flood runs on the thread that reads stdin;
@@ -21,7 +22,7 @@ const ID_BYTES: usize = 1024;
 const BATCH: u64 = 64;
 
 /// The flood's `n`-th message; `padding` lengthens request ids, `data_bytes` (when some) is
-/// the size of a log message's data.
+/// the size of a log message's data or of a sampling request's text.
 pub fn message(method: &str, n: u64, padding: &str, data_bytes: Option<usize>) -> Value {
     let mut message = json!({ "jsonrpc": "2.0", "method": method });
     if !method.starts_with("notifications/") {
@@ -33,8 +34,9 @@ pub fn message(method: &str, n: u64, padding: &str, data_bytes: Option<usize>) -
             None => json!({ "level": "info", "data": n }),
         };
     } else if method == "sampling/createMessage" {
+        let text = data_bytes.map_or("flood".to_owned(), |bytes| "x".repeat(bytes));
         message["params"] = json!({
-            "messages": [{ "role": "user", "content": { "type": "text", "text": "flood" } }],
+            "messages": [{ "role": "user", "content": { "type": "text", "text": text } }],
             "maxTokens": 1
         });
     }
