@@ -40,5 +40,13 @@ pub use crate::client::trace::QUEUE_LIMIT as MAX_QUEUED_TRACE_FRAMES;
 /// The same queue, in bytes of frame text. One frame is always let in when none waits.
 pub use crate::client::trace::QUEUE_BYTES_LIMIT as MAX_QUEUED_TRACE_BYTES;
 
+/// List pages kept by the list cache (pages with a `ttlMs`). Past it a page is not kept: the
+/// next ask for it goes to the server.
+pub use crate::client::cache::MAX_CACHED_PAGES;
+
+/// The same cache, in bytes of the pages as JSON text. One page of any size is kept when none
+/// is.
+pub use crate::client::cache::MAX_CACHED_BYTES;
+
 /// How long close waits for callbacks already queued and those running to return.
 pub use super::CALLBACK_WAIT_ON_CLOSE;
