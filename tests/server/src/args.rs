@@ -195,7 +195,7 @@ impl Args {
                 }
                 "--flood-count" => args.flood_count = Some(parse_number(&flag, value()?)? as u64),
                 "--flood-secs" => args.flood_secs = Some(parse_number(&flag, value()?)? as u64),
-                "--flood-bytes" => args.flood_bytes = Some(parse_number(&flag, value()?)? as usize),
+                "--flood-bytes" => args.flood_bytes = Some(parse_number(&flag, value()?)?),
                 "--pause-reading-every" => {
                     let spec = value()?;
                     let parsed = spec.split_once(':').and_then(|(n, ms)| {
