@@ -147,7 +147,7 @@ impl<R: BufRead> SseReader<R> {
         if self.line[0] == b':' {
             return Ok(None);
         }
-        if !self.has_data && self.take_line_as_data() {
+        if !self.has_data && self.line.len() > KEEP_BYTES && self.take_line_as_data() {
             return Ok(None);
         }
         // Valid UTF-8 is the rule: check it the fast way, and repair only when it is not.
@@ -188,11 +188,11 @@ impl<R: BufRead> SseReader<R> {
     /// The first `data:` line of an event becomes its data without a copy (an event is
     /// usually one line, and may be a result of many MiB): the line buffer is handed over and
     /// the field name cut off in place. False, having done nothing, for any other line.
+    /// Only for long lines: a short one is copied, which keeps the line buffer for the next.
     fn take_line_as_data(&mut self) -> bool {
         let prefix = match () {
             _ if self.line.starts_with(b"data: ") => 6,
             _ if self.line.starts_with(b"data:") => 5,
-            _ if self.line == b"data" => 4,
             _ => return false,
         };
         let mut data = match String::from_utf8(std::mem::take(&mut self.line)) {
@@ -238,6 +238,28 @@ mod tests {
 
     fn data(text: &str) -> Vec<String> {
         events(text).into_iter().map(|e| e.data).collect()
+    }
+
+    /// Long data lines become the event's data without a copy; the event reads the same.
+    #[test]
+    fn long_data_lines_read_as_short_ones_do() {
+        let long = "y".repeat(KEEP_BYTES + 10);
+        let text = format!(
+            "event: big\ndata: {long}\ndata: second\n\ndata:{long}\n\ndata\n\n: c\ndata: after\n\n"
+        );
+        let mut reader = SseReader::new(text.as_bytes(), 4 * KEEP_BYTES);
+        let got: Vec<Event> = std::iter::from_fn(|| reader.next_event().unwrap()).collect();
+        let got: Vec<(&str, &str)> = got.iter().map(|e| (&*e.kind, &*e.data)).collect();
+        let joined = format!("{long}\nsecond");
+        assert_eq!(
+            got,
+            [
+                ("big", joined.as_str()),
+                ("message", long.as_str()),
+                ("message", ""),
+                ("message", "after"),
+            ]
+        );
     }
 
     #[test]
