@@ -720,7 +720,7 @@ MCPC_API const char *mcp_client_server_implementation(const mcp_client *client);
 
 /**
  * Default client options: client info `{"name":"mcpc","version":"<library version>"}`, no
- * capabilities, no request timeout, a 30 s connect timeout, lines up to 4 MiB, 1000 pages,
+ * capabilities, no request timeout, a 30 s connect timeout, lines up to 100 MiB, 1000 pages,
  * stderr kept as a tail. Free with `mcp_client_options_free`.
  */
 MCPC_API mcp_client_options *mcp_client_options_new(void);
@@ -774,8 +774,10 @@ mcp_status mcp_client_options_set_connect_timeout_ms(mcp_client_options *options
                                                      uint64_t ms);
 
 /**
- * The longest line accepted from a stdio server (default 4 MiB). A longer line fails the
- * calls pending at that moment with MCP_STATUS_PROTOCOL_ERROR; reading goes on after it.
+ * The longest line accepted from a stdio server, and the largest JSON body or SSE event from
+ * an HTTP server (default 100 MiB). A longer line fails the calls pending at that moment with
+ * MCP_STATUS_PROTOCOL_ERROR, whose message names this setter; reading goes on after it. A
+ * result costs about twice its size in memory at the peak.
  *
  * # Safety
  * `options` is NULL or live.

@@ -153,6 +153,16 @@ HOSTILE = [
      "issuer or resource, plain http off loopback and unsendable tokens refused; the token "
      "reaches only the resource",
      ["tests/oauth_hostile.rs"], [], ["OAuth,"]),
+    ("36.5", "every queue a server can fill is bounded in bytes as well as in count",
+     ["tests/flood_large_notifications.rs",
+      "tests/flood_handlers.rs::large_sampling_requests_run_a_bounded_number_of_bytes_of_handlers",
+      "tests/cache.rs::the_cache_is_bounded_in_bytes"], [],
+     ["stdio flood of 1 MiB notifications", "HTTP standalone flood of 1 MiB notifications"]),
+    ("36.6", "results of 64 MiB work by default and peak at about twice their size",
+     ["tests/large_results.rs"], [], ["large result,"]),
+    ("36.7", "version 1 and version 3 client certificates are presented for the server to judge",
+     ["tests/network.rs::client_certificates_of_version_1_and_3_are_presented_for_the_server_to"
+      "_judge"], [], []),
 ]
 
 

@@ -167,3 +167,49 @@ fn over_http_fresh_pages_come_from_the_cache_and_a_bypass_asks_the_server() {
     client.list_tools(None, &bypass).unwrap();
     assert_eq!(lists("tools/list"), 2, "a bypass asks the server");
 }
+
+/// A server whose list pages are 6 MiB each, kept for a minute; each answer says how many
+/// `tools/list` it has served, so a page from the cache is told from a fresh one.
+const LARGE_PAGES_SERVER: &str = r#"
+import json, sys
+served = 0
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method, id = msg.get("method"), msg["id"]
+    if method == "initialize":
+        result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "large pages", "version": "1"}}
+    elif method == "tools/list":
+        served += 1
+        cursor = (msg.get("params") or {}).get("cursor")
+        tool = {"name": "t-%s" % cursor, "description": "x" * (6 * 1024 * 1024),
+                "inputSchema": {"type": "object"}}
+        result = {"tools": [tool], "ttlMs": 60000, "_meta": {"served": served}}
+    else:
+        result = {}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": id, "result": result}) + "\n")
+    sys.stdout.flush()
+"#;
+
+/// The cache holds at most 16 MiB of pages: of three pages of 6 MiB, the third is not kept
+/// (the next ask for it goes to the server) while the first two still are. Before, every
+/// page was kept, whatever their size or number, for as long as the server's `ttlMs` said.
+#[test]
+fn the_cache_is_bounded_in_bytes() {
+    let argv: Vec<String> = vec!["python3".into(), "-c".into(), LARGE_PAGES_SERVER.into()];
+    let client = Client::stdio(mcpc::StdioConfig::new(argv), ClientOptions::default());
+    client.connect().unwrap();
+    let none = RequestOptions::default();
+    let served = |cursor: &str| {
+        let page = client.list_tools(Some(cursor), &none).unwrap();
+        page["_meta"]["served"].as_u64().unwrap()
+    };
+    let first: Vec<u64> = ["a", "b", "c"].map(served).to_vec();
+    assert_eq!(first, [1, 2, 3]);
+    assert_eq!(served("a"), 1, "the first page is kept");
+    assert_eq!(served("b"), 2, "the second page is kept");
+    assert_eq!(served("c"), 4, "the third page, past 16 MiB, was not kept");
+    client.close();
+}

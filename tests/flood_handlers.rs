@@ -6,7 +6,7 @@ mod common;
 
 use common::{log_path, wait_for_log};
 use mcpc::handlers::{Callbacks, LogHandler, RequestHandler, ServerRequest};
-use mcpc::limits::MAX_SERVER_REQUEST_HANDLERS;
+use mcpc::limits::{MAX_SERVER_REQUEST_HANDLERS, MAX_SERVER_REQUEST_HANDLER_BYTES};
 use mcpc::{Client, ClientOptions, HandlerError, LogLevel, RequestOptions};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -94,6 +94,80 @@ fn a_flood_of_sampling_requests_runs_a_bounded_number_of_handlers() {
     let answered = lines.iter().filter(|l| l.get("result").is_some()).count();
     // The initialize response is not in the server's log: every result line is a handler's.
     assert_eq!(answered, MAX_SERVER_REQUEST_HANDLERS);
+    client.close();
+}
+
+/// Large sampling requests (4 MiB of text each) run as many handlers as their bytes allow
+/// (`MAX_SERVER_REQUEST_HANDLER_BYTES`), not 32 of them: the others are answered -32603 at
+/// once, as past the count. Before, 20 such requests ran 20 handlers holding 80 MiB.
+#[test]
+fn large_sampling_requests_run_a_bounded_number_of_bytes_of_handlers() {
+    const LARGE: usize = 20;
+    const TEXT_BYTES: usize = 4 * 1024 * 1024;
+    let most = MAX_SERVER_REQUEST_HANDLER_BYTES / TEXT_BYTES;
+    let started = Arc::new(AtomicUsize::new(0));
+    let gate = Arc::new((Mutex::new(false), Condvar::new()));
+    let handler: RequestHandler = {
+        let (started, gate) = (started.clone(), gate.clone());
+        Arc::new(move |_: &ServerRequest| {
+            started.fetch_add(1, Ordering::SeqCst);
+            let (open, opened) = &*gate;
+            let guard = open.lock().unwrap();
+            let _ = opened.wait_timeout_while(guard, Duration::from_secs(30), |open| !*open);
+            Err(HandlerError {
+                code: -32000,
+                message: "done".into(),
+            })
+        })
+    };
+    let options = ClientOptions {
+        callbacks: Callbacks {
+            request_handlers: [("sampling/createMessage".to_owned(), handler)].into(),
+            ..Callbacks::default()
+        },
+        ..ClientOptions::default()
+    };
+    let log = log_path("flood_handlers_large");
+    let mut config = sampling_flood(&log, LARGE);
+    config
+        .argv
+        .extend(["--flood-bytes".to_owned(), TEXT_BYTES.to_string()]);
+    let client = common::connect_with(config, options);
+    let refused = |lines: &[Value]| {
+        lines
+            .iter()
+            .filter(|l| error_code(l) == Some(-32603))
+            .count()
+    };
+    // 80 MiB to read and parse: a wider wait than `wait_for_log`'s.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let lines = loop {
+        let lines = common::read_log(&log);
+        if refused(&lines) >= LARGE - most || std::time::Instant::now() > deadline {
+            break lines;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let ran = started.load(Ordering::SeqCst);
+    {
+        let (open, opened) = &*gate;
+        *open.lock().unwrap() = true;
+        opened.notify_all();
+    }
+    assert!(
+        refused(&lines) >= LARGE - most,
+        "{} of {LARGE} requests of 4 MiB refused, {ran} handlers ran (at most {most} fit)",
+        refused(&lines)
+    );
+    assert!((1..=most).contains(&ran), "{ran} handlers ran");
+    let message = lines
+        .iter()
+        .find(|l| error_code(l) == Some(-32603))
+        .and_then(|l| l.pointer("/error/message"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    assert!(message.contains("MiB"), "{message}");
     client.close();
 }
 

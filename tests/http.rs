@@ -436,6 +436,13 @@ fn size_limits_fail_the_call_in_both_body_kinds() {
             .unwrap_err();
         assert_eq!(error.status, Status::ProtocolError, "{flags:?}: {error}");
         assert!(error.message.contains("4096"), "{error}");
+        // The message names the option that raises the limit.
+        for option in [
+            "HttpConfig::max_message_bytes",
+            "mcp_client_options_set_max_line_bytes",
+        ] {
+            assert!(error.message.contains(option), "{error}");
+        }
         // The next call is fine.
         assert_eq!(text(&echo(&client, "after").unwrap()), "after");
     }

@@ -13,7 +13,7 @@ use mcpc::{
     CancellationToken, Client, ClientOptions, ConnectMode, HttpConfig, HttpTransportKind,
     RequestOptions, Status,
 };
-use net::{ConnectProxy, TestCa, TlsRelay, Tunnel};
+use net::{ConnectProxy, Identity, TestCa, TlsRelay, Tunnel};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -404,6 +404,108 @@ fn a_server_that_wants_a_client_certificate_gets_one_when_set() {
         .set_client_cert_files(dir.join("client.pem"), dir.join("client.key"))
         .unwrap();
     echo(&connect(config).unwrap(), "mutual").unwrap();
+}
+
+/// A client certificate and key made by the openssl command-line tool the way OpenSSL 3.0
+/// makes one with `openssl x509 -req`: without `extensions`, a version 1 certificate.
+fn openssl_client_cert(ca: &TestCa, dir: &std::path::Path, extensions: Option<&str>) -> Identity {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    std::fs::write(path("ca.pem"), ca.pem()).unwrap();
+    std::fs::write(path("ca.key"), ca.key_pem()).unwrap();
+    let key_pem = net::openssl(
+        &[
+            "genpkey",
+            "-algorithm",
+            "EC",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+        ],
+        None,
+    );
+    std::fs::write(path("client.key"), &key_pem).unwrap();
+    let csr = net::openssl(
+        &[
+            "req",
+            "-new",
+            "-key",
+            &path("client.key"),
+            "-subj",
+            "/CN=mcpc client",
+        ],
+        None,
+    );
+    let (ca_cert, ca_key) = (path("ca.pem"), path("ca.key"));
+    let mut args = vec![
+        "x509",
+        "-req",
+        "-days",
+        "2",
+        "-CA",
+        &ca_cert,
+        "-CAkey",
+        &ca_key,
+        "-set_serial",
+        "7",
+    ];
+    let extfile = path("extensions.cnf");
+    if let Some(extensions) = extensions {
+        std::fs::write(&extfile, extensions).unwrap();
+        args.extend(["-extfile", &extfile]);
+    }
+    let cert_pem = net::openssl(&args, Some(&csr));
+    Identity { cert_pem, key_pem }
+}
+
+#[test]
+fn client_certificates_of_version_1_and_3_are_presented_for_the_server_to_judge() {
+    let ca = TestCa::new("mcpc test CA");
+    let dir = common::log_path("net_tls_cert_versions").with_extension("d");
+    let cases = [("1", None), ("3", Some("extendedKeyUsage = clientAuth\n"))];
+    for (version, extensions) in cases {
+        let identity = openssl_client_cert(&ca, &dir.join(version), extensions);
+        let text = net::openssl(&["x509", "-noout", "-text"], Some(&identity.cert_pem));
+        assert!(text.contains(&format!("Version: {version} ")), "{text}");
+
+        let server = HttpServer::start(&format!("net_tls_cert_v{version}"), &[]);
+        let backend = format!("127.0.0.1:{}", port_of(&server.url));
+        let relay = TlsRelay::start_pinned(&ca.server(&["127.0.0.1"]), &identity.cert_pem, backend);
+        let url = format!("https://127.0.0.1:{}/mcp", relay.port);
+        let mut config = HttpConfig::new(&url);
+        config.add_ca_pem(&ca.pem()).unwrap();
+
+        // The server wants this certificate: refused without it...
+        let error = connect(config.clone())
+            .err()
+            .expect("refused without a certificate");
+        assert!(error.message.contains("CertificateRequired"), "{error}");
+        // ...accepted with it, set from PEM text and from files.
+        let mut with_pem = config.clone();
+        with_pem
+            .set_client_cert_pem(&identity.cert_pem, &identity.key_pem)
+            .unwrap_or_else(|e| panic!("version {version}: {e}"));
+        echo(&connect(with_pem).unwrap(), "pem").unwrap();
+        std::fs::write(dir.join(version).join("client.pem"), &identity.cert_pem).unwrap();
+        config
+            .set_client_cert_files(
+                dir.join(version).join("client.pem"),
+                dir.join(version).join("client.key"),
+            )
+            .unwrap_or_else(|e| panic!("version {version}: {e}"));
+        echo(&connect(config).unwrap(), "files").unwrap();
+
+        // The C setter takes it too.
+        let options = mcpc::ffi::mcp_client_options_new();
+        let cert =
+            std::ffi::CString::new(dir.join(version).join("client.pem").to_str().unwrap()).unwrap();
+        let key =
+            std::ffi::CString::new(dir.join(version).join("client.key").to_str().unwrap()).unwrap();
+        let status = unsafe {
+            mcpc::ffi::mcp_client_options_set_client_cert(options, cert.as_ptr(), key.as_ptr())
+        };
+        unsafe { mcpc::ffi::mcp_client_options_free(options) };
+        assert_eq!(status, mcpc::ffi::mcp_status::Ok, "version {version}");
+    }
 }
 
 #[test]

@@ -243,6 +243,13 @@ fn a_line_over_the_limit_fails_the_pending_calls_and_reading_goes_on() {
         .unwrap_err();
     assert_eq!(err.status, Status::ProtocolError);
     assert!(err.message.contains("10000"), "{}", err.message);
+    // The message names the option that raises the limit.
+    for option in [
+        "StdioConfig::max_line_bytes",
+        "mcp_client_options_set_max_line_bytes",
+    ] {
+        assert!(err.message.contains(option), "{}", err.message);
+    }
     let ok = client
         .call_tool("echo", Some(json!({"text": "still here"})), &none())
         .unwrap();

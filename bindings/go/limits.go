@@ -21,7 +21,8 @@ func WithMaxPages(pages uint32) Option {
 	})
 }
 
-// WithMaxLineBytes is the longest line accepted from a stdio server (default 4 MiB).
+// WithMaxLineBytes is the longest line accepted from a stdio server, and the largest
+// JSON body or SSE event from an HTTP server (default 100 MiB).
 func WithMaxLineBytes(bytes uint) Option {
 	return withSetter("max line bytes", func(o *C.mcp_client_options) C.mcp_status {
 		return C.mcp_client_options_set_max_line_bytes(o, C.size_t(bytes))

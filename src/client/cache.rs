@@ -4,6 +4,12 @@
 //! as it arrives (before the host's callback hears of it), a new connection drops them all, and
 //! `RequestOptions::bypass_cache` asks the server anyway (and keeps the new page).
 //!
+//! The pages kept are bounded in count ([`MAX_CACHED_PAGES`]) and in bytes
+//! ([`MAX_CACHED_BYTES`], as JSON text): a server that gives long `ttlMs` to many pages, or to
+//! large ones, or a new cursor on every walk, cannot grow the cache without limit. Expired
+//! pages are dropped when a page is stored; a page that does not fit then is not kept (the
+//! next ask goes to the server). One page of any size is kept when none is.
+//!
 //! `cacheScope`: a client keeps the same headers, so the same authorization context, for life;
 //! "private" and "public" pages are kept alike. Results without `ttlMs` (the handshake era's)
 //! are never kept.
@@ -23,9 +29,16 @@ pub(super) struct Cache {
     state: Mutex<State>,
 }
 
+/// The most list pages kept.
+pub const MAX_CACHED_PAGES: usize = 1024;
+/// The most bytes of list pages kept (as JSON text).
+pub const MAX_CACHED_BYTES: usize = 16 * 1024 * 1024;
+
 #[derive(Default)]
 struct State {
     pages: HashMap<(&'static str, Option<String>), Page>,
+    /// What the pages hold, in bytes.
+    bytes: usize,
     /// Bumped when a method's pages are dropped, so a page asked for before that is not kept.
     generations: HashMap<&'static str, u64>,
 }
@@ -33,6 +46,7 @@ struct State {
 struct Page {
     result: Value,
     fresh_until: Instant,
+    bytes: usize,
 }
 
 /// The list methods whose pages are kept.
@@ -77,25 +91,34 @@ impl Cache {
         let Some(fresh_until) = Instant::now().checked_add(ttl) else {
             return;
         };
+        let bytes = crate::protocol::json_text::estimated_len(result);
+        let key = (ticket.method, cursor.map(str::to_owned));
         let mut state = lock(&self.state);
         if state.generations.get(ticket.method).copied().unwrap_or(0) != ticket.generation {
+            return;
+        }
+        // The page it replaces, and the expired ones, make room first.
+        let now = Instant::now();
+        state.retain(|page_key, page| *page_key != key && now < page.fresh_until);
+        let fits = state.pages.is_empty()
+            || (state.pages.len() < MAX_CACHED_PAGES
+                && state.bytes.saturating_add(bytes) <= MAX_CACHED_BYTES);
+        if !fits {
             return;
         }
         let page = Page {
             result: result.clone(),
             fresh_until,
+            bytes,
         };
-        state
-            .pages
-            .insert((ticket.method, cursor.map(str::to_owned)), page);
+        state.bytes += bytes;
+        state.pages.insert(key, page);
     }
 
     /// Drops the pages of `methods`.
     fn invalidate(&self, methods: &[&'static str]) {
         let mut state = lock(&self.state);
-        state
-            .pages
-            .retain(|(method, _), _| !methods.contains(method));
+        state.retain(|(method, _), _| !methods.contains(method));
         for method in methods {
             *state.generations.entry(method).or_default() += 1;
         }
@@ -111,6 +134,21 @@ impl Cache {
             inner,
             cache: self.clone(),
         })
+    }
+}
+
+impl State {
+    /// Keeps the pages for which `keep` holds, and counts the bytes of those it drops out.
+    fn retain(&mut self, mut keep: impl FnMut(&(&'static str, Option<String>), &Page) -> bool) {
+        let mut freed = 0;
+        self.pages.retain(|key, page| {
+            let kept = keep(key, page);
+            if !kept {
+                freed += page.bytes;
+            }
+            kept
+        });
+        self.bytes -= freed;
     }
 }
 

@@ -4,7 +4,7 @@
 //! threads at once; a [`CancellationToken`] in the [`RequestOptions`] wakes it from any other
 //! thread. [`Client::start`] starts the same requests without blocking (see `operation`).
 
-mod cache;
+pub(crate) mod cache;
 mod connect;
 mod listen;
 mod mrtr;
@@ -13,7 +13,7 @@ mod operation;
 mod requests;
 mod state;
 mod tasks;
-mod trace;
+pub(crate) mod trace;
 
 use crate::cancellation::CancellationToken;
 use crate::engine::completer::Completer;

@@ -10,8 +10,9 @@
 //!
 //! The host's callback runs on a thread of the trace's own, in the order the frames were
 //! recorded, never while the library holds a lock, so it may call the client. Recording only
-//! queues the frame; a queue of `QUEUE_LIMIT` frames waiting is full, and what comes then is
-//! dropped and counted; the library log says how many, once the trace thread catches up.
+//! queues the frame; a queue of `QUEUE_LIMIT` frames or `QUEUE_BYTES_LIMIT` bytes waiting is
+//! full (one frame of any size gets in when none waits), and what comes then is dropped and
+//! counted; the library log says how many, once the trace thread catches up.
 //! Close lets the frames queued before it reach the host (within the callbacks' 2 s), then no
 //! trace callback starts.
 
@@ -23,13 +24,16 @@ use crate::sync::{lock, spawn, wait_until};
 use crate::transport::{Inbound, OutgoingRequest, Transport, Waker, WireCancel};
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::ThreadId;
 use std::time::Instant;
 
 /// The most frames waiting for the host's trace callback.
 pub const QUEUE_LIMIT: usize = 4096;
+
+/// The most bytes of frames waiting for the host's trace callback.
+pub const QUEUE_BYTES_LIMIT: usize = 16 * 1024 * 1024;
 
 struct Queued {
     direction: TraceDirection,
@@ -40,6 +44,8 @@ struct Queued {
 pub(super) struct Tracer {
     queue: Sender<Queued>,
     dropped: Arc<AtomicU64>,
+    /// The bytes of the frames in the queue.
+    queued_bytes: Arc<AtomicUsize>,
     /// Frames queued so far, and (in `progress`) those the trace thread has finished with: close
     /// lets the queued ones reach the host first, as it does for other callbacks.
     queued: AtomicU64,
@@ -64,10 +70,12 @@ impl Tracer {
     ) -> Option<Arc<Self>> {
         let (queue, frames) = crossbeam_channel::bounded(QUEUE_LIMIT);
         let dropped = Arc::new(AtomicU64::new(0));
+        let queued_bytes = Arc::new(AtomicUsize::new(0));
         let progress = Arc::new(Progress::default());
         let tracer = Arc::new(Tracer {
             queue,
             dropped: dropped.clone(),
+            queued_bytes: queued_bytes.clone(),
             queued: AtomicU64::new(0),
             progress: progress.clone(),
         });
@@ -77,6 +85,7 @@ impl Tracer {
             transport,
             gate,
             dropped,
+            queued_bytes,
             progress,
         };
         let thread = spawn("mcpc-trace", move || sink.deliver(frames), |_| {});
@@ -99,12 +108,25 @@ impl Tracer {
     }
 
     fn record(&self, direction: TraceDirection, json: String) {
+        let bytes = json.len();
+        // Room in bytes: always when nothing waits, else up to the limit.
+        let room = self
+            .queued_bytes
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |queued| {
+                let fits = queued == 0 || queued.saturating_add(bytes) <= QUEUE_BYTES_LIMIT;
+                fits.then(|| queued.saturating_add(bytes))
+            });
+        if room.is_err() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
         // Counted first: a frame delivered at once must not find the count behind it.
         self.queued.fetch_add(1, Ordering::AcqRel);
         match self.queue.try_send(Queued { direction, json }) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
                 self.queued.fetch_sub(1, Ordering::AcqRel);
+                self.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
                 self.dropped.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -132,6 +154,7 @@ struct Sink {
     transport: &'static str,
     gate: Arc<Gate>,
     dropped: Arc<AtomicU64>,
+    queued_bytes: Arc<AtomicUsize>,
     progress: Arc<Progress>,
 }
 
@@ -140,6 +163,8 @@ impl Sink {
         let _ = self.progress.thread.set(std::thread::current().id());
         let mut reported = 0;
         for frame in frames {
+            self.queued_bytes
+                .fetch_sub(frame.json.len(), Ordering::AcqRel);
             let ran = self.gate.run(|| {
                 (self.handler)(&TraceFrame {
                     direction: frame.direction,
@@ -254,5 +279,34 @@ impl Transport for TracedTransport {
     }
     fn close(&self) {
         self.inner.close()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_queue_is_bounded_in_bytes() {
+        let (release_tx, release) = crossbeam_channel::bounded::<()>(0);
+        let handler: TraceHandler = Arc::new(move |_: &TraceFrame| {
+            let _ = release.recv();
+        });
+        let tracer = Tracer::start(handler, None, "test", Arc::default()).unwrap();
+        let frame = "x".repeat(QUEUE_BYTES_LIMIT / 4);
+        for _ in 0..8 {
+            tracer.record(TraceDirection::In, frame.clone());
+        }
+        // The first frame may be running (its handler blocked) or waiting: four more fit at
+        // most, the rest are dropped.
+        let dropped = tracer.dropped.load(Ordering::Relaxed);
+        assert!((3..=4).contains(&dropped), "{dropped} dropped");
+        drop(release_tx);
+        tracer.drain(Instant::now() + Duration::from_secs(10));
+        assert_eq!(tracer.queued_bytes.load(Ordering::Relaxed), 0);
+        // An empty queue takes one frame of any size.
+        tracer.record(TraceDirection::In, "x".repeat(2 * QUEUE_BYTES_LIMIT));
+        assert_eq!(tracer.dropped.load(Ordering::Relaxed), dropped);
     }
 }

@@ -2,17 +2,19 @@
 //! the first event, so a client that never gets a notification, a progress update or a server
 //! request never has it (an idle stdio client is three threads, not four).
 //!
-//! The queue is bounded ([`QUEUE_LIMIT`] events): a server that sends faster than the callbacks
-//! return cannot grow it without limit. Past the limit, events are dropped (never blocking the
-//! reader) and counted; the next time the thread gets to run, it says how many through the
-//! library log, once for the whole run of drops.
+//! The queue is bounded in events ([`QUEUE_LIMIT`]) and in bytes ([`QUEUE_BYTES_LIMIT`], what
+//! the events carry from the server): a server that sends faster than the callbacks return
+//! cannot grow it without limit, whether it sends many small notifications or a few large
+//! ones. Past either limit, events are dropped (never blocking the reader) and counted; the
+//! next time the thread gets to run, it says how many through the library log, once for the
+//! whole run of drops.
 
 use super::gate::Gate;
 use crate::error::{Error, Result};
 use crate::handlers::{LogHandler, LogLevel};
 use crate::sync::{lock, spawn};
 use crossbeam_channel::{Receiver, Sender, TrySendError};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::{JoinHandle, ThreadId};
 use std::time::Instant;
@@ -20,12 +22,19 @@ use std::time::Instant;
 /// How many callbacks may wait to run; more are dropped, with a log message.
 pub const QUEUE_LIMIT: usize = 1024;
 
+/// How many bytes the callbacks waiting to run may carry (their data as JSON text); more are
+/// dropped, with a log message. One event is always let in when none waits, whatever its size.
+pub const QUEUE_BYTES_LIMIT: usize = 16 * 1024 * 1024;
+
 /// Work for the callback thread.
 pub type Event = Box<dyn FnOnce() + Send>;
 
+/// An event in the queue, with the bytes it carries.
+type Queued = (Event, usize);
+
 pub struct CallbackThread {
     /// `None` is the stop sign, sent by `stop`.
-    queue: Sender<Option<Event>>,
+    queue: Sender<Option<Queued>>,
     state: Mutex<State>,
     /// Set once the thread runs; checked without the lock on every event.
     started: AtomicBool,
@@ -40,10 +49,12 @@ struct Shared {
     /// Events dropped since the thread last said so.
     unreported_drops: AtomicU64,
     drops: AtomicU64,
+    /// What the events in the queue carry, in bytes.
+    queued_bytes: AtomicUsize,
 }
 
 enum State {
-    NotStarted(Receiver<Option<Event>>),
+    NotStarted(Receiver<Option<Queued>>),
     Running(JoinHandle<()>, Receiver<()>),
     Stopped,
 }
@@ -62,28 +73,37 @@ impl CallbackThread {
                 log,
                 unreported_drops: AtomicU64::new(0),
                 drops: AtomicU64::new(0),
+                queued_bytes: AtomicUsize::new(0),
             }),
         }
     }
 
-    /// Queues `event` to run after those before it, starting the thread if this is the first.
-    /// Never blocks: a full queue drops the event (counted, and logged later). Fails only when
-    /// the thread cannot be started, or after `stop`.
-    pub fn send(&self, event: Event) -> Result<()> {
+    /// Queues `event`, which carries `bytes` of the server's data, to run after those before
+    /// it, starting the thread if this is the first. Never blocks: a full queue (in events or
+    /// in bytes) drops the event (counted, and logged later). Fails only when the thread cannot
+    /// be started, or after `stop`.
+    pub fn send(&self, event: Event, bytes: usize) -> Result<()> {
         if !self.started.load(Ordering::Acquire) {
             self.start()?;
         }
-        match self.queue.try_send(Some(event)) {
+        if !self.shared.take_room(bytes) {
+            self.shared.count_drop();
+            return Ok(());
+        }
+        match self.queue.try_send(Some((event, bytes))) {
             Ok(()) => Ok(()),
             Err(TrySendError::Full(_)) => {
-                self.shared.drops.fetch_add(1, Ordering::Relaxed);
-                self.shared.unreported_drops.fetch_add(1, Ordering::Relaxed);
+                self.shared.give_room(bytes);
+                self.shared.count_drop();
                 Ok(())
             }
-            Err(TrySendError::Disconnected(_)) => Err(Error::new(
-                crate::error::Status::Closed,
-                "the client is closed",
-            )),
+            Err(TrySendError::Disconnected(_)) => {
+                self.shared.give_room(bytes);
+                Err(Error::new(
+                    crate::error::Status::Closed,
+                    "the client is closed",
+                ))
+            }
         }
     }
 
@@ -112,7 +132,11 @@ impl CallbackThread {
         let marker: Event = Box::new(move || {
             let _ = done_tx.send(());
         });
-        if self.queue.send_deadline(Some(marker), deadline).is_ok() {
+        if self
+            .queue
+            .send_deadline(Some((marker, 0)), deadline)
+            .is_ok()
+        {
             // Err: the deadline, or the thread has stopped and dropped the marker.
             let _ = done.recv_deadline(deadline);
         }
@@ -153,7 +177,8 @@ impl CallbackThread {
         let (ended_tx, ended) = crossbeam_channel::bounded::<()>(0);
         let run = move || {
             let _ended = ended_tx;
-            while let Ok(Some(event)) = events.recv() {
+            while let Ok(Some((event, bytes))) = events.recv() {
+                shared.give_room(bytes);
                 shared.run(event);
                 shared.report_drops();
             }
@@ -171,6 +196,26 @@ impl CallbackThread {
 }
 
 impl Shared {
+    /// Counts `bytes` into the queue if they fit: always when the queue carries nothing (one
+    /// event of any size gets through), else up to `QUEUE_BYTES_LIMIT`.
+    fn take_room(&self, bytes: usize) -> bool {
+        self.queued_bytes
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |queued| {
+                let fits = queued == 0 || queued.saturating_add(bytes) <= QUEUE_BYTES_LIMIT;
+                fits.then(|| queued.saturating_add(bytes))
+            })
+            .is_ok()
+    }
+
+    fn give_room(&self, bytes: usize) {
+        self.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
+    }
+
+    fn count_drop(&self) {
+        self.drops.fetch_add(1, Ordering::Relaxed);
+        self.unreported_drops.fetch_add(1, Ordering::Relaxed);
+    }
+
     fn run(&self, event: Event) {
         // A panicking Rust callback must not take the other callbacks down with it.
         let _ = crate::panic_guard::catch(|| self.gate.run(event));
@@ -180,8 +225,9 @@ impl Shared {
         let dropped = self.unreported_drops.swap(0, Ordering::Relaxed);
         if let (true, Some(log)) = (dropped > 0, &self.log) {
             let message = format!(
-                "dropped {dropped} callback(s): {QUEUE_LIMIT} were already waiting to run \
-                 (the server sends faster than the callbacks return)"
+                "dropped {dropped} callback(s): {QUEUE_LIMIT} callbacks or {} MiB were already \
+                 waiting to run (the server sends faster than the callbacks return)",
+                QUEUE_BYTES_LIMIT / (1024 * 1024)
             );
             self.run(Box::new({
                 let log = log.clone();
@@ -194,7 +240,6 @@ impl Shared {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicUsize;
     use std::time::Duration;
 
     #[test]
@@ -208,19 +253,25 @@ mod tests {
         let (release_tx, release) = crossbeam_channel::bounded::<()>(0);
         let (started_tx, started) = crossbeam_channel::bounded(0);
         thread
-            .send(Box::new(move || {
-                started_tx.send(()).unwrap();
-                let _ = release.recv();
-            }))
+            .send(
+                Box::new(move || {
+                    started_tx.send(()).unwrap();
+                    let _ = release.recv();
+                }),
+                0,
+            )
             .unwrap();
         started.recv().unwrap();
         let ran = Arc::new(AtomicUsize::new(0));
         for _ in 0..QUEUE_LIMIT + 10 {
             let ran = ran.clone();
             thread
-                .send(Box::new(move || {
-                    ran.fetch_add(1, Ordering::Relaxed);
-                }))
+                .send(
+                    Box::new(move || {
+                        ran.fetch_add(1, Ordering::Relaxed);
+                    }),
+                    0,
+                )
                 .unwrap();
         }
         assert_eq!(thread.dropped(), 10);
@@ -236,15 +287,52 @@ mod tests {
     }
 
     #[test]
+    fn the_queue_is_bounded_in_bytes_and_lets_one_event_of_any_size_in() {
+        let thread = CallbackThread::new(Arc::default(), None);
+        let (release_tx, release) = crossbeam_channel::bounded::<()>(0);
+        let (started_tx, started) = crossbeam_channel::bounded(0);
+        let blocker = Box::new(move || {
+            started_tx.send(()).unwrap();
+            let _ = release.recv();
+        });
+        thread.send(blocker, 0).unwrap();
+        started.recv().unwrap();
+        let ran = Arc::new(AtomicUsize::new(0));
+        let event = |ran: &Arc<AtomicUsize>| -> Event {
+            let ran = ran.clone();
+            Box::new(move || {
+                ran.fetch_add(1, Ordering::Relaxed);
+            })
+        };
+        // Half the bound twice fits; a third does not, nor does anything after it.
+        for _ in 0..3 {
+            thread.send(event(&ran), QUEUE_BYTES_LIMIT / 2).unwrap();
+        }
+        thread.send(event(&ran), 1).unwrap();
+        assert_eq!(thread.dropped(), 2);
+        drop(release_tx);
+        thread.drain(Instant::now() + Duration::from_secs(10));
+        assert_eq!(ran.load(Ordering::Relaxed), 2);
+        // Once the queue is empty, one event larger than the bound gets in.
+        thread.send(event(&ran), 3 * QUEUE_BYTES_LIMIT).unwrap();
+        thread.stop(Instant::now() + Duration::from_secs(10));
+        assert_eq!(ran.load(Ordering::Relaxed), 3);
+        assert_eq!(thread.dropped(), 2);
+    }
+
+    #[test]
     fn stop_gives_up_on_a_callback_that_does_not_return() {
         let thread = CallbackThread::new(Arc::default(), None);
         let (started_tx, started) = crossbeam_channel::bounded(0);
         let (release_tx, release) = crossbeam_channel::bounded::<()>(0);
         thread
-            .send(Box::new(move || {
-                started_tx.send(()).unwrap();
-                let _ = release.recv();
-            }))
+            .send(
+                Box::new(move || {
+                    started_tx.send(()).unwrap();
+                    let _ = release.recv();
+                }),
+                0,
+            )
             .unwrap();
         started.recv().unwrap();
         let start = Instant::now();

@@ -1,7 +1,10 @@
 //! The bounds on what a server can make the client hold. A server that floods the client
 //! (requests, notifications, events) meets one of these limits; past it the client drops what
 //! it cannot hold, counts it (`RouterStats`) and logs it, and never blocks a reader on it.
-//! The docs (docs/reliability.md) list them with the figures the flood tests measured.
+//! Every queue a server can fill is bounded in count and in bytes, so neither many small
+//! messages nor a few large ones (each up to the line or body limit, 100 MiB by default) can
+//! grow it without limit. docs/security.md lists them all; docs/reliability.md has the
+//! figures the flood tests measured.
 
 /// Answers to server requests waiting for the dispatcher thread to write them. Past it a
 /// request the client answers by itself (`ping`, an unknown method, a refused handler) gets no
@@ -16,9 +19,34 @@ pub const MAX_QUEUED_ANSWER_BYTES: usize = 1024 * 1024;
 /// same time, each on a thread of its own. Past it a request is answered at once with -32603.
 pub const MAX_SERVER_REQUEST_HANDLERS: usize = 32;
 
+/// The same handlers, in bytes: what their requests carry (params as JSON text). Past it a
+/// request is answered -32603 at once, as past the count. One request of any size runs when
+/// no handler does.
+pub const MAX_SERVER_REQUEST_HANDLER_BYTES: usize = 16 * 1024 * 1024;
+
 /// Host callbacks (notifications, progress, the library log) waiting to run on the callback
 /// thread. Past it an event is dropped and counted, and the log says how many.
 pub use super::callback_thread::QUEUE_LIMIT as MAX_QUEUED_CALLBACKS;
+
+/// The same queue, in bytes: what the waiting events carry of the server's data (as JSON
+/// text). Past it an event is dropped, counted and logged as past the count. One event is
+/// always let in when none waits, whatever its size.
+pub use super::callback_thread::QUEUE_BYTES_LIMIT as MAX_QUEUED_CALLBACK_BYTES;
+
+/// Frames waiting for the host's wire-trace callback (only when one is set). Past it a frame
+/// is dropped and counted, and the log says how many.
+pub use crate::client::trace::QUEUE_LIMIT as MAX_QUEUED_TRACE_FRAMES;
+
+/// The same queue, in bytes of frame text. One frame is always let in when none waits.
+pub use crate::client::trace::QUEUE_BYTES_LIMIT as MAX_QUEUED_TRACE_BYTES;
+
+/// List pages kept by the list cache (pages with a `ttlMs`). Past it a page is not kept: the
+/// next ask for it goes to the server.
+pub use crate::client::cache::MAX_CACHED_PAGES;
+
+/// The same cache, in bytes of the pages as JSON text. One page of any size is kept when none
+/// is.
+pub use crate::client::cache::MAX_CACHED_BYTES;
 
 /// How long close waits for callbacks already queued and those running to return.
 pub use super::CALLBACK_WAIT_ON_CLOSE;

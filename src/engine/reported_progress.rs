@@ -42,14 +42,17 @@ impl ReportedProgress {
         }
         let ticket = self.own.as_ref().map(OwnProgress::ticket);
         let client = self.client.clone();
-        let _ = self.callback_thread.send(Box::new(move || {
+        // A task's status message is the server's text.
+        let bytes = progress.message.as_ref().map_or(0, String::len);
+        let event = Box::new(move || {
             if let Some(ticket) = ticket {
                 ticket.run(&progress);
             }
             if let Some(client) = client {
                 client(&progress);
             }
-        }));
+        });
+        let _ = self.callback_thread.send(event, bytes);
     }
 
     /// As the call returns: one that ended by itself lets its queued reports run first; a

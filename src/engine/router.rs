@@ -5,7 +5,7 @@
 use super::answers::Answers;
 use super::call::{Call, Outbound, Outcome};
 use super::callback_thread::CallbackThread;
-use super::limits::MAX_SERVER_REQUEST_HANDLERS;
+use super::limits::{MAX_SERVER_REQUEST_HANDLERS, MAX_SERVER_REQUEST_HANDLER_BYTES};
 use super::own_progress::OwnProgress;
 use crate::cancellation::CancellationToken;
 use crate::error::Error;
@@ -38,6 +38,8 @@ struct Table {
     server_requests: HashMap<String, CancellationToken>,
     /// Handler threads running (not `server_requests.len()`: a server may reuse an id).
     handlers: usize,
+    /// What the requests of the running handlers carry, in bytes (their params as JSON text).
+    handler_bytes: usize,
     /// Set once the connection is gone; every later call fails with it.
     terminal: Option<Error>,
     /// Run once when the connection is gone (a listen waiting for a reconnect hears of it).
@@ -248,15 +250,17 @@ impl Router {
     pub fn log(&self, level: LogLevel, message: &str) {
         if let Some(log) = self.callbacks.on_log.clone() {
             let message = message.to_owned();
-            self.deliver(move || log(level, &message));
+            let bytes = message.len();
+            self.deliver(bytes, move || log(level, &message));
         }
     }
 
-    /// Runs `event` on the callback thread, after those before it.
-    fn deliver(&self, event: impl FnOnce() + Send + 'static) {
+    /// Runs `event`, which holds `bytes` of the server's data, on the callback thread, after
+    /// those before it (or drops it when the queue is full).
+    fn deliver(&self, bytes: usize, event: impl FnOnce() + Send + 'static) {
         // Err: the callback thread cannot start, or the client is closing; the event is lost
         // either way, and the calls themselves are unaffected.
-        let _ = self.callback_thread.send(Box::new(event));
+        let _ = self.callback_thread.send(Box::new(event), bytes);
     }
 
     fn notification(&self, method: &str, params: Option<Value>) {
@@ -282,7 +286,8 @@ impl Router {
                     data: params.get("data").cloned().unwrap_or(Value::Null),
                 };
                 let handler = callbacks.on_message.clone().expect("checked");
-                return self.deliver(move || handler(&message));
+                let bytes = json_text::estimated_len(&message.data) + message.level.len();
+                return self.deliver(bytes, move || handler(&message));
             }
             "notifications/tools/list_changed"
             | "notifications/prompts/list_changed"
@@ -295,7 +300,7 @@ impl Router {
                     _ => ListKind::Resources,
                 };
                 let handler = callbacks.on_list_changed.clone().expect("checked");
-                return self.deliver(move || handler(kind));
+                return self.deliver(0, move || handler(kind));
             }
             "notifications/resources/updated" if callbacks.on_resource_updated.is_some() => {
                 let uri = params
@@ -304,13 +309,14 @@ impl Router {
                     .and_then(Value::as_str);
                 let uri = uri.unwrap_or_default().to_owned();
                 let handler = callbacks.on_resource_updated.clone().expect("checked");
-                return self.deliver(move || handler(&uri));
+                return self.deliver(uri.len(), move || handler(&uri));
             }
             _ => {}
         }
         if let Some(handler) = callbacks.on_notification.clone() {
             let method = method.to_owned();
-            self.deliver(move || handler(&method, params.as_ref()));
+            let bytes = method.len() + params.as_ref().map_or(0, json_text::estimated_len);
+            self.deliver(bytes, move || handler(&method, params.as_ref()));
         }
     }
 
@@ -373,7 +379,9 @@ impl Router {
                 .map(str::to_owned),
         };
         // The call's own callback is skipped if the call has ended by the time this runs.
-        self.deliver(move || {
+        let bytes = json_text::estimated_len(&progress.token)
+            + progress.message.as_ref().map_or(0, String::len);
+        self.deliver(bytes, move || {
             if let Some(ticket) = per_call {
                 ticket.run(&progress);
             }
@@ -425,13 +433,17 @@ impl Router {
         };
         let token = CancellationToken::new();
         let key = id.to_string();
+        let bytes = method.len() + params.as_ref().map_or(0, json_text::estimated_len);
         {
             let mut table = self.lock();
             if table.terminal.is_some() {
                 // The client is closing: nobody would hear the handler's answer.
                 return;
             }
-            if table.handlers >= MAX_SERVER_REQUEST_HANDLERS {
+            // One request of any size runs when no handler does.
+            let over_bytes = table.handlers > 0
+                && table.handler_bytes.saturating_add(bytes) > MAX_SERVER_REQUEST_HANDLER_BYTES;
+            if table.handlers >= MAX_SERVER_REQUEST_HANDLERS || over_bytes {
                 drop(table);
                 let count = self
                     .counters
@@ -440,7 +452,9 @@ impl Router {
                     + 1;
                 self.log_sometimes(count, "server requests refused: too many being handled");
                 let message = format!(
-                    "too many requests in progress (at most {MAX_SERVER_REQUEST_HANDLERS})"
+                    "too many requests in progress (at most {MAX_SERVER_REQUEST_HANDLERS}, \
+                     or {} MiB of them)",
+                    MAX_SERVER_REQUEST_HANDLER_BYTES / (1024 * 1024)
                 );
                 let error = HandlerError {
                     code: jsonrpc::INTERNAL_ERROR,
@@ -450,6 +464,7 @@ impl Router {
             }
             table.server_requests.insert(key.clone(), token.clone());
             table.handlers += 1;
+            table.handler_bytes += bytes;
         }
         let (router, request_id) = (self.clone(), id.clone());
         // A bug past the handler must still give its place back.
@@ -459,6 +474,7 @@ impl Router {
                 let mut table = router.lock();
                 table.server_requests.remove(&key);
                 table.handlers -= 1;
+                table.handler_bytes -= bytes;
             }
         };
         let spawned = spawn(
@@ -489,6 +505,7 @@ impl Router {
                 let mut table = router.lock();
                 table.server_requests.remove(&key);
                 table.handlers -= 1;
+                table.handler_bytes -= bytes;
             },
             on_panic,
         );
@@ -496,6 +513,7 @@ impl Router {
             let mut table = self.lock();
             table.server_requests.remove(&id.to_string());
             table.handlers -= 1;
+            table.handler_bytes -= bytes;
             drop(table);
             let error = HandlerError {
                 code: jsonrpc::INTERNAL_ERROR,

@@ -28,6 +28,9 @@ pub fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io
     result
 }
 
+/// What a line buffer keeps between lines: a longer line's buffer is given back once handled.
+const KEEP_BYTES: usize = 64 * 1024;
+
 /// Reads lines one after another, keeping a partial line between calls: when the reader fails
 /// (`WouldBlock` from a non-blocking pipe, say), the next `read` goes on where this one stopped.
 pub struct LineReader {
@@ -52,6 +55,14 @@ impl LineReader {
     /// The line `read` last returned as `Complete`, without its newline.
     pub fn line(&self) -> &[u8] {
         &self.line
+    }
+
+    /// Gives back the memory of a long line once it was handled, so that a large result costs
+    /// its size once more only while it is being read, and an idle connection holds little.
+    pub fn shrink(&mut self) {
+        if self.line.capacity() > KEEP_BYTES {
+            self.line = Vec::new();
+        }
     }
 
     /// Reads up to the end of the next line (or of the stream). After `TooLong`, the next call
@@ -79,7 +90,7 @@ impl LineReader {
             let body = newline.unwrap_or(chunk.len());
             if self.line.len() + body > self.max {
                 self.line.clear();
-                self.line.shrink_to(64 * 1024);
+                self.line.shrink_to(KEEP_BYTES);
                 reader.consume(take);
                 self.discarding = newline.is_none();
                 return Ok(Line::TooLong);

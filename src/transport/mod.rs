@@ -219,3 +219,11 @@ pub trait Transport: Send + Sync {
     /// transport is left running and no more frames arrive.
     fn close(&self);
 }
+
+/// How a message over a size limit says which option raises it, after "... limit of N bytes".
+pub(crate) fn raise_limit_with(rust_option: &str) -> String {
+    format!(
+        " (raise it with {rust_option}; in C mcp_client_options_set_max_line_bytes, in Go \
+         WithMaxLineBytes)"
+    )
+}

@@ -19,8 +19,11 @@ pub use super::stdio_unix::StdioTransport;
 #[cfg(windows)]
 pub use super::windows::StdioTransport;
 
-/// The default limit for one line from the server.
-pub const DEFAULT_MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+/// The default limit for one line from the server: 100 MiB, room for the results servers send
+/// (a file read, an image of 64 MiB in base64) while a runaway server still meets a bound.
+/// A result costs about twice its size at the peak (the line and the result).
+pub const DEFAULT_MAX_LINE_BYTES: usize = 100 * 1024 * 1024;
+
 /// How long close waits at each step (after closing stdin, after SIGTERM). Close takes at
 /// most about twice this (a server that ignores both), whatever processes the server started
 /// still hold its pipes: those are abandoned, never waited for.
@@ -55,6 +58,8 @@ pub struct StdioConfig {
     /// Variables added to (or replacing those of) the inherited environment.
     pub env: Vec<(String, String)>,
     pub cwd: Option<PathBuf>,
+    /// The longest line accepted from the server (default [`DEFAULT_MAX_LINE_BYTES`]); a
+    /// longer one fails the calls pending with PROTOCOL_ERROR.
     pub max_line_bytes: usize,
     pub stderr: StderrMode,
     /// The host's promise that SIGPIPE is ignored in its process (disposition `SIG_IGN`, as many
@@ -121,8 +126,9 @@ impl Frames for Reader {
     fn too_long(&self) {
         self.inbound.bad_frame(
             Error::protocol(format!(
-                "the server sent a line longer than the limit of {} bytes",
-                self.max_line_bytes
+                "the server sent a line longer than the limit of {} bytes{}",
+                self.max_line_bytes,
+                super::raise_limit_with("StdioConfig::max_line_bytes")
             )),
             // The long line may have been any pending call's answer.
             true,

@@ -307,7 +307,10 @@ impl StdoutReader {
                 }
             };
             match read {
-                Ok(Line::Complete) => self.frames.line(lines.line()),
+                Ok(Line::Complete) => {
+                    self.frames.line(lines.line());
+                    lines.shrink();
+                }
                 Ok(Line::TooLong) => self.frames.too_long(),
                 Ok(Line::Eof) => return self.end(None),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock && exited => return self.end(None),

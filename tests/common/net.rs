@@ -7,7 +7,7 @@ use rcgen::{
     KeyPair, KeyUsagePurpose,
 };
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, SubjectPublicKeyInfoDer};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -210,6 +210,10 @@ impl TestCa {
         self.issuer.pem()
     }
 
+    pub fn key_pem(&self) -> String {
+        self.issuer.key().serialize_pem()
+    }
+
     /// A server certificate for `names` (DNS names or IP addresses).
     pub fn server(&self, names: &[&str]) -> Identity {
         self.sign(names, ExtendedKeyUsagePurpose::ServerAuth)
@@ -271,6 +275,31 @@ impl TlsRelay {
             }
             None => builder.with_no_client_auth(),
         };
+        TlsRelay::serve(builder, identity, backend)
+    }
+
+    /// A relay that requires exactly the client certificate `client_cert_pem`, whatever its
+    /// X.509 version, as an OpenSSL server configured to trust it would (webpki, behind
+    /// `start`, refuses version 1 certificates).
+    pub fn start_pinned(identity: &Identity, client_cert_pem: &str, backend: String) -> TlsRelay {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let verifier = PinnedClientCert {
+            cert: CertificateDer::from_pem_slice(client_cert_pem.as_bytes()).unwrap(),
+            spki: public_key_of(client_cert_pem),
+            algorithms: provider.signature_verification_algorithms,
+        };
+        let builder = rustls::ServerConfig::builder_with_provider(provider)
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .unwrap()
+            .with_client_cert_verifier(Arc::new(verifier));
+        TlsRelay::serve(builder, identity, backend)
+    }
+
+    fn serve(
+        builder: rustls::ConfigBuilder<rustls::ServerConfig, rustls::server::WantsServerCert>,
+        identity: &Identity,
+        backend: String,
+    ) -> TlsRelay {
         let chain = CertificateDer::pem_slice_iter(identity.cert_pem.as_bytes())
             .collect::<Result<Vec<_>, _>>()
             .unwrap();
@@ -289,6 +318,90 @@ impl TlsRelay {
             }
         });
         relay
+    }
+}
+
+/// The public key (SubjectPublicKeyInfo) of a PEM certificate, as the openssl CLI reads it.
+fn public_key_of(cert_pem: &str) -> SubjectPublicKeyInfoDer<'static> {
+    let pem = openssl(&["x509", "-pubkey", "-noout"], Some(cert_pem));
+    SubjectPublicKeyInfoDer::from_pem_slice(pem.as_bytes()).unwrap()
+}
+
+/// Runs the openssl command-line tool (the setup script installs it) and returns its stdout.
+pub fn openssl(args: &[&str], stdin: Option<&str>) -> String {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("openssl")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the openssl command-line tool (scripts/setup installs it)");
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
+    drop(input);
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// Accepts one client certificate, compared byte for byte, and checks the handshake's
+/// signature against its public key.
+#[derive(Debug)]
+struct PinnedClientCert {
+    cert: CertificateDer<'static>,
+    spki: SubjectPublicKeyInfoDer<'static>,
+    algorithms: rustls::crypto::WebPkiSupportedAlgorithms,
+}
+
+impl rustls::server::danger::ClientCertVerifier for PinnedClientCert {
+    fn root_hint_subjects(&self) -> &[rustls::DistinguishedName] {
+        &[]
+    }
+
+    fn verify_client_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::server::danger::ClientCertVerified, rustls::Error> {
+        if end_entity.as_ref() != self.cert.as_ref() {
+            return Err(rustls::Error::General(
+                "not the expected certificate".into(),
+            ));
+        }
+        Ok(rustls::server::danger::ClientCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        _message: &[u8],
+        _cert: &CertificateDer<'_>,
+        _dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        Err(rustls::Error::General("TLS 1.3 only".into()))
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        _cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature_with_raw_key(
+            message,
+            &self.spki,
+            dss,
+            &self.algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.algorithms.supported_schemes()
     }
 }
 

@@ -87,7 +87,7 @@ impl HasError for mcp_client_options {
 }
 
 /// Default client options: client info `{"name":"mcpc","version":"<library version>"}`, no
-/// capabilities, no request timeout, a 30 s connect timeout, lines up to 4 MiB, 1000 pages,
+/// capabilities, no request timeout, a 30 s connect timeout, lines up to 100 MiB, 1000 pages,
 /// stderr kept as a tail. Free with `mcp_client_options_free`.
 #[no_mangle]
 pub extern "C" fn mcp_client_options_new() -> *mut mcp_client_options {
@@ -180,8 +180,10 @@ pub unsafe extern "C" fn mcp_client_options_set_connect_timeout_ms(
     })
 }
 
-/// The longest line accepted from a stdio server (default 4 MiB). A longer line fails the
-/// calls pending at that moment with MCP_STATUS_PROTOCOL_ERROR; reading goes on after it.
+/// The longest line accepted from a stdio server, and the largest JSON body or SSE event from
+/// an HTTP server (default 100 MiB). A longer line fails the calls pending at that moment with
+/// MCP_STATUS_PROTOCOL_ERROR, whose message names this setter; reading goes on after it. A
+/// result costs about twice its size in memory at the peak.
 ///
 /// # Safety
 /// `options` is NULL or live.

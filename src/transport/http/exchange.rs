@@ -151,7 +151,8 @@ impl Reply<'_> {
         let limit = self.shared.config.max_message_bytes;
         let bytes = read_limited(body, limit)?.ok_or_else(|| {
             Error::protocol(format!(
-                "the server's response body is over the limit of {limit} bytes"
+                "the server's response body is over the limit of {limit} bytes{}",
+                crate::transport::raise_limit_with("HttpConfig::max_message_bytes")
             ))
         })?;
         jsonrpc::read_messages(&bytes, |message| self.deliver(message))
@@ -375,7 +376,8 @@ pub(super) fn read_events(
             Err(SseError::Io(e)) => return Ok(StreamEnd::Broke(e)),
             Err(SseError::TooLarge(limit)) => {
                 return Err(Error::protocol(format!(
-                    "the server sent an SSE event over the limit of {limit} bytes"
+                    "the server sent an SSE event over the limit of {limit} bytes{}",
+                    crate::transport::raise_limit_with("HttpConfig::max_message_bytes")
                 )))
             }
         };

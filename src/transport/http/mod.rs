@@ -24,6 +24,8 @@
 
 mod auth;
 mod body_end;
+#[cfg(feature = "tls")]
+mod client_identity;
 mod connector;
 mod deadline;
 mod exchange;
@@ -70,8 +72,9 @@ pub use trust::require_tls;
 use trust::ClientIdentity;
 use ureq::http::Uri;
 
-/// The default limit for one JSON body or one SSE event from the server.
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+/// The default limit for one JSON body or one SSE event from the server: the same as stdio's
+/// line ([`crate::transport::stdio::DEFAULT_MAX_LINE_BYTES`], where the choice is explained).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 100 * 1024 * 1024;
 
 /// How to reach the server.
 #[derive(Debug, Clone)]
@@ -90,7 +93,8 @@ pub struct HttpConfig {
     /// The longest silence while reading a response; `None` (the default) waits as long as the
     /// call does, since a slow tool may say nothing for a long time.
     pub idle_timeout: Option<Duration>,
-    /// The largest JSON body or single SSE event accepted; a larger one fails the call.
+    /// The largest JSON body or single SSE event accepted (default
+    /// [`DEFAULT_MAX_MESSAGE_BYTES`]); a larger one fails the call with PROTOCOL_ERROR.
     pub max_message_bytes: usize,
     /// How long a dropped SSE stream may take to resume (SEP-1699), delays included.
     pub resume_budget: Duration,

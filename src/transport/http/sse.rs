@@ -10,6 +10,9 @@
 use std::io::{self, BufRead};
 use std::time::Duration;
 
+/// What the line buffer keeps between lines.
+const KEEP_BYTES: usize = 64 * 1024;
+
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
@@ -93,6 +96,8 @@ impl<R: BufRead> SseReader<R> {
     /// (a last line without a line end is incomplete, and dropped).
     fn read_line(&mut self) -> Result<bool, SseError> {
         self.line.clear();
+        // A long line's buffer is not kept for the next (short) ones.
+        self.line.shrink_to(KEEP_BYTES);
         // What the event holds so far counts against the limit too.
         let room = self.max_event_bytes.saturating_sub(self.pending_bytes);
         loop {
@@ -142,6 +147,9 @@ impl<R: BufRead> SseReader<R> {
         if self.line[0] == b':' {
             return Ok(None);
         }
+        if !self.has_data && self.line.len() > KEEP_BYTES && self.take_line_as_data() {
+            return Ok(None);
+        }
         // Valid UTF-8 is the rule: check it the fast way, and repair only when it is not.
         let line = match std::str::from_utf8(&self.line) {
             Ok(line) => std::borrow::Cow::Borrowed(line),
@@ -177,6 +185,30 @@ impl<R: BufRead> SseReader<R> {
         Ok(None)
     }
 
+    /// The first `data:` line of an event becomes its data without a copy (an event is
+    /// usually one line, and may be a result of many MiB): the line buffer is handed over and
+    /// the field name cut off in place. False, having done nothing, for any other line.
+    /// Only for long lines: a short one is copied, which keeps the line buffer for the next.
+    fn take_line_as_data(&mut self) -> bool {
+        let prefix = match () {
+            _ if self.line.starts_with(b"data: ") => 6,
+            _ if self.line.starts_with(b"data:") => 5,
+            _ => return false,
+        };
+        let mut data = match String::from_utf8(std::mem::take(&mut self.line)) {
+            Ok(data) => data,
+            Err(not_utf8) => {
+                self.line = not_utf8.into_bytes(); // repaired by the general path
+                return false;
+            }
+        };
+        data.drain(..prefix);
+        self.data = data;
+        self.has_data = true;
+        self.pending_bytes = self.data.len() + self.kind.len();
+        true
+    }
+
     fn dispatch(&mut self) -> Option<Event> {
         let kind = std::mem::take(&mut self.kind);
         let data = std::mem::take(&mut self.data);
@@ -206,6 +238,28 @@ mod tests {
 
     fn data(text: &str) -> Vec<String> {
         events(text).into_iter().map(|e| e.data).collect()
+    }
+
+    /// Long data lines become the event's data without a copy; the event reads the same.
+    #[test]
+    fn long_data_lines_read_as_short_ones_do() {
+        let long = "y".repeat(KEEP_BYTES + 10);
+        let text = format!(
+            "event: big\ndata: {long}\ndata: second\n\ndata:{long}\n\ndata\n\n: c\ndata: after\n\n"
+        );
+        let mut reader = SseReader::new(text.as_bytes(), 4 * KEEP_BYTES);
+        let got: Vec<Event> = std::iter::from_fn(|| reader.next_event().unwrap()).collect();
+        let got: Vec<(&str, &str)> = got.iter().map(|e| (&*e.kind, &*e.data)).collect();
+        let joined = format!("{long}\nsecond");
+        assert_eq!(
+            got,
+            [
+                ("big", joined.as_str()),
+                ("message", long.as_str()),
+                ("message", ""),
+                ("message", "after"),
+            ]
+        );
     }
 
     #[test]

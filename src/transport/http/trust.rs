@@ -5,6 +5,7 @@
 //! The host can add CAs (PEM), replace the bundled roots with its CAs, add the operating
 //! system's store, and present a client certificate. There is no way to turn verification off.
 
+use super::client_identity;
 use super::HttpConfig;
 use crate::error::{Error, Result};
 use rustls::pki_types::pem::PemObject;
@@ -133,15 +134,19 @@ pub fn client_config(trust: &HttpConfig) -> Result<Arc<ClientConfig>> {
     Ok(Arc::new(config))
 }
 
+/// The setup presenting `identity`. Only the key's match with the certificate is checked here
+/// (`client_identity`); the certificate's worth is the server's to judge.
 fn with_identity(
     builder: rustls::ConfigBuilder<ClientConfig, rustls::client::WantsClientCert>,
     identity: &ClientIdentity,
 ) -> Result<ClientConfig> {
     let chain = certificates(&identity.cert_pem, "client certificate")?;
     let key = private_key(&identity.key_pem, "client key")?;
-    builder
-        .with_client_auth_cert(chain, key)
-        .map_err(|e| Error::invalid(format!("client certificate and key: {e}")))
+    let certified = client_identity::certified_key(chain, key, &provider())?;
+    Ok(
+        builder
+            .with_client_cert_resolver(Arc::new(client_identity::Presented(Arc::new(certified)))),
+    )
 }
 
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {

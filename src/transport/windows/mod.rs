@@ -268,7 +268,10 @@ fn read_stdout(stream: PipeStream, max_line_bytes: usize, frames: &Reader) {
     let mut lines = LineReader::new(max_line_bytes);
     loop {
         match lines.read(&mut stream) {
-            Ok(Line::Complete) => frames.line(lines.line()),
+            Ok(Line::Complete) => {
+                frames.line(lines.line());
+                lines.shrink();
+            }
             Ok(Line::TooLong) => frames.too_long(),
             Ok(Line::Eof) => return frames.ended(None),
             Err(e) if stop_error(&e) => return,

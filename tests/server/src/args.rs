@@ -53,6 +53,8 @@ usage: mcpc-test-server [FLAGS]
   --flood-count N         stop the flood after N messages (default: never)
   --flood-secs S          stop the flood after S seconds, and read nothing from the
                           client while it lasts (stdio: stdin waits; HTTP: POSTs wait)
+  --flood-bytes N         each flooded notifications/message (sampling/createMessage)
+                          carries N bytes of data (of text)
   --pause-reading-every N:MS  after every N requests read, stop reading stdin for MS ms
   --require-auth          with --http, be an OAuth-protected MCP server and its own
                           authorization server (issuer http://127.0.0.1:PORT; see oauth.rs)
@@ -100,6 +102,8 @@ pub struct Args {
     pub flood: Option<String>,
     pub flood_count: Option<u64>,
     pub flood_secs: Option<u64>,
+    /// `--flood-bytes N`: each flooded `notifications/message` carries N bytes of data.
+    pub flood_bytes: Option<usize>,
     /// Stop reading stdin for `.1` ms after every `.0` requests.
     pub pause_reading: Option<(u64, u64)>,
     /// The `ttlMs` of modern cacheable results (0 by default).
@@ -197,6 +201,7 @@ impl Args {
                 }
                 "--flood-count" => args.flood_count = Some(parse_number(&flag, value()?)? as u64),
                 "--flood-secs" => args.flood_secs = Some(parse_number(&flag, value()?)? as u64),
+                "--flood-bytes" => args.flood_bytes = Some(parse_number(&flag, value()?)?),
                 "--pause-reading-every" => {
                     let spec = value()?;
                     let parsed = spec.split_once(':').and_then(|(n, ms)| {

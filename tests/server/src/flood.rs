@@ -2,6 +2,8 @@
 //! client's tests of the queues a server can fill. Over stdio the flood starts once the client
 //! says `notifications/initialized`; over HTTP it goes on every standalone GET stream. A method
 //! under `notifications/` is sent as a notification, any other as a request (ids `flood-N`).
+//! `--flood-bytes N` makes each `notifications/message` (or `sampling/createMessage`) carry N
+//! bytes of data (of text).
 //! `--flood-count N` stops after N messages, `--flood-secs S` after S seconds; otherwise it
 //! goes on until the client goes away. A `--flood-secs` flood is also deaf: the server reads
 //! nothing from the client while it lasts (the stdio flood runs on the thread that reads stdin;
@@ -19,17 +21,22 @@ const ID_BYTES: usize = 1024;
 /// Messages written at once: a flood is as fast as the server can make it.
 const BATCH: u64 = 64;
 
-/// The flood's `n`-th message; `padding` lengthens request ids.
-pub fn message(method: &str, n: u64, padding: &str) -> Value {
+/// The flood's `n`-th message; `padding` lengthens request ids, `data_bytes` (when some) is
+/// the size of a log message's data or of a sampling request's text.
+pub fn message(method: &str, n: u64, padding: &str, data_bytes: Option<usize>) -> Value {
     let mut message = json!({ "jsonrpc": "2.0", "method": method });
     if !method.starts_with("notifications/") {
         message["id"] = json!(format!("flood-{n}-{padding}"));
     }
     if method == "notifications/message" {
-        message["params"] = json!({ "level": "info", "data": n });
+        message["params"] = match data_bytes {
+            Some(bytes) => json!({ "level": "info", "data": "x".repeat(bytes) }),
+            None => json!({ "level": "info", "data": n }),
+        };
     } else if method == "sampling/createMessage" {
+        let text = data_bytes.map_or("flood".to_owned(), |bytes| "x".repeat(bytes));
         message["params"] = json!({
-            "messages": [{ "role": "user", "content": { "type": "text", "text": "flood" } }],
+            "messages": [{ "role": "user", "content": { "type": "text", "text": text } }],
             "maxTokens": 1
         });
     }
@@ -84,7 +91,7 @@ fn run(server: &Server, mut send: impl FnMut(&str) -> bool) {
     let padding = ".".repeat(ID_BYTES);
     // Each message is made from the text of the first, which is faster than serializing it:
     // `head` + id + `tail`, or just `head` for a notification.
-    let template = message(method, 0, "").to_string();
+    let template = message(method, 0, "", server.args.flood_bytes).to_string();
     let (head, tail) = match template.split_once("flood-0-") {
         Some((head, tail)) => (head, Some(tail)),
         None => (template.as_str(), None),
