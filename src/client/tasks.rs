@@ -40,9 +40,10 @@ pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// not changed, up to 1 s; a change starts again at 50 ms.
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
-/// A server's `pollIntervalMs` is honoured within these bounds (0 would be a busy loop; an hour
-/// would strand the call).
-const MIN_POLL: Duration = Duration::from_millis(5);
+/// A server's `pollIntervalMs` is honoured within these bounds: the floor keeps a server from
+/// setting the client's pace (0 would be a busy loop), the cap keeps an hour from stranding the
+/// call.
+const MIN_POLL: Duration = crate::engine::limits::MIN_TASK_POLL_INTERVAL;
 const MAX_POLL: Duration = Duration::from_secs(60);
 /// How long the `tasks/cancel` sent after a cancelled call waits for its acknowledgement.
 const CANCEL_ACK_TIMEOUT: Duration = Duration::from_secs(10);

@@ -22,3 +22,8 @@ pub use super::callback_thread::QUEUE_LIMIT as MAX_QUEUED_CALLBACKS;
 
 /// How long close waits for callbacks already queued and those running to return.
 pub use super::CALLBACK_WAIT_ON_CLOSE;
+
+/// The shortest wait between two polls (`tasks/get`) of one task, whatever `pollInterval`
+/// the server asks: one task is polled at most 50 times a second. A server's longer interval
+/// is honoured (up to 60 s); without one, polls back off from 50 ms to 1 s.
+pub const MIN_TASK_POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(20);
