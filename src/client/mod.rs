@@ -5,6 +5,7 @@
 //! thread. [`Client::start`] starts the same requests without blocking (see `operation`).
 
 mod cache;
+mod changes;
 mod connect;
 mod listen;
 mod mrtr;
@@ -28,8 +29,8 @@ use crate::transport::custom::{BlockingTransport, CustomTransport};
 use crate::transport::http::{HttpConfig, HttpTransport};
 use crate::transport::stdio::{StderrMode, StdioConfig, StdioTransport};
 use crate::transport::{Inbound, Transport};
+use changes::Changes;
 pub use connect::ConnectMode;
-use listen::Changes;
 pub use listen::Listen;
 pub use operation::{Arguments, Request};
 use serde_json::{json, Map, Value};
@@ -183,7 +184,8 @@ pub struct ClientCore {
     opened: Condvar,
     /// `tasks/cancel` requests sent for cancelled task-backed calls, still under way.
     task_cancels: Arc<tasks::CancelsInFlight>,
-    /// Told when the session changes or fails and when the client closes (listens wait on it).
+    /// Told when the session changes or fails and when the client closes: every wait between
+    /// requests (a listen, a task's poll interval, an input round's pause) ends on it.
     changes: Arc<Changes>,
     /// The wire trace, when the host asked for one.
     tracer: Option<Arc<trace::Tracer>>,
@@ -454,7 +456,9 @@ impl ClientCore {
             }
             (state.session.take(), state.handshaking.take())
         };
-        self.changes.notify();
+        // Calls waiting between requests (a task's next poll, an input round's pause, a
+        // listen) end now.
+        self.changes.close();
         // The tasks/cancel of a call cancelled just before is let through (as queued cancel
         // notices are), within the bound close keeps.
         let deadline = Instant::now() + CALLBACK_WAIT_ON_CLOSE;

@@ -121,6 +121,7 @@ impl ClientCore {
         Step::Pause {
             until,
             cancellation: rounds.opts.cancellation.clone(),
+            changes: core.changes.clone(),
             then: Box::new(move || {
                 let opts = rounds.opts.clone();
                 core.leg(rounds, Arc::new(leg), &opts)

@@ -17,8 +17,9 @@
 //! input, `tasks/result` gives the call's result (the server sends its questions as requests
 //! while that is pending, answered by the host's handlers). A cancel sends `tasks/cancel`.
 
+use super::changes::PauseEnd;
 use super::mrtr::input_required;
-use super::{Client, ClientCore, RequestOptions};
+use super::{closed_error, Client, ClientCore, RequestOptions};
 use crate::cancellation::CancellationToken;
 use crate::engine::reported_progress::ReportedProgress;
 use crate::engine::{cancelled_error, timeout_error, CallOptions, Connection, RequestBody};
@@ -27,7 +28,6 @@ use crate::handlers::{LogLevel, Progress};
 use crate::protocol::methods;
 use crate::protocol::params::Params;
 use crate::sync::{lock, spawn, wait_until};
-use crossbeam_channel::RecvTimeoutError;
 use serde_json::{json, Map, Value};
 use std::cell::Cell;
 use std::collections::HashSet;
@@ -201,11 +201,6 @@ struct TaskCall<'a> {
     /// Stamps the modern envelope on the `tasks/cancel` sent from another thread.
     envelope: Option<crate::protocol::envelope::Envelope>,
     progress: ReportedProgress,
-    /// Woken by the call's cancel while it waits between polls (the sender is kept so that a
-    /// call without a token still waits: a disconnected channel would not).
-    wake: crossbeam_channel::Receiver<()>,
-    _wake_tx: crossbeam_channel::Sender<()>,
-    hook: Option<(CancellationToken, crate::cancellation::HookId)>,
     /// A 2025-11-25 experimental task: its result comes from `tasks/result`.
     legacy: bool,
     /// When the call times out: from its start, or from the task's last change with
@@ -234,14 +229,6 @@ impl<'a> TaskCall<'a> {
         let progress = session
             .connection
             .progress_reporter(own, client.options.callbacks.on_progress.clone());
-        let (wake_tx, wake) = crossbeam_channel::bounded(1);
-        let hook = opts.cancellation.as_ref().and_then(|token| {
-            let wake_tx = wake_tx.clone();
-            let id = token.on_cancel(move |_| {
-                let _ = wake_tx.try_send(());
-            })?;
-            Some((token.clone(), id))
-        });
         let timeout = match opts.timeout.or(client.options.timeout) {
             Some(Duration::ZERO) => None,
             other => other,
@@ -255,9 +242,6 @@ impl<'a> TaskCall<'a> {
             connection: session.connection.clone(),
             envelope: session.envelope.clone(),
             progress,
-            wake,
-            _wake_tx: wake_tx,
-            hook,
             legacy: session.envelope.is_none(),
             deadline: Cell::new(deadline),
             hard_deadline,
@@ -473,24 +457,23 @@ impl<'a> TaskCall<'a> {
         }
     }
 
-    /// Waits between polls; a cancel wakes it at once.
+    /// Waits between polls; a cancel or the client's close ends the wait (and the call) at once.
     fn pause(&self, interval: Duration) -> std::result::Result<(), Stop> {
         let wake_at = Instant::now() + interval;
         let until = match self.deadline() {
             Some(deadline) if deadline < wake_at => deadline,
             _ => wake_at,
         };
-        if self.cancelled() {
-            return Err(Stop::Abandoned(self.cancelled_now()));
-        }
-        match self.wake.recv_deadline(until) {
-            Err(RecvTimeoutError::Timeout) if until < wake_at => {
-                Err(Stop::Abandoned(self.timed_out()))
-            }
-            Err(RecvTimeoutError::Timeout) => Ok(()),
-            Ok(()) | Err(RecvTimeoutError::Disconnected) => {
-                Err(Stop::Abandoned(self.cancelled_now()))
-            }
+        match self
+            .client
+            .changes
+            .pause(until, self.opts.cancellation.as_ref())
+        {
+            PauseEnd::Cancelled => Err(Stop::Abandoned(self.cancelled_now())),
+            // As when close meets a poll in flight: no `tasks/cancel` (the connection is gone).
+            PauseEnd::Closed => Err(Stop::Failed(closed_error())),
+            PauseEnd::Elapsed if until < wake_at => Err(Stop::Abandoned(self.timed_out())),
+            PauseEnd::Elapsed => Ok(()),
         }
     }
 
@@ -560,14 +543,6 @@ impl<'a> TaskCall<'a> {
                 LogLevel::Warning,
                 &format!("could not send tasks/cancel: {}", error.message),
             );
-        }
-    }
-}
-
-impl Drop for TaskCall<'_> {
-    fn drop(&mut self) {
-        if let Some((token, hook)) = self.hook.take() {
-            token.off_cancel(hook);
         }
     }
 }
