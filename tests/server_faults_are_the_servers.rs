@@ -1,0 +1,123 @@
+//! A server's misbehaviour is reported as the server's fault (PROTOCOL_ERROR), never as the
+//! host's (INVALID_ARGUMENT): the host cannot fix what the server sends. Here a server hands
+//! out a session id too long to send back in a header; a small server on a real socket plays it.
+
+mod common;
+
+use mcpc::{Client, ClientOptions, ConnectMode, HttpConfig, RequestOptions, Status};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+
+/// Serves handshake-era MCP on 127.0.0.1, handing out `session_id` with `initialize`; every
+/// request gets `{}`, every notification 202. Runs until the test process ends.
+fn serve_with_session_id(session_id: String) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().map_while(Result::ok) {
+            let session_id = session_id.clone();
+            std::thread::spawn(move || serve(stream, &session_id));
+        }
+    });
+    url
+}
+
+fn serve(stream: TcpStream, session_id: &str) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut writer = stream;
+    loop {
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                if name.eq_ignore_ascii_case("content-length") {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+            }
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let answer = match (message.get("id"), message["method"].as_str()) {
+            (Some(id), Some("initialize")) => {
+                let result = json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "serverInfo": {"name": "long-session", "version": "1"}
+                });
+                let body = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+                let extra = format!("Mcp-Session-Id: {session_id}\r\n");
+                ok(&body, &extra)
+            }
+            (Some(id), Some(_)) => {
+                let body = json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string();
+                ok(&body, "")
+            }
+            _ => "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_owned(),
+        };
+        if writer.write_all(answer.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+fn ok(body: &str, extra_headers: &str) -> String {
+    format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{extra_headers}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// A handshake-era client for `url` whose host adds a 4 KiB header of its own (a token, say:
+/// well within the 64 KiB the headers of a request may take).
+fn legacy_client(url: &str) -> Client {
+    let mut config = HttpConfig::new(url);
+    config
+        .add_header("X-Host-Token", &"t".repeat(4096))
+        .unwrap();
+    let options = ClientOptions {
+        mode: ConnectMode::Legacy,
+        ..ClientOptions::default()
+    };
+    Client::http(config, options)
+}
+
+/// A session id that leaves no room for the host's headers in a request's 64 KiB: connect
+/// fails with PROTOCOL_ERROR naming the session id, not INVALID_ARGUMENT (the host's headers
+/// are fine), and the id is not quoted (it may be a secret).
+#[test]
+fn a_session_id_too_long_to_send_back_is_a_protocol_error() {
+    let session_id = "s".repeat(62 * 1024);
+    let url = serve_with_session_id(session_id.clone());
+    let client = legacy_client(&url);
+    let outcome = client
+        .connect()
+        .and_then(|_| client.ping(&RequestOptions::default()));
+    let error = outcome.expect_err("the session id cannot be used");
+    eprintln!("observed: {}", error.message);
+    assert_eq!(error.status, Status::ProtocolError, "{error:?}");
+    assert!(error.message.contains("session id"), "{error:?}");
+    assert!(
+        !error.message.contains(&session_id[..64]),
+        "the id is quoted"
+    );
+}
+
+/// A session id of ordinary size still works, with the same host headers.
+#[test]
+fn a_session_id_within_the_limit_is_used() {
+    let url = serve_with_session_id("s".repeat(1024));
+    let client = legacy_client(&url);
+    client.connect().expect("connect");
+    client.ping(&RequestOptions::default()).expect("ping");
+}
