@@ -441,8 +441,9 @@ impl ClientCore {
     /// starts; close waits for those running on other threads to return. All this takes
     /// [`CALLBACK_WAIT_ON_CLOSE`] (2 s) at most: what is still queued then is dropped, and a
     /// callback still running is left running (logged). Then the server's stdin is closed, and
-    /// it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL; processes it started outside
-    /// its process group that still hold its pipes are not waited for. Later calls return
+    /// it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL to its process group, whose
+    /// last processes get up to 1 s to end, so none is left when close returns; processes it
+    /// started outside its process group that still hold its pipes are not waited for. Later calls return
     /// CLOSED. Safe from any thread, more than once, and from inside a callback (which close
     /// does not wait for).
     pub fn close(&self) {
