@@ -1,6 +1,7 @@
-//! A server's misbehaviour is reported as the server's fault (PROTOCOL_ERROR), never as the
-//! host's (INVALID_ARGUMENT): the host cannot fix what the server sends. Here a server hands
-//! out a session id too long to send back in a header; a small server on a real socket plays it.
+//! A server's misbehaviour is reported as the server's fault, never as the host's
+//! (INVALID_ARGUMENT): the host cannot fix what the server sends. A small server on a real
+//! socket plays each fault: a session id too long to send back in a header; a tool whose
+//! `x-mcp-header` names alone would overflow a request's headers.
 
 mod common;
 
@@ -9,21 +10,37 @@ use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 
-/// Serves handshake-era MCP on 127.0.0.1, handing out `session_id` with `initialize`; every
-/// request gets `{}`, every notification 202. Runs until the test process ends.
-fn serve_with_session_id(session_id: String) -> String {
+/// What the small server says where it misbehaves.
+#[derive(Clone, Default)]
+struct Faults {
+    /// Handed out with `initialize`.
+    session_id: String,
+    /// The `tools/list` result (`server/discover` is answered too, for the modern era).
+    tools: Value,
+}
+
+/// Serves MCP on 127.0.0.1 (either era) with `faults`; other requests get `{}` (a tool call
+/// a text result), every notification 202. Runs until the test process ends.
+fn serve_with(faults: Faults) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     std::thread::spawn(move || {
         for stream in listener.incoming().map_while(Result::ok) {
-            let session_id = session_id.clone();
-            std::thread::spawn(move || serve(stream, &session_id));
+            let faults = faults.clone();
+            std::thread::spawn(move || serve(stream, &faults));
         }
     });
     url
 }
 
-fn serve(stream: TcpStream, session_id: &str) {
+fn serve_with_session_id(session_id: String) -> String {
+    serve_with(Faults {
+        session_id,
+        ..Faults::default()
+    })
+}
+
+fn serve(stream: TcpStream, faults: &Faults) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut writer = stream;
     loop {
@@ -56,11 +73,21 @@ fn serve(stream: TcpStream, session_id: &str) {
                     "serverInfo": {"name": "long-session", "version": "1"}
                 });
                 let body = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
-                let extra = format!("Mcp-Session-Id: {session_id}\r\n");
+                let extra = format!("Mcp-Session-Id: {}\r\n", faults.session_id);
                 ok(&body, &extra)
             }
-            (Some(id), Some(_)) => {
-                let body = json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string();
+            (Some(id), Some(method)) => {
+                let result = match method {
+                    "server/discover" => json!({
+                        "supportedVersions": ["2026-07-28"],
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "faults", "version": "1"}
+                    }),
+                    "tools/list" => json!({ "tools": faults.tools }),
+                    "tools/call" => json!({"content": [{"type": "text", "text": "called"}]}),
+                    _ => json!({}),
+                };
+                let body = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
                 ok(&body, "")
             }
             _ => "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_owned(),
@@ -120,4 +147,45 @@ fn a_session_id_within_the_limit_is_used() {
     let client = legacy_client(&url);
     client.connect().expect("connect");
     client.ping(&RequestOptions::default()).expect("ping");
+}
+
+/// A tool whose `x-mcp-header` name alone (70 KiB, a valid header name) is over a request's
+/// whole header budget (64 KiB): a call of it used to fail with INVALID_ARGUMENT, though the
+/// host's arguments are fine. The annotation is the server's fault: the tool is dropped from
+/// `tools/list` as one with an invalid annotation (SEP-2243), and a call of it by name goes out
+/// without those headers, and succeeds.
+#[test]
+fn header_names_a_tool_declares_past_the_budget_are_the_servers_fault() {
+    let name = format!("N{}", "n".repeat(70 * 1024));
+    let tool = json!({
+        "name": "wide",
+        "inputSchema": {
+            "type": "object",
+            "properties": { "q": { "type": "string", "x-mcp-header": name } }
+        }
+    });
+    let url = serve_with(Faults {
+        tools: json!([tool, {"name": "plain", "inputSchema": {"type": "object"}}]),
+        ..Faults::default()
+    });
+    let options = ClientOptions {
+        mode: ConnectMode::Modern,
+        ..ClientOptions::default()
+    };
+    let client = Client::http(HttpConfig::new(&url), options);
+    client.connect().expect("connect");
+    let listed = client
+        .tools(&RequestOptions::default())
+        .expect("tools/list");
+    let names: Vec<&str> = listed.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        ["plain"],
+        "the tool with the oversized annotation is dropped"
+    );
+    let outcome = client.call_tool("wide", Some(json!({"q": "x"})), &RequestOptions::default());
+    match outcome {
+        Ok(result) => assert_eq!(common::text(&result), "called"),
+        Err(error) => panic!("the server's annotation failed the host's call: {error:?}"),
+    }
 }
