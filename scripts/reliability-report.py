@@ -148,6 +148,18 @@ HOSTILE = [
     ("14", "started calls (the completion API) complete exactly once, with the cancel, timeout "
      "and close promises of blocking calls, many in flight from one thread",
      ["tests/completion.rs"], ["stress_completion"], []),
+    # Issue 36 ("every bound holds"), numbered by its items.
+    ("36.1", "no process of the server's process group outlives close or free, whether the "
+     "server exited first or not",
+     ["tests/process_group.rs"], [],
+     ["close after the server exited", "free after the server exited", "close of a running server"]),
+    ("36.2", "close and cancel end a call waiting between requests (a task's next poll) at once",
+     ["tests/close_wakes_waits.rs"], [], ["close of a call waiting between task polls"]),
+    ("36.8", "a server cannot set the client's pace: one task is polled at most 50 times a second",
+     ["tests/tasks.rs::a_zero_poll_interval_is_held_to_at_most_50_polls_a_second"], [],
+     ["a task whose server asks pollIntervalMs 0"]),
+    ("36.9", "a server's fault is reported as the server's, never as the host's INVALID_ARGUMENT",
+     ["tests/server_faults_are_the_servers.rs"], [], []),
 ]
 
 

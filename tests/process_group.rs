@@ -1,8 +1,8 @@
 //! No process of the server's process group outlives its client: when close (or free)
 //! returns, every process the server started in its group has exited, whether the server
 //! exited before close (a crash mid-call) or close ended it. The helper here holds 256 MiB, so
-//! SIGKILL takes tens of milliseconds to end it: a close that only sends the signal returns
-//! while the helper still runs. Linux: the group is read from /proc.
+//! SIGKILL takes tens of milliseconds to end it (it gives its memory back): a close that only
+//! sends the signal returns while the helper still runs. Linux: the group is read from /proc.
 #![cfg(target_os = "linux")]
 
 mod common;
@@ -10,6 +10,7 @@ mod common;
 use common::*;
 use mcpc::{Client, RequestOptions, Status};
 use serde_json::json;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The processes of process group `pgid` that have not exited (zombies have: they only wait
@@ -34,6 +35,9 @@ fn live_members(pgid: u32) -> Vec<(u32, String)> {
     }
     live
 }
+
+/// One helper at a time: each holds 256 MiB while it lives.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// A connected test server with a 256 MiB helper in its process group: the client, the
 /// group's id (the server's pid) and the helper's pid.
@@ -86,6 +90,7 @@ fn ends_with_no_process_of_the_group_left(
 
 #[test]
 fn close_leaves_no_process_of_the_group_after_the_server_exited_mid_call() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let (client, pgid, helper) = server_with_a_helper();
     let error = client
         .call_tool("crash", None, &RequestOptions::default())
@@ -102,6 +107,7 @@ fn close_leaves_no_process_of_the_group_after_the_server_exited_mid_call() {
 
 #[test]
 fn free_leaves_no_process_of_the_group_after_the_server_exited_mid_call() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let (client, pgid, helper) = server_with_a_helper();
     let error = client
         .call_tool("crash", None, &RequestOptions::default())
@@ -118,6 +124,7 @@ fn free_leaves_no_process_of_the_group_after_the_server_exited_mid_call() {
 
 #[test]
 fn close_leaves_no_process_of_the_group_of_a_running_server() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let (client, pgid, helper) = server_with_a_helper();
     ends_with_no_process_of_the_group_left(
         "close of a running server",
@@ -133,6 +140,7 @@ fn close_leaves_no_process_of_the_group_of_a_running_server() {
 /// only the server's own. It stays a zombie until then, and is gone after.
 #[test]
 fn an_exited_server_keeps_its_group_id_until_close() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let (client, pgid, helper) = server_with_a_helper();
     let error = client
         .call_tool("crash", None, &RequestOptions::default())
@@ -147,7 +155,13 @@ fn an_exited_server_keeps_its_group_id_until_close() {
         Some(Some('Z')),
         "the server {pgid} was reaped before close: {stat:?}"
     );
-    ends_with_no_process_of_the_group_left("close", client, pgid, helper, |c| c.close());
+    ends_with_no_process_of_the_group_left(
+        "close after the server exited (kept unreaped until then)",
+        client,
+        pgid,
+        helper,
+        |c| c.close(),
+    );
     assert!(
         !std::path::Path::new(&format!("/proc/{pgid}")).exists(),
         "reaped by close"
