@@ -1,13 +1,14 @@
 //! Close completes every pending call at once, whatever the call waits on between requests:
-//! here a task whose server asks for a long poll interval (60 s), so the call sits between two
-//! `tasks/get`. Close from another thread must end it with CLOSED at once, blocking or started
-//! without blocking, and a cancel must end it too. Bounds are wide margins against a call
-//! left waiting for its next poll.
+//! a task whose server asks for a long poll interval (60 s), so the call sits between two
+//! `tasks/get`; an input round whose handler waits for a person. Close from another thread
+//! must end it with CLOSED at once, blocking or started without blocking, and a cancel must end
+//! it too; an input handler is told through its token. Bounds are wide margins against a call
+//! left waiting for its next poll or for the handler's own limit.
 
 mod common;
 
 use common::{config, report_figure};
-use mcpc::handlers::Progress;
+use mcpc::handlers::{Callbacks, HandlerError, Progress, RequestHandler, ServerRequest};
 use mcpc::{CancellationToken, Client, ClientOptions, ConnectMode, RequestOptions, Status};
 use serde_json::json;
 use std::sync::Arc;
@@ -129,4 +130,59 @@ fn cancel_ends_a_call_waiting_between_task_polls_at_once() {
     let e = outcome.expect_err("cancelled");
     assert_eq!(e.status, Status::Cancelled, "{e:?}");
     assert!(returned_at.saturating_duration_since(cancelled_at) < BOUND);
+}
+
+/// An input round (`input_required`, the tool `confirm`) whose elicitation handler waits for a
+/// person, here until its token is cancelled (20 s at most): close tells the handler through
+/// its token, and the call returns CLOSED at once, not when the handler gives up.
+#[test]
+fn close_ends_a_call_whose_input_handler_waits_and_tells_the_handler() {
+    let (started_tx, started) = crossbeam_channel::bounded::<()>(1);
+    let (told_tx, told) = crossbeam_channel::bounded::<bool>(1);
+    let waiting: RequestHandler = Arc::new(move |request: &ServerRequest| {
+        let _ = started_tx.try_send(());
+        let give_up = Instant::now() + Duration::from_secs(20);
+        while !request.cancellation.is_cancelled() && Instant::now() < give_up {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = told_tx.try_send(request.cancellation.is_cancelled());
+        Err(HandlerError {
+            code: -32603,
+            message: "nobody answered".into(),
+        })
+    });
+    let mut callbacks = Callbacks::default();
+    callbacks
+        .request_handlers
+        .insert("elicitation/create".into(), waiting);
+    let options = ClientOptions {
+        callbacks,
+        ..ClientOptions::default()
+    };
+    let client = Arc::new(Client::stdio(config(&[]), options));
+    client.connect().expect("connect");
+    let (tx, call) = crossbeam_channel::bounded(1);
+    {
+        let client = client.clone();
+        std::thread::spawn(move || {
+            let outcome = client.call_tool(
+                "confirm",
+                Some(json!({"question": "sure?"})),
+                &RequestOptions::default(),
+            );
+            let _ = tx.send((outcome, Instant::now()));
+        });
+    }
+    started.recv_timeout(BOUND).expect("the handler was asked");
+    let closed_at = Instant::now();
+    client.close();
+    let (outcome, returned_at) = call.recv_timeout(BOUND).expect("the call returned");
+    let e = outcome.expect_err("closed");
+    assert_eq!(e.status, Status::Closed, "{e:?}");
+    assert!(returned_at.saturating_duration_since(closed_at) < BOUND);
+    assert_eq!(
+        told.recv_timeout(BOUND),
+        Ok(true),
+        "the handler's token was cancelled"
+    );
 }

@@ -1,7 +1,9 @@
 //! What ends a client's waits between requests: a change of session (a new connection, a
 //! failure), the client's close, and the call's own cancel. Every such wait (a task's poll
 //! interval, the pause before a state-only input round, a listen) goes through [`Changes`], so
-//! close reaches each of them at once, the way it reaches a call blocked on the wire.
+//! close reaches each of them at once, the way it reaches a call blocked on the wire. Host code
+//! a call waits on (an input handler) cannot be woken: its token is cancelled instead
+//! ([`Changes::cancel_on_close`]).
 
 use crate::cancellation::CancellationToken;
 use crate::sync::{lock, wait_until};
@@ -19,6 +21,25 @@ pub(crate) struct Changes {
 struct Seen {
     count: u64,
     closed: bool,
+    /// Tokens close cancels, by registration.
+    tokens: Vec<(u64, CancellationToken)>,
+    next_token: u64,
+}
+
+/// The reason a token cancelled by close gives.
+const CLOSED_REASON: &str = "client closed";
+
+/// Keeps a token registered with [`Changes::cancel_on_close`]; dropping it unregisters it.
+pub(crate) struct CancelOnClose(Option<(Arc<Changes>, u64)>);
+
+impl Drop for CancelOnClose {
+    fn drop(&mut self) {
+        if let Some((changes, id)) = self.0.take() {
+            lock(&changes.state)
+                .tokens
+                .retain(|(token_id, _)| *token_id != id);
+        }
+    }
 }
 
 /// Why a [`Changes::pause`] ended.
@@ -36,21 +57,42 @@ impl Changes {
         self.changed.notify_all();
     }
 
-    /// The client closed: every wait ends now, and later ones at once.
+    /// The client closed: every wait ends now, and later ones at once; the tokens registered
+    /// are cancelled.
     pub fn close(&self) {
         let mut state = lock(&self.state);
         state.count += 1;
         state.closed = true;
+        let tokens = std::mem::take(&mut state.tokens);
         drop(state);
         self.changed.notify_all();
+        // Outside the lock: a token's hooks are any code.
+        for (_, token) in tokens {
+            token.cancel(Some(CLOSED_REASON));
+        }
     }
 
     pub fn seen(&self) -> u64 {
         lock(&self.state).count
     }
 
-    fn is_closed(&self) -> bool {
+    pub fn is_closed(&self) -> bool {
         lock(&self.state).closed
+    }
+
+    /// Cancels `token` when the client closes (now, if it has), for as long as the returned
+    /// guard lives.
+    pub fn cancel_on_close(self: &Arc<Self>, token: &CancellationToken) -> CancelOnClose {
+        let mut state = lock(&self.state);
+        if state.closed {
+            drop(state);
+            token.cancel(Some(CLOSED_REASON));
+            return CancelOnClose(None);
+        }
+        state.next_token += 1;
+        let id = state.next_token;
+        state.tokens.push((id, token.clone()));
+        CancelOnClose(Some((self.clone(), id)))
     }
 
     /// Waits until something changed after `seen`, or `deadline`.
@@ -118,5 +160,23 @@ mod tests {
         closer.join().unwrap();
         // And every pause after close ends at once.
         assert_eq!(changes.pause(later, None), PauseEnd::Closed);
+    }
+
+    #[test]
+    fn close_cancels_the_tokens_registered_and_no_others() {
+        let changes = Arc::new(Changes::default());
+        let (kept, dropped) = (CancellationToken::new(), CancellationToken::new());
+        let _kept = changes.cancel_on_close(&kept);
+        drop(changes.cancel_on_close(&dropped));
+        changes.close();
+        assert!(kept.is_cancelled());
+        assert_eq!(kept.reason().as_deref(), Some(CLOSED_REASON));
+        assert!(!dropped.is_cancelled());
+        let late = CancellationToken::new();
+        let _late = changes.cancel_on_close(&late);
+        assert!(
+            late.is_cancelled(),
+            "registered after close: cancelled at once"
+        );
     }
 }

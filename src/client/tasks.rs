@@ -408,6 +408,7 @@ impl<'a> TaskCall<'a> {
         let responses = match self.client.answer_inputs(self.method, &fresh, self.opts) {
             Ok(responses) => responses,
             Err(_) if self.cancelled() => return Err(Stop::Abandoned(self.cancelled_now())),
+            Err(_) if self.client.changes.is_closed() => return Err(Stop::Failed(closed_error())),
             // The task stays: the host may answer it by hand (`update_task`).
             Err(message) => return Err(Stop::Failed(input_required(task.clone(), message))),
         };
