@@ -17,6 +17,9 @@ struct Faults {
     session_id: String,
     /// The `tools/list` result (`server/discover` is answered too, for the modern era).
     tools: Value,
+    /// When set, `tools/call` answers with a working task of this id (modern tasks), and
+    /// `tasks/get` says it still works.
+    task_id: Option<String>,
 }
 
 /// Serves MCP on 127.0.0.1 (either era) with `faults`; other requests get `{}` (a tool call
@@ -84,6 +87,12 @@ fn serve(stream: TcpStream, faults: &Faults) {
                         "serverInfo": {"name": "faults", "version": "1"}
                     }),
                     "tools/list" => json!({ "tools": faults.tools }),
+                    "tools/call" | "tasks/get" if faults.task_id.is_some() => json!({
+                        "resultType": "task",
+                        "taskId": faults.task_id,
+                        "status": "working",
+                        "pollIntervalMs": 50
+                    }),
                     "tools/call" => json!({"content": [{"type": "text", "text": "called"}]}),
                     _ => json!({}),
                 };
@@ -188,4 +197,32 @@ fn header_names_a_tool_declares_past_the_budget_are_the_servers_fault() {
         Ok(result) => assert_eq!(common::text(&result), "called"),
         Err(error) => panic!("the server's annotation failed the host's call: {error:?}"),
     }
+}
+
+/// A task whose id is too long to send back in `tasks/get`'s `Mcp-Name` header (over the 8 KiB
+/// a mirrored value may take): only the server chose it, so the call fails with PROTOCOL_ERROR
+/// naming the taskId, not INVALID_ARGUMENT.
+#[test]
+fn a_task_id_too_long_to_send_back_is_a_protocol_error() {
+    let url = serve_with(Faults {
+        task_id: Some("t".repeat(10 * 1024)),
+        ..Faults::default()
+    });
+    let options = ClientOptions {
+        mode: ConnectMode::Modern,
+        tasks: true,
+        ..ClientOptions::default()
+    };
+    let client = Client::http(HttpConfig::new(&url), options);
+    client.connect().expect("connect");
+    let error = client
+        .call_tool(
+            "slow",
+            None,
+            &RequestOptions::with_timeout(std::time::Duration::from_secs(10)),
+        )
+        .expect_err("the task cannot be polled");
+    eprintln!("observed: {}", error.message);
+    assert_eq!(error.status, Status::ProtocolError, "{error:?}");
+    assert!(error.message.contains("taskId"), "{error:?}");
 }

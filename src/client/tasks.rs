@@ -452,6 +452,14 @@ impl<'a> TaskCall<'a> {
                 ..e
             })),
             Err(e) if e.status == Status::Timeout => Err(Stop::Abandoned(self.timed_out())),
+            // What these requests carry that a transport may refuse to send (HTTP mirrors it
+            // into `Mcp-Name`) is the server's taskId: its fault, not the host's.
+            Err(e) if e.status == Status::InvalidArgument => {
+                Err(Stop::Failed(Error::protocol(format!(
+                    "{method} for {}: the server's taskId cannot be sent back: {}",
+                    self.method, e.message
+                ))))
+            }
             Err(e) => Err(Stop::Failed(
                 e.context(&format!("{method} for {}", self.method)),
             )),
