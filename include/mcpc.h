@@ -621,16 +621,18 @@ MCPC_API mcp_result *mcp_client_connect(mcp_client *client);
  * to return. All this within 2 s: what is still queued then is dropped. When close returns, no
  * callback runs and none will, unless one ran past those 2 s (logged); such a callback must not
  * touch anything the host frees after close. Then the server's stdin is closed and it gets 2 s
- * to exit, then SIGTERM, 2 s more, then SIGKILL (its whole process group), and it is reaped:
- * processes the server started outside its group that still hold its pipes are not waited
- * for. Later calls return MCP_STATUS_CLOSED. Safe from any thread, more than once, and from
+ * to exit, then SIGTERM, 2 s more, then SIGKILL (its whole process group), and it is reaped;
+ * the rest of its group gets up to 1 s more to end, so none of it is left when close returns
+ * (even when the server had exited before). Processes the server started outside its group
+ * that still hold its pipes are not waited for. Later calls return MCP_STATUS_CLOSED. Safe from any thread, more than once, and from
  * inside a callback (close does not wait for the callback it is called from). NULL is
  * accepted.
  *
  * # Safety
  * `client` is NULL or a live client.
  */
-MCPC_API void mcp_client_close(mcp_client *client);
+MCPC_API
+void mcp_client_close(mcp_client *client);
 
 /**
  * Closes the client if needed (see `mcp_client_close`: when free returns, no callback runs, with
@@ -2143,7 +2145,8 @@ mcp_status mcp_client_start_batch(mcp_client *client,
 
 /**
  * Whether the server cancelled the request being handled (or the call that met it was
- * cancelled). A long handler may poll it and give up; its answer is then not sent.
+ * cancelled, or the client is closing). A long handler may poll it and give up; its answer is
+ * then not sent.
  *
  * # Safety
  * `reply` is the pointer passed to the handler, during that call.

@@ -163,6 +163,18 @@ HOSTILE = [
     ("36.7", "version 1 and version 3 client certificates are presented for the server to judge",
      ["tests/network.rs::client_certificates_of_version_1_and_3_are_presented_for_the_server_to"
       "_judge"], [], []),
+    # Issue 36 ("every bound holds"), numbered by its items.
+    ("36.1", "no process of the server's process group outlives close or free, whether the "
+     "server exited first or not",
+     ["tests/process_group.rs"], [],
+     ["close after the server exited", "free after the server exited", "close of a running server"]),
+    ("36.2", "close and cancel end a call waiting between requests (a task's next poll) at once",
+     ["tests/close_wakes_waits.rs"], [], ["close of a call waiting between task polls"]),
+    ("36.8", "a server cannot set the client's pace: one task is polled at most 50 times a second",
+     ["tests/tasks.rs::a_zero_poll_interval_is_held_to_at_most_50_polls_a_second"], [],
+     ["a task whose server asks pollIntervalMs 0"]),
+    ("36.9", "a server's fault is reported as the server's, never as the host's INVALID_ARGUMENT",
+     ["tests/server_faults_are_the_servers.rs"], [], []),
 ]
 
 

@@ -63,8 +63,9 @@ pub struct LogMessage {
 pub struct ServerRequest<'a> {
     pub method: &'a str,
     pub params: &'a Value,
-    /// Cancelled when the server cancels its request (legacy) or the call is cancelled (modern
-    /// input rounds). A handler that sees it may stop; its answer is then not sent.
+    /// Cancelled when the server cancels its request (legacy), when the call is cancelled
+    /// (input rounds), and when the client closes. A handler that sees it may stop; its answer
+    /// is then not sent.
     pub cancellation: &'a CancellationToken,
 }
 

@@ -603,3 +603,25 @@ fn cancelling_a_started_task_backed_call_sends_one_tasks_cancel() {
     assert_eq!(count(&events, "cancel "), 1, "{events:?}");
     assert!(position(&events, "created task-1") < position(&events, "cancel task-1"));
 }
+
+/// A server that asks for a poll interval of 0 does not set the client's pace: one task is
+/// polled at most 50 times a second (`mcpc::limits::MIN_TASK_POLL_INTERVAL` apart), whatever
+/// the server asks. Counted from the server's side, over the task's 1 s of work.
+#[test]
+fn a_zero_poll_interval_is_held_to_at_most_50_polls_a_second() {
+    let s = setup("tasks-zero-interval", Transport::Stdio, options());
+    let args = json!({ "steps": 1, "step_ms": 1000, "poll_ms": 0 });
+    let started = Instant::now();
+    s.client.call_tool("task", Some(args), &none()).unwrap();
+    let window = started.elapsed();
+    let log = read_log(s.log.as_ref().unwrap());
+    let polls = log.iter().filter(|l| l["method"] == "tasks/get").count();
+    // 50 a second, and one more for where the window starts.
+    let most = (window.as_secs_f64() * 50.0) as usize + 1;
+    common::report_figure(&format!(
+        "a task whose server asks pollIntervalMs 0: {polls} tasks/get in {} ms (at most 50 a second)",
+        window.as_millis()
+    ));
+    assert!(polls >= 2, "{polls} polls in {window:?}");
+    assert!(polls <= most, "{polls} polls in {window:?}, at most {most}");
+}

@@ -23,10 +23,10 @@ use crate::engine::{CallOptions, RequestBody};
 use crate::error::{Error, Result, Status};
 use crate::handlers::LogLevel;
 use crate::protocol::methods;
-use crate::sync::{lock, spawn, wait_until};
+use crate::sync::spawn;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What a listen asks to hear (the C API's `mcp_listen`).
@@ -99,35 +99,6 @@ impl Listen {
             return Err(Error::invalid("a listen resource URI must not be empty"));
         }
         Ok(())
-    }
-}
-
-/// Wakes a waiting listen: the session changed or failed, the client closed, a token fired.
-#[derive(Default)]
-pub(super) struct Changes {
-    count: Mutex<u64>,
-    changed: Condvar,
-}
-
-impl Changes {
-    pub fn notify(&self) {
-        *lock(&self.count) += 1;
-        self.changed.notify_all();
-    }
-
-    fn seen(&self) -> u64 {
-        *lock(&self.count)
-    }
-
-    /// Waits until something changed after `seen`, or `deadline`.
-    fn wait(&self, seen: u64, deadline: Option<Instant>) {
-        let mut count = lock(&self.count);
-        while *count == seen {
-            match wait_until(&self.changed, count, deadline) {
-                Some(next) => count = next,
-                None => return,
-            }
-        }
     }
 }
 

@@ -5,6 +5,7 @@
 //! thread. [`Client::start`] starts the same requests without blocking (see `operation`).
 
 pub(crate) mod cache;
+mod changes;
 mod connect;
 mod listen;
 mod mrtr;
@@ -28,8 +29,8 @@ use crate::transport::custom::{BlockingTransport, CustomTransport};
 use crate::transport::http::{HttpConfig, HttpTransport, TransportMemory};
 use crate::transport::stdio::{StderrMode, StdioConfig, StdioTransport};
 use crate::transport::{Inbound, Transport};
+use changes::Changes;
 pub use connect::ConnectMode;
-use listen::Changes;
 pub use listen::Listen;
 pub use operation::{Arguments, Request};
 use serde_json::{json, Map, Value};
@@ -183,7 +184,8 @@ pub struct ClientCore {
     opened: Condvar,
     /// `tasks/cancel` requests sent for cancelled task-backed calls, still under way.
     task_cancels: Arc<tasks::CancelsInFlight>,
-    /// Told when the session changes or fails and when the client closes (listens wait on it).
+    /// Told when the session changes or fails and when the client closes: every wait between
+    /// requests (a listen, a task's poll interval, an input round's pause) ends on it.
     changes: Arc<Changes>,
     /// The wire trace, when the host asked for one.
     tracer: Option<Arc<trace::Tracer>>,
@@ -442,8 +444,9 @@ impl ClientCore {
     /// starts; close waits for those running on other threads to return. All this takes
     /// [`CALLBACK_WAIT_ON_CLOSE`] (2 s) at most: what is still queued then is dropped, and a
     /// callback still running is left running (logged). Then the server's stdin is closed, and
-    /// it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL; processes it started outside
-    /// its process group that still hold its pipes are not waited for. Later calls return
+    /// it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL to its process group, whose
+    /// last processes get up to 1 s to end, so none is left when close returns; processes it
+    /// started outside its process group that still hold its pipes are not waited for. Later calls return
     /// CLOSED. Safe from any thread, more than once, and from inside a callback (which close
     /// does not wait for).
     pub fn close(&self) {
@@ -457,7 +460,9 @@ impl ClientCore {
             }
             (state.session.take(), state.handshaking.take())
         };
-        self.changes.notify();
+        // Calls waiting between requests (a task's next poll, an input round's pause, a
+        // listen) end now.
+        self.changes.close();
         // The tasks/cancel of a call cancelled just before is let through (as queued cancel
         // notices are), within the bound close keeps.
         let deadline = Instant::now() + CALLBACK_WAIT_ON_CLOSE;

@@ -4,7 +4,8 @@
 //! the `requestState` echoed unchanged, until the result is final or the rounds run out.
 
 use super::operation::{on_ok, Step};
-use super::{ClientCore, RequestOptions};
+use super::{closed_error, ClientCore, RequestOptions};
+use crate::cancellation::CancellationToken;
 use crate::error::{Error, Status};
 use crate::handlers::ServerRequest;
 use crate::protocol::params::Params;
@@ -100,6 +101,8 @@ impl ClientCore {
         };
         let responses = match core.answer_inputs(method, &requests, &rounds.opts) {
             Ok(responses) => responses,
+            // A handler that gave up because the client closed: the call ends CLOSED.
+            Err(_) if core.changes.is_closed() => return Step::Done(Err(closed_error())),
             Err(message) => return Step::Done(Err(input_required(result, message))),
         };
         let mut leg = (*rounds.params).clone();
@@ -121,6 +124,7 @@ impl ClientCore {
         Step::Pause {
             until,
             cancellation: rounds.opts.cancellation.clone(),
+            changes: core.changes.clone(),
             then: Box::new(move || {
                 let opts = rounds.opts.clone();
                 core.leg(rounds, Arc::new(leg), &opts)
@@ -135,8 +139,30 @@ impl ClientCore {
         requests: &Map<String, Value>,
         opts: &RequestOptions,
     ) -> std::result::Result<Map<String, Value>, String> {
-        // The handler sees the call's own token, so cancelling the call stops it too.
-        let cancellation = opts.cancellation.clone().unwrap_or_default();
+        // The handler's token: the call's cancel and the client's close both cancel it (close
+        // never cancels the host's own token), so a handler waiting on a person hears of either.
+        let cancellation = CancellationToken::new();
+        let call_cancel = opts.cancellation.as_ref().map(|call| {
+            let handler = cancellation.clone();
+            let hook = call.on_cancel(move |reason| {
+                handler.cancel(reason);
+            });
+            (call, hook)
+        });
+        let _on_close = self.changes.cancel_on_close(&cancellation);
+        let answered = self.run_input_handlers(method, requests, &cancellation);
+        if let Some((call, Some(hook))) = call_cancel {
+            call.off_cancel(hook);
+        }
+        answered
+    }
+
+    fn run_input_handlers(
+        &self,
+        method: &str,
+        requests: &Map<String, Value>,
+        cancellation: &CancellationToken,
+    ) -> std::result::Result<Map<String, Value>, String> {
         let mut responses = Map::new();
         for (key, request) in requests {
             let wanted = request
@@ -150,7 +176,7 @@ impl ClientCore {
             let request = ServerRequest {
                 method: wanted,
                 params: &params,
-                cancellation: &cancellation,
+                cancellation,
             };
             match handler(&request) {
                 Ok(answer) => {

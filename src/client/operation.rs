@@ -22,6 +22,7 @@
 //! the same shape: a `Send` whose continuation returns a `Pause` then the next `Send`, until a
 //! `Done`, holding no thread while it waits.
 
+use super::changes::Changes;
 use super::{Client, ClientCore, RequestOptions};
 use crate::cancellation::CancellationToken;
 use crate::engine::completer::{self, Completer, Finish};
@@ -140,6 +141,9 @@ pub(crate) enum Step {
         until: Instant,
         /// Ends the pause early (the next request then ends CANCELLED at once).
         cancellation: Option<CancellationToken>,
+        /// The client's close ends a blocking pause early too (the next request then ends
+        /// CLOSED at once); a started one is ended by the completer's close.
+        changes: Arc<Changes>,
         then: Box<dyn FnOnce() -> Step + Send>,
     },
     /// Host code ahead (an input handler, the library log): [`drive`] runs it on the caller's
@@ -213,10 +217,12 @@ impl Step {
             Step::Pause {
                 until,
                 cancellation,
+                changes,
                 then,
             } => Step::Pause {
                 until,
                 cancellation,
+                changes,
                 then: Box::new(move || then().and_then(next)),
             },
             Step::Defer(then) => Step::Defer(Box::new(move || then().and_then(next))),
@@ -267,9 +273,10 @@ pub(crate) fn drive(mut step: Step) -> Result<Reply> {
             Step::Pause {
                 until,
                 cancellation,
+                changes,
                 then,
             } => {
-                sleep_unless_cancelled(until, cancellation.as_ref());
+                changes.pause(until, cancellation.as_ref());
                 then()
             }
             Step::Defer(then) => then(),
@@ -326,6 +333,7 @@ where
         Step::Pause {
             until,
             cancellation,
+            changes: _,
             then,
         } => {
             let next = completer.clone();
@@ -362,23 +370,6 @@ where
                 }
             }
         }
-    }
-}
-
-/// Waits until `until`, or until the token is cancelled: its cancel wakes this thread at once
-/// (through a hook on the token), as it wakes a call blocked on the wire.
-fn sleep_unless_cancelled(until: Instant, token: Option<&CancellationToken>) {
-    let Some(token) = token else {
-        std::thread::sleep(until.saturating_duration_since(Instant::now()));
-        return;
-    };
-    let (woken, wake) = crossbeam_channel::bounded::<()>(1);
-    let hook = token.on_cancel(move |_| {
-        let _ = woken.try_send(());
-    });
-    let _ = wake.recv_deadline(until);
-    if let Some(hook) = hook {
-        token.off_cancel(hook);
     }
 }
 

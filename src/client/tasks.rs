@@ -17,8 +17,9 @@
 //! input, `tasks/result` gives the call's result (the server sends its questions as requests
 //! while that is pending, answered by the host's handlers). A cancel sends `tasks/cancel`.
 
+use super::changes::PauseEnd;
 use super::mrtr::input_required;
-use super::{Client, ClientCore, RequestOptions};
+use super::{closed_error, Client, ClientCore, RequestOptions};
 use crate::cancellation::CancellationToken;
 use crate::engine::reported_progress::ReportedProgress;
 use crate::engine::{cancelled_error, timeout_error, CallOptions, Connection, RequestBody};
@@ -27,7 +28,6 @@ use crate::handlers::{LogLevel, Progress};
 use crate::protocol::methods;
 use crate::protocol::params::Params;
 use crate::sync::{lock, spawn, wait_until};
-use crossbeam_channel::RecvTimeoutError;
 use serde_json::{json, Map, Value};
 use std::cell::Cell;
 use std::collections::HashSet;
@@ -40,9 +40,10 @@ pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// not changed, up to 1 s; a change starts again at 50 ms.
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
-/// A server's `pollIntervalMs` is honoured within these bounds (0 would be a busy loop; an hour
-/// would strand the call).
-const MIN_POLL: Duration = Duration::from_millis(5);
+/// A server's `pollIntervalMs` is honoured within these bounds: the floor keeps a server from
+/// setting the client's pace (0 would be a busy loop), the cap keeps an hour from stranding the
+/// call.
+const MIN_POLL: Duration = crate::engine::limits::MIN_TASK_POLL_INTERVAL;
 const MAX_POLL: Duration = Duration::from_secs(60);
 /// How long the `tasks/cancel` sent after a cancelled call waits for its acknowledgement.
 const CANCEL_ACK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -200,11 +201,6 @@ struct TaskCall<'a> {
     /// Stamps the modern envelope on the `tasks/cancel` sent from another thread.
     envelope: Option<crate::protocol::envelope::Envelope>,
     progress: ReportedProgress,
-    /// Woken by the call's cancel while it waits between polls (the sender is kept so that a
-    /// call without a token still waits: a disconnected channel would not).
-    wake: crossbeam_channel::Receiver<()>,
-    _wake_tx: crossbeam_channel::Sender<()>,
-    hook: Option<(CancellationToken, crate::cancellation::HookId)>,
     /// A 2025-11-25 experimental task: its result comes from `tasks/result`.
     legacy: bool,
     /// When the call times out: from its start, or from the task's last change with
@@ -233,14 +229,6 @@ impl<'a> TaskCall<'a> {
         let progress = session
             .connection
             .progress_reporter(own, client.options.callbacks.on_progress.clone());
-        let (wake_tx, wake) = crossbeam_channel::bounded(1);
-        let hook = opts.cancellation.as_ref().and_then(|token| {
-            let wake_tx = wake_tx.clone();
-            let id = token.on_cancel(move |_| {
-                let _ = wake_tx.try_send(());
-            })?;
-            Some((token.clone(), id))
-        });
         let timeout = match opts.timeout.or(client.options.timeout) {
             Some(Duration::ZERO) => None,
             other => other,
@@ -254,9 +242,6 @@ impl<'a> TaskCall<'a> {
             connection: session.connection.clone(),
             envelope: session.envelope.clone(),
             progress,
-            wake,
-            _wake_tx: wake_tx,
-            hook,
             legacy: session.envelope.is_none(),
             deadline: Cell::new(deadline),
             hard_deadline,
@@ -423,6 +408,7 @@ impl<'a> TaskCall<'a> {
         let responses = match self.client.answer_inputs(self.method, &fresh, self.opts) {
             Ok(responses) => responses,
             Err(_) if self.cancelled() => return Err(Stop::Abandoned(self.cancelled_now())),
+            Err(_) if self.client.changes.is_closed() => return Err(Stop::Failed(closed_error())),
             // The task stays: the host may answer it by hand (`update_task`).
             Err(message) => return Err(Stop::Failed(input_required(task.clone(), message))),
         };
@@ -466,30 +452,37 @@ impl<'a> TaskCall<'a> {
                 ..e
             })),
             Err(e) if e.status == Status::Timeout => Err(Stop::Abandoned(self.timed_out())),
+            // What these requests carry that a transport may refuse to send (HTTP mirrors it
+            // into `Mcp-Name`) is the server's taskId: its fault, not the host's.
+            Err(e) if e.status == Status::InvalidArgument => {
+                Err(Stop::Failed(Error::protocol(format!(
+                    "{method} for {}: the server's taskId cannot be sent back: {}",
+                    self.method, e.message
+                ))))
+            }
             Err(e) => Err(Stop::Failed(
                 e.context(&format!("{method} for {}", self.method)),
             )),
         }
     }
 
-    /// Waits between polls; a cancel wakes it at once.
+    /// Waits between polls; a cancel or the client's close ends the wait (and the call) at once.
     fn pause(&self, interval: Duration) -> std::result::Result<(), Stop> {
         let wake_at = Instant::now() + interval;
         let until = match self.deadline() {
             Some(deadline) if deadline < wake_at => deadline,
             _ => wake_at,
         };
-        if self.cancelled() {
-            return Err(Stop::Abandoned(self.cancelled_now()));
-        }
-        match self.wake.recv_deadline(until) {
-            Err(RecvTimeoutError::Timeout) if until < wake_at => {
-                Err(Stop::Abandoned(self.timed_out()))
-            }
-            Err(RecvTimeoutError::Timeout) => Ok(()),
-            Ok(()) | Err(RecvTimeoutError::Disconnected) => {
-                Err(Stop::Abandoned(self.cancelled_now()))
-            }
+        match self
+            .client
+            .changes
+            .pause(until, self.opts.cancellation.as_ref())
+        {
+            PauseEnd::Cancelled => Err(Stop::Abandoned(self.cancelled_now())),
+            // As when close meets a poll in flight: no `tasks/cancel` (the connection is gone).
+            PauseEnd::Closed => Err(Stop::Failed(closed_error())),
+            PauseEnd::Elapsed if until < wake_at => Err(Stop::Abandoned(self.timed_out())),
+            PauseEnd::Elapsed => Ok(()),
         }
     }
 
@@ -559,14 +552,6 @@ impl<'a> TaskCall<'a> {
                 LogLevel::Warning,
                 &format!("could not send tasks/cancel: {}", error.message),
             );
-        }
-    }
-}
-
-impl Drop for TaskCall<'_> {
-    fn drop(&mut self) {
-        if let Some((token, hook)) = self.hook.take() {
-            token.off_cancel(hook);
         }
     }
 }

@@ -63,3 +63,8 @@ pub const OAUTH_REQUEST_TIMEOUT: std::time::Duration = crate::auth::REQUEST_TIME
 /// every request). A longer one, or one with a character a header cannot carry as it is,
 /// fails the flow with UNAUTHORIZED.
 pub const MAX_OAUTH_TOKEN_BYTES: usize = crate::auth::TOKEN_LIMIT;
+
+/// The shortest wait between two polls (`tasks/get`) of one task, whatever `pollInterval`
+/// the server asks: one task is polled at most 50 times a second. A server's longer interval
+/// is honoured (up to 60 s); without one, polls back off from 50 ms to 1 s.
+pub const MIN_TASK_POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(20);

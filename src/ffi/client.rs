@@ -182,9 +182,10 @@ pub unsafe extern "C" fn mcp_client_connect(client: *mut mcp_client) -> *mut mcp
 /// to return. All this within 2 s: what is still queued then is dropped. When close returns, no
 /// callback runs and none will, unless one ran past those 2 s (logged); such a callback must not
 /// touch anything the host frees after close. Then the server's stdin is closed and it gets 2 s
-/// to exit, then SIGTERM, 2 s more, then SIGKILL (its whole process group), and it is reaped:
-/// processes the server started outside its group that still hold its pipes are not waited
-/// for. Later calls return MCP_STATUS_CLOSED. Safe from any thread, more than once, and from
+/// to exit, then SIGTERM, 2 s more, then SIGKILL (its whole process group), and it is reaped;
+/// the rest of its group gets up to 1 s more to end, so none of it is left when close returns
+/// (even when the server had exited before). Processes the server started outside its group
+/// that still hold its pipes are not waited for. Later calls return MCP_STATUS_CLOSED. Safe from any thread, more than once, and from
 /// inside a callback (close does not wait for the callback it is called from). NULL is
 /// accepted.
 ///

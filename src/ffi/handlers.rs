@@ -39,7 +39,8 @@ pub type mcp_request_handler = Option<
 >;
 
 /// Whether the server cancelled the request being handled (or the call that met it was
-/// cancelled). A long handler may poll it and give up; its answer is then not sent.
+/// cancelled, or the client is closing). A long handler may poll it and give up; its answer is
+/// then not sent.
 ///
 /// # Safety
 /// `reply` is the pointer passed to the handler, during that call.

@@ -6,13 +6,27 @@ use std::collections::HashSet;
 
 const ANNOTATION: &str = "x-mcp-header";
 
+/// The most bytes the header names one tool declares may take, `Mcp-Param-` included. Each
+/// goes into every call of the tool, and all of a request's headers share 64 KiB: past this, the
+/// server's annotations would fail the host's calls, so the annotation is invalid.
+pub const MAX_DECLARED_NAME_BYTES: usize = 8 * 1024;
+const PARAM_PREFIX_LEN: usize = "Mcp-Param-".len();
+
 /// Checks a tool's `inputSchema` annotations; the error says what is wrong.
 pub fn check_tool(tool: &Value) -> Result<(), String> {
     let Some(schema) = tool.get("inputSchema") else {
         return Ok(());
     };
     let mut names = HashSet::new();
-    walk(schema, true, &mut names)
+    walk(schema, true, &mut names)?;
+    let taken: usize = names.iter().map(|name| PARAM_PREFIX_LEN + name.len()).sum();
+    match taken > MAX_DECLARED_NAME_BYTES {
+        true => Err(format!(
+            "its {ANNOTATION} names take {taken} bytes as headers, over the limit of \
+             {MAX_DECLARED_NAME_BYTES} bytes for one tool"
+        )),
+        false => Ok(()),
+    }
 }
 
 /// `reachable`: the node can be reached from the root through `properties` keys alone.
@@ -106,6 +120,7 @@ mod tests {
             json!({"a": {"type": "string", "x-mcp-header": "Same"}, "b": {"type": "string", "x-mcp-header": "same"}}),
             json!({"list": {"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}}}),
             json!({"u": {"anyOf": [{"type": "string", "x-mcp-header": "U"}]}}),
+            json!({"w": {"type": "string", "x-mcp-header": "W".repeat(MAX_DECLARED_NAME_BYTES)}}),
         ];
         for properties in cases {
             assert!(

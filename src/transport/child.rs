@@ -1,5 +1,10 @@
 //! The server's child process: spawning it in its own process group, waiting with a bound,
-//! and the close escalation (stdin closed, then SIGTERM, then SIGKILL, then reap).
+//! and the close escalation (stdin closed, then SIGTERM, then SIGKILL to the group, then reap,
+//! then the rest of the group waited for).
+//!
+//! The server is never reaped before close: its exit is looked at without reaping
+//! (`WNOWAIT`), so until close has signalled the group, the group's id (the server's pid)
+//! cannot be given to another process, and close's signals can only reach the server's own.
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -52,8 +57,36 @@ pub fn signal_group(child: &Child, signal: libc::c_int) {
     }
 }
 
-/// The close escalation after stdin was closed: wait, SIGTERM, wait, SIGKILL; then kill any
-/// process left in the group and reap the child.
+/// The child's exit status once it has exited, read without reaping it.
+pub fn exit_status(child: &Child) -> Option<ExitStatus> {
+    use std::os::unix::process::ExitStatusExt;
+    // SAFETY: waitid only writes into the zeroed siginfo we own; the accessors read it.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+        let rc = libc::waitid(libc::P_PID, child.id() as libc::id_t, &mut info, flags);
+        if rc == -1 || info.si_pid() == 0 {
+            return None;
+        }
+        // Back into the status word `ExitStatus` holds (as waitpid reports it).
+        let status = info.si_status();
+        let raw = match info.si_code {
+            libc::CLD_EXITED => (status & 0xff) << 8,
+            libc::CLD_DUMPED => status | 0x80,
+            _ => status,
+        };
+        Some(ExitStatus::from_raw(raw))
+    }
+}
+
+/// How long close waits, once the group got SIGKILL, for the last of its processes to end.
+/// SIGKILL ends a process at once, but a process holding much memory takes a while to give
+/// it back; one that is stuck in the kernel (uninterruptible sleep) is left after this.
+pub const GROUP_EXIT_WAIT: Duration = Duration::from_secs(1);
+
+/// The close escalation after stdin was closed: wait, SIGTERM, wait, SIGKILL; then SIGKILL to
+/// any process left in the group, reap the child, and wait until every process of the group
+/// has ended (up to [`GROUP_EXIT_WAIT`]), so none outlives close.
 pub fn shut_down(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
     if !exited_within(child, grace) {
         signal_group(child, libc::SIGTERM);
@@ -61,9 +94,68 @@ pub fn shut_down(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
             signal_group(child, libc::SIGKILL);
         }
     }
-    // The leader is dead or dying; take the rest of its group with it.
+    // The leader is dead or dying and not reaped yet, so the group is still the server's:
+    // take the rest of it with the leader.
     signal_group(child, libc::SIGKILL);
-    child.wait().ok()
+    let status = child.wait().ok();
+    wait_for_group_end(child.id() as libc::pid_t, GROUP_EXIT_WAIT);
+    status
+}
+
+/// Waits until no process of group `pgid` is running, up to `limit`. It only looks (signal 0,
+/// /proc): the leader is reaped now, so a signal could reach a stranger that got its id.
+fn wait_for_group_end(pgid: libc::pid_t, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    while group_is_running(pgid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Whether a process of group `pgid` has not ended yet.
+fn group_is_running(pgid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 checks that the group exists and sends nothing.
+    if unsafe { libc::kill(-pgid, 0) } == -1 {
+        // ESRCH: no process is left in it at all.
+        return false;
+    }
+    any_member_running(pgid)
+}
+
+/// Linux: the group is read from /proc, where a process that has ended but that its parent
+/// (init, for a server's orphans) has not reaped yet shows as a zombie: it does not count.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn any_member_running(pgid: libc::pid_t) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return true;
+    };
+    let pgid = pgid.to_string();
+    entries.flatten().any(|entry| {
+        let is_pid = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.bytes().all(|b| b.is_ascii_digit()));
+        let Some(stat) = is_pid
+            .then(|| std::fs::read_to_string(entry.path().join("stat")).ok())
+            .flatten()
+        else {
+            return false;
+        };
+        // After the command name (in parentheses, and it may hold anything): state, ppid, pgrp.
+        let mut fields = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest)
+            .unwrap_or_default()
+            .split_whitespace();
+        let state = fields.next();
+        let group = fields.nth(1);
+        group == Some(pgid.as_str()) && !matches!(state, Some("Z" | "X"))
+    })
+}
+
+/// Elsewhere a zombie still counts: it is waited for until its parent reaps it.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn any_member_running(_pgid: libc::pid_t) -> bool {
+    true
 }
 
 /// How often the exit is looked at where the kernel has no pidfd (before Linux 5.3, macOS).

@@ -25,8 +25,10 @@ pub use super::windows::StdioTransport;
 pub const DEFAULT_MAX_LINE_BYTES: usize = 100 * 1024 * 1024;
 
 /// How long close waits at each step (after closing stdin, after SIGTERM). Close takes at
-/// most about twice this (a server that ignores both), whatever processes the server started
-/// still hold its pipes: those are abandoned, never waited for.
+/// most about twice this (a server that ignores both), and then up to one second more for the
+/// rest of the server's process group to end after SIGKILL (`child::GROUP_EXIT_WAIT`);
+/// processes the server started outside its group that still hold its pipes are abandoned,
+/// never waited for.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
 /// How much of the server's stderr is kept when nobody else takes it.
 pub(super) const STDERR_TAIL_LINES: usize = 50;

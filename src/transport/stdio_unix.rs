@@ -114,9 +114,10 @@ impl StdioTransport {
             let child = child.clone();
             Box::new(move |limit| {
                 // One lock for both: a second one inside a `match` on the first deadlocks.
-                let mut child = lock(&child);
+                let child = lock(&child);
+                // Not reaped: close still has to signal the server's group.
                 match child::exited_within(&child, limit) {
-                    true => child.try_wait().ok().flatten(),
+                    true => child::exit_status(&child),
                     false => None,
                 }
             })

@@ -130,7 +130,7 @@ impl Reply<'_> {
         }
         if self.info.is(methods::INITIALIZE) && (200..300).contains(&status) {
             if let Some(id) = header(&response, headers::SESSION_ID) {
-                self.shared.capture_session(id);
+                self.shared.capture_session(id)?;
             }
         }
         if !(200..300).contains(&status) {

@@ -53,6 +53,11 @@ pub const MAX_MIRRORED_VALUE_BYTES: usize = 8 * 1024;
 /// ours together; far below what the HTTP client can buffer (128 KiB).
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 
+/// The longest session id (`Mcp-Session-Id`) a server may hand out. It goes back in every
+/// request's headers, so a longer one would leave the host's headers no room in
+/// [`MAX_HEADER_BYTES`]: it is the server's fault, and connect fails with PROTOCOL_ERROR.
+pub const MAX_SESSION_ID_BYTES: usize = 8 * 1024;
+
 /// At most this many tools' header declarations are remembered.
 const MAX_TOOLS: usize = 1000;
 

@@ -136,6 +136,9 @@ impl HttpConfig {
     pub const MAX_MIRRORED_VALUE_BYTES: usize = headers::MAX_MIRRORED_VALUE_BYTES;
     /// The most bytes all the headers of one request may take, the host's and the library's.
     pub const MAX_HEADER_BYTES: usize = headers::MAX_HEADER_BYTES;
+    /// The longest session id a server may hand out; a longer one fails connect with
+    /// PROTOCOL_ERROR.
+    pub const MAX_SESSION_ID_BYTES: usize = headers::MAX_SESSION_ID_BYTES;
 
     pub fn new(url: impl Into<String>) -> Self {
         HttpConfig {
@@ -657,13 +660,23 @@ impl Shared {
         }
     }
 
-    /// Keeps the session id of an `initialize` response; the first one stays.
-    fn capture_session(&self, id: &str) {
+    /// Keeps the session id of an `initialize` response; the first one stays. One too long to
+    /// send back is the server's error (never quoted: it may be a secret).
+    fn capture_session(&self, id: &str) -> Result<()> {
+        if id.len() > headers::MAX_SESSION_ID_BYTES {
+            return Err(Error::protocol(format!(
+                "the server's session id (Mcp-Session-Id) is {} bytes, over the limit of {} \
+                 bytes: it could not be sent back with the other headers of a request",
+                id.len(),
+                headers::MAX_SESSION_ID_BYTES
+            )));
+        }
         let mut session = self.lock_session();
         if session.id.is_none() && !id.is_empty() {
             self.secrets.add(id);
             session.id = Some(id.to_owned());
         }
+        Ok(())
     }
 
     /// The headers every request carries: the host's, then the session's.

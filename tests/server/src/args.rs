@@ -32,6 +32,8 @@ usage: mcpc-test-server [FLAGS]
   --emit-on-listen JSON   events (as test/emit takes them) every listen gets at once
   --stall-reading-while PATH  once initialized, stop reading stdin while PATH exists
                           (a server that stops reading; it goes on when PATH is removed)
+  --hold-memory-mib N     be a helper, not a server: touch N MiB, say \"ready\" on stdout,
+                          then sleep (300 s at most); what the tool group_helper starts
   --stderr-lines N        write N lines to stderr at startup
   --stderr-every-request  write one stderr line per request
   --http PORT             serve Streamable HTTP at http://127.0.0.1:PORT/mcp instead of
@@ -89,6 +91,8 @@ pub struct Args {
     pub slow_start_ms: u64,
     /// After `notifications/initialized`, read nothing while this file exists.
     pub stall_reading_while: Option<PathBuf>,
+    /// Be a helper holding this many MiB (see `tools::group_helper`), not a server.
+    pub hold_memory_mib: Option<usize>,
     pub stderr_lines: usize,
     pub stderr_every_request: bool,
     pub http: Option<u16>,
@@ -167,6 +171,7 @@ impl Args {
                 "--ttl-ms" => args.ttl_ms = parse_number(&flag, value()?)? as u64,
                 "--slow-start-ms" => args.slow_start_ms = parse_number(&flag, value()?)? as u64,
                 "--stall-reading-while" => args.stall_reading_while = Some(value()?.into()),
+                "--hold-memory-mib" => args.hold_memory_mib = Some(parse_number(&flag, value()?)?),
                 "--stderr-lines" => args.stderr_lines = parse_number(&flag, value()?)?,
                 "--stderr-every-request" => args.stderr_every_request = true,
                 "--http" => {

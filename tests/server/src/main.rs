@@ -49,6 +49,9 @@ fn main() {
             process::exit(2);
         }
     };
+    if let Some(mib) = args.hold_memory_mib {
+        tools::hold_memory(mib);
+    }
     if args.slow_start_ms > 0 {
         thread::sleep(std::time::Duration::from_millis(args.slow_start_ms));
     }

@@ -135,6 +135,8 @@ pub fn call(server: &Server, request: &Request) -> Reply {
         "never" => never(request),
         "crash" => server.crash(args["partial"].as_bool().unwrap_or(false)),
         "detach_child" => detach_child(args["secs"].as_u64().unwrap_or(1000)),
+        // Unlisted, as those below.
+        "group_helper" => group_helper(args["mib"].as_u64().unwrap_or(64)),
         "noise" => {
             server.write_raw(b"this is not json\n");
             Ok(text_result("noise done"))
@@ -175,6 +177,38 @@ fn detach_child(secs: u64) -> Reply {
     let pid = crate::platform::detach_child(secs)
         .map_err(|e| RpcError::new(-32603, format!("cannot start the descendant: {e}")))?;
     Ok(text_result(pid.to_string()))
+}
+
+/// A helper the server starts the ordinary way, so it stays in the server's process group:
+/// this program again, holding `mib` MiB (see `hold_memory`). Answers once the memory is held.
+fn group_helper(mib: u64) -> Reply {
+    let failed = |e: std::io::Error| RpcError::new(-32603, format!("cannot start the helper: {e}"));
+    let mut helper = std::process::Command::new(std::env::current_exe().map_err(failed)?)
+        .args(["--hold-memory-mib", &mib.to_string()])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(failed)?;
+    let mut ready = String::new();
+    let stdout = helper.stdout.take().expect("piped");
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut ready)
+        .map_err(failed)?;
+    Ok(text_result(helper.id().to_string()))
+}
+
+/// `--hold-memory-mib`: touches every page of `mib` MiB (a process holding much memory takes
+/// tens of milliseconds to die, even of SIGKILL), says so, and sleeps. Never returns.
+pub fn hold_memory(mib: usize) -> ! {
+    let mut memory = vec![0u8; mib << 20];
+    for page in memory.chunks_mut(4096) {
+        page[0] = 1;
+    }
+    println!("ready");
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    thread::sleep(Duration::from_secs(300));
+    drop(memory);
+    std::process::exit(0)
 }
 
 pub fn text_result(text: impl Into<String>) -> Value {
