@@ -37,6 +37,7 @@ static long status_field(const char *field) {
     FILE *f = fopen("/proc/self/status", "r");
     char line[256];
     long value = -1;
+    if (!f) return -1; /* no /proc (not Linux): the counts print as 0 */
     size_t len = strlen(field);
     while (fgets(line, sizeof line, f))
         if (strncmp(line, field, len) == 0) value = atol(line + len);
@@ -53,6 +54,7 @@ static holdings holdings_now(void) {
     holdings h = {status_field("Threads:"), status_field("VmRSS:"), 0, 0};
     DIR *dir = opendir("/proc/self/fd");
     struct dirent *entry;
+    if (!dir) return h;
     while ((entry = readdir(dir))) {
         if (entry->d_name[0] == '.') continue;
         char target[64];
@@ -64,8 +66,8 @@ static holdings holdings_now(void) {
     return h;
 }
 
-/* Each stdio client holds several descriptors (and the test server one socket per HTTP
- * connection, inherited limit): raise the soft limit to the hard one. */
+/* Each stdio client holds several descriptors, and the HTTP test server (started by us, so
+ * with our limit) a socket per connection: raise the soft limit to the hard one. */
 static void raise_descriptor_limit(void) {
     struct rlimit limit;
     if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
