@@ -1,4 +1,5 @@
-/* What bench.c and floor.c share: clocks, percentiles, the output format, spawning servers. */
+/* What bench.c, floor.c and many_clients.c share: clocks, percentiles, the output format,
+ * spawning servers. Each program uses some of them: `static inline` keeps the rest quiet. */
 #ifndef MCPC_BENCH_COMMON_H
 #define MCPC_BENCH_COMMON_H
 
@@ -9,19 +10,19 @@
 #include <time.h>
 #include <unistd.h>
 
-static void die(const char *message) {
+static inline void die(const char *message) {
     fprintf(stderr, "%s\n", message);
     exit(1);
 }
 
-static double now_us(void) {
+static inline double now_us(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
 /* CPU time of the whole process, every thread, user and system. */
-static double cpu_seconds(void) {
+static inline double cpu_seconds(void) {
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     return usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec +
@@ -36,10 +37,10 @@ static inline long context_switches(void) {
     return usage.ru_nvcsw + usage.ru_nivcsw;
 }
 
-static int warmup(int iterations) { return iterations < 200 ? iterations / 4 + 1 : 200; }
+static inline int warmup(int iterations) { return iterations < 200 ? iterations / 4 + 1 : 200; }
 
 /* The 1 KiB of text every echo call carries. */
-static const char *kib_text(void) {
+static inline const char *kib_text(void) {
     static char text[1025];
     if (!text[0]) {
         memset(text, 'x', 1024);
@@ -48,12 +49,12 @@ static const char *kib_text(void) {
     return text;
 }
 
-static int compare_doubles(const void *a, const void *b) {
+static inline int compare_doubles(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-static double percentile(double *sorted, int n, double p) {
+static inline double percentile(double *sorted, int n, double p) {
     return sorted[(int)((n - 1) * p + 0.5)];
 }
 
@@ -63,10 +64,12 @@ typedef struct {
     long switches;
 } usage_mark;
 
-static usage_mark usage_now(void) { return (usage_mark){cpu_seconds(), context_switches()}; }
+static inline usage_mark usage_now(void) {
+    return (usage_mark){cpu_seconds(), context_switches()};
+}
 
 /* Appends " cpu=US csw=N" per call since `since` (both for the whole process). */
-static void print_usage_per_call(usage_mark since, long calls) {
+static inline void print_usage_per_call(usage_mark since, long calls) {
     usage_mark now = usage_now();
     printf(" cpu=%.2f csw=%.2f", (now.cpu - since.cpu) * 1e6 / calls,
            (double)(now.switches - since.switches) / calls);
@@ -74,8 +77,8 @@ static void print_usage_per_call(usage_mark since, long calls) {
 
 /* One latency case: microseconds per sample, then CPU and context switches per sample since
  * `since` (a NULL since: not measured). */
-static void report(const char *impl, const char *name, double *samples, int n,
-                   const usage_mark *since) {
+static inline void report(const char *impl, const char *name, double *samples, int n,
+                          const usage_mark *since) {
     usage_mark mark = since ? *since : (usage_mark){0, 0};
     if (since) {
         /* Taken before sorting, so the sort is not charged to the calls. */
@@ -92,8 +95,8 @@ static void report(const char *impl, const char *name, double *samples, int n,
 }
 
 /* One throughput case: calls per second, and CPU and context switches per call since `since`. */
-static void report_rate(const char *impl, const char *name, long calls, double seconds,
-                        usage_mark since) {
+static inline void report_rate(const char *impl, const char *name, long calls,
+                               double seconds, usage_mark since) {
     printf("impl=%s case=%s rate=%.0f", impl, name, calls / seconds);
     print_usage_per_call(since, calls);
     printf("\n");
@@ -105,7 +108,7 @@ static const int in_flight_counts[] = {1, 8, 16};
 enum { IN_FLIGHT_CASES = 3, MAX_IN_FLIGHT = 16 };
 
 /* Runs argv with pipes to its stdin and from its stdout; stderr is inherited. */
-static pid_t spawn(char *const argv[], int *to_child, int *from_child) {
+static inline pid_t spawn(char *const argv[], int *to_child, int *from_child) {
     int in[2], out[2];
     if (pipe(in) || pipe(out)) die("pipe failed");
     pid_t pid = fork();
@@ -129,8 +132,8 @@ static pid_t spawn(char *const argv[], int *to_child, int *from_child) {
 
 /* Starts the test server on HTTP (any free port) and copies its URL into `url`. It exits when
  * `*to_server` is closed. */
-static pid_t spawn_http_server(const char *server, int modern, const char *log, char *url,
-                               int *to_server) {
+static inline pid_t spawn_http_server(const char *server, int modern, const char *log,
+                                      char *url, int *to_server) {
     char *argv[8];
     int argc = 0;
     argv[argc++] = (char *)server;

@@ -1,5 +1,5 @@
-"""Turns the `key=value` lines of bench, floor and the peer drivers into the Markdown tables of
-docs/benchmarks.md, with the targets of issue 16 and their status.
+"""Turns the `key=value` lines of bench, floor, many_clients and the peer drivers into the
+Markdown tables of docs/benchmarks.md, with the targets of issues 16 and 33 and their status.
 
 usage: python3 table.py RESULTS_FILE
 
@@ -252,16 +252,91 @@ class Tables:
         self.emit()
 
 
+# The many-clients cases (bench/many_clients.c, the rmcp driver's `many` mode): what runs, and
+# against which server.
+MANY = [("stdio", "mcpc", "many.stdio", "echo"), ("stdio", "rmcp", "many.stdio", "echo"),
+        ("HTTP, handshake era (GET stream open)", "mcpc", "many.http-legacy", "test"),
+        ("HTTP, modern era", "mcpc", "many.http-modern", "test")]
+
+
+def ms(seconds):
+    return "-" if seconds is None else f"{seconds * 1e3:,.2f}"
+
+
+def many_servers(t):
+    """The "Many servers" tables: N idle clients in one process, then issue 33's targets."""
+    counts = sorted({int(case.rsplit(".", 1)[1]) for (_, case, _, _) in t.results
+                     if case.startswith("many.")})
+    g = lambda impl, case, n, server, key: t.get(impl, f"{case}.{n}", server, "unpinned", key)
+    t.emit("### Many servers: N idle clients in one process (unpinned)\n")
+    t.emit("| N | transport | client | library threads (per client) | "
+           "RSS per idle client (KiB) | "
+           "descriptors per client | sockets per client | connect all (ms) | ping all (ms) | "
+           "close all (ms) |")
+    t.emit("|---" * 10 + "|")
+    for n in counts:
+        for label, impl, case, server in MANY:
+            if impl in t.errors:
+                t.emit(f"| {n:,} | {label} | {NAMES[impl]} | not run: {t.errors[impl]} |")
+                continue
+            v = lambda key: g(impl, case, n, server, key)
+            if v("threads") is None:
+                continue
+            t.emit(f"| {n:,} | {label} | {NAMES[impl]} | "
+                   f"{fmt(v('threads'))} ({v('threads') / n:.2f}) | "
+                   f"{fmt(v('rss_kib'))} | {fmt(v('fds'), 2)} | {fmt(v('sockets'), 2)} | "
+                   f"{ms(v('connect'))} | {ms(v('ping'))} | {ms(v('close'))} |")
+    t.emit()
+
+    n = max(counts)
+    t.emit(f"### Against the targets of issue 33 (N = {n:,})\n")
+    t.emit("| target | figure | status |")
+    t.emit("|---|---|---|")
+
+    def row(target, value, limit, unit="", digits=0):
+        met = "-" if value is None else ("met" if value <= limit else "not met")
+        t.emit(f"| {target} | {fmt(value, digits)}{unit} | {met} |")
+
+    def against_rmcp(target, key, share):
+        mine, theirs = g("mcpc", "many.stdio", n, "echo", key), g("rmcp", "many.stdio", n,
+                                                                   "echo", key)
+        if mine is None or not theirs:
+            t.emit(f"| {target} | not measured | - |")
+            return
+        met = "met" if mine <= theirs * share else "not met"
+        t.emit(f"| {target} | {ms(mine)} ms against {ms(theirs)} ms | {met} |")
+
+    s = lambda key: g("mcpc", "many.stdio", n, "echo", key)
+    row("stdio: at most 8 library threads in all", s("threads"), 8)
+    row("stdio: at most 24 KiB RSS per idle client", s("rss_kib"), 24, " KiB")
+    row("stdio: at most 4 descriptors per idle client", s("fds"), 4, digits=2)
+    against_rmcp("stdio: connect all no slower than rmcp", "connect", 1)
+    against_rmcp("stdio: ping all no slower than rmcp", "ping", 1)
+    against_rmcp("stdio: close all in at most half rmcp's time", "close", 0.5)
+    for label, case in [("HTTP, handshake era", "many.http-legacy"),
+                        ("HTTP, modern era", "many.http-modern")]:
+        h = lambda key: g("mcpc", case, n, "test", key)
+        row(f"{label}: at most 8 library threads in all", h("threads"), 8)
+        row(f"{label}: at most 48 KiB RSS per idle client", h("rss_kib"), 48, " KiB")
+        row(f"{label}: one connection per client", h("sockets"), 1, " sockets", 2)
+    t.emit()
+
+
 def main():
     results, errors = load(sys.argv[1])
-    modes = [m for m in ("pinned", "unpinned") if any(k[3] == m for k in results)]
+    many = {k: v for k, v in results.items() if k[1].startswith("many.")}
+    single = {k: v for k, v in results.items() if k not in many}
+    modes = [m for m in ("pinned", "unpinned") if any(k[3] == m for k in single)]
     t = Tables(results, errors)
-    t.targets(modes)
-    for mode in modes:
-        t.emit(f"### {MODES[mode]}\n")
-        t.sequential(mode)
-        t.throughput(mode)
-    t.first_round_tables(modes)
+    if single:
+        t.targets(modes)
+        for mode in modes:
+            t.emit(f"### {MODES[mode]}\n")
+            t.sequential(mode)
+            t.throughput(mode)
+        t.first_round_tables(modes)
+    if many:
+        many_servers(t)
     for impl, why in errors.items():
         t.emit(f"{NAMES.get(impl, impl)}: not run: {why}")
     print("\n".join(t.out))

@@ -5,6 +5,9 @@
 //! per case, read by bench/table.py.
 //!
 //! usage: mcpc-bench-rmcp SERVER ITERATIONS SECONDS_PER_THROUGHPUT_CASE
+//!        mcpc-bench-rmcp many SERVER N    N idle clients on one runtime (see many.rs)
+
+mod many;
 
 use std::time::{Duration, Instant};
 
@@ -62,6 +65,9 @@ fn report(case: &str, mut samples: Vec<f64>, since: Usage) {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let argv: Vec<String> = std::env::args().collect();
+    if argv[1] == "many" {
+        return many::run(&argv[2], argv[3].parse()?).await;
+    }
     let server = &argv[1];
     let iterations: usize = argv[2].parse()?;
     let seconds: f64 = argv[3].parse()?;

@@ -1,0 +1,136 @@
+/*
+ * Many idle clients in one process (issue 33): what each costs while it waits, and how long
+ * connecting, pinging and closing all of them takes, one after another.
+ *
+ *   many_clients stdio SERVER N         N stdio clients, each with its own SERVER process
+ *                                       (bench/echo_server.c), handshake era (initialize)
+ *   many_clients http-legacy SERVER N   N clients of one test server (--http), handshake era,
+ *                                       each with its standalone GET stream open
+ *   many_clients http-modern SERVER N   the same, modern era (server/discover for ping)
+ *
+ * Threads (Threads:), RSS (VmRSS:) and descriptors (/proc/self/fd; sockets counted apart) are
+ * read before the first client and after all N are connected and have answered one ping, idle;
+ * the difference is the library's. Output: one `key=value` line, read by bench/table.py:
+ *
+ *   impl=mcpc case=many.stdio.N threads=ALL rss_kib=PER_CLIENT fds=PER_CLIENT
+ *       sockets=PER_CLIENT connect=S ping=S close=S
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "../include/mcpc.h"
+#include "common.h"
+
+static void check(mcp_result *result, const char *what, int i) {
+    if (mcp_result_status(result) != MCP_STATUS_OK) {
+        fprintf(stderr, "many_clients: %s of client %d failed: status %d: %s\n", what, i,
+                mcp_result_status(result),
+                mcp_result_message(result) ? mcp_result_message(result) : "");
+        exit(1);
+    }
+    mcp_result_free(result);
+}
+
+static long status_field(const char *field) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long value = -1;
+    if (!f) return -1; /* no /proc (not Linux): the counts print as 0 */
+    size_t len = strlen(field);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, field, len) == 0) value = atol(line + len);
+    fclose(f);
+    return value;
+}
+
+/* What the process holds now: threads, RSS (KiB), descriptors and, of those, sockets. */
+typedef struct {
+    long threads, rss_kib, fds, sockets;
+} holdings;
+
+static holdings holdings_now(void) {
+    holdings h = {status_field("Threads:"), status_field("VmRSS:"), 0, 0};
+    DIR *dir = opendir("/proc/self/fd");
+    struct dirent *entry;
+    if (!dir) return h;
+    while ((entry = readdir(dir))) {
+        if (entry->d_name[0] == '.') continue;
+        char target[64];
+        ssize_t len = readlinkat(dirfd(dir), entry->d_name, target, sizeof target - 1);
+        h.fds++;
+        if (len > 0 && strncmp(target, "socket:", 7) == 0) h.sockets++;
+    }
+    closedir(dir);
+    return h;
+}
+
+/* Each stdio client holds several descriptors, and the HTTP test server (started by us, so
+ * with our limit) a socket per connection: raise the soft limit to the hard one. */
+static void raise_descriptor_limit(void) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+        limit.rlim_cur = limit.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &limit);
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4) die("usage: many_clients stdio|http-legacy|http-modern SERVER N");
+    const char *transport = argv[1], *server = argv[2];
+    int n = atoi(argv[3]);
+    if (n <= 0) die("many_clients: N must be at least 1");
+    bool http = strncmp(transport, "http", 4) == 0;
+    bool modern = strcmp(transport, "http-modern") == 0;
+    if (!http && strcmp(transport, "stdio") != 0) die("many_clients: unknown transport");
+    signal(SIGPIPE, SIG_IGN);
+    raise_descriptor_limit();
+
+    char url[256];
+    int to_server = -1;
+    pid_t server_pid = http ? spawn_http_server(server, modern, NULL, url, &to_server) : 0;
+    mcp_client_options *options = mcp_client_options_new();
+    mcp_client_options_set_mode(options,
+                                modern ? MCP_CONNECT_MODE_MODERN : MCP_CONNECT_MODE_LEGACY);
+    const char *server_argv[] = {server, NULL};
+    mcp_client **clients = calloc((size_t)n, sizeof *clients);
+
+    holdings before = holdings_now();
+    double t0 = now_us();
+    for (int i = 0; i < n; i++) {
+        clients[i] = http ? mcp_client_new_http(url, options)
+                          : mcp_client_new_stdio(server_argv, options);
+        check(mcp_client_connect(clients[i]), "connect", i);
+    }
+    double t1 = now_us();
+    /* The modern era has no ping: server/discover is its smallest round trip. */
+    for (int i = 0; i < n; i++)
+        check(modern ? mcp_client_discover(clients[i], NULL) : mcp_client_ping(clients[i], NULL),
+              "ping", i);
+    double t2 = now_us();
+    usleep(200000); /* the standalone GET streams opened after connect settle */
+    holdings after = holdings_now();
+
+    double t3 = now_us();
+    for (int i = 0; i < n; i++) {
+        mcp_client_close(clients[i]);
+        mcp_client_free(clients[i]);
+    }
+    double t4 = now_us();
+
+    printf("impl=mcpc case=many.%s.%d threads=%ld rss_kib=%.1f fds=%.2f sockets=%.2f "
+           "connect=%.6f ping=%.6f close=%.6f\n",
+           transport, n, after.threads - before.threads,
+           (double)(after.rss_kib - before.rss_kib) / n, (double)(after.fds - before.fds) / n,
+           (double)(after.sockets - before.sockets) / n, (t1 - t0) / 1e6, (t2 - t1) / 1e6,
+           (t4 - t3) / 1e6);
+    fflush(stdout);
+    mcp_client_options_free(options);
+    free(clients);
+    if (http) {
+        close(to_server);
+        waitpid(server_pid, NULL, 0);
+    }
+    return 0;
+}
