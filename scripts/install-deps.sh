@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian machine lacks for the tests: cmake (for the C examples and ctest),
 # pkg-config, g++ and clang (the packaging and header-as-module tests), Go (the Go bindings),
-# valgrind (the stress tests under memcheck) and openssl (the certificate of the TLS test);
+# valgrind (the stress tests under memcheck), openssl (the certificate of the TLS test) and
+# abigail-tools (abidw and abidiff: the ABI baseline, scripts/abi.sh);
 # for the Windows checks mingw-w64 (the cross compiler) and Wine (64-bit), and the Rust targets
 # for Windows and both macOS architectures (scripts/windows-checks.sh, scripts/macos-checks.sh).
 # Rust (with rustup), gcc and python3 are expected to be there already. Safe to run again: it
@@ -16,6 +17,7 @@ command -v clang >/dev/null 2>&1 || missing+=(clang)
 command -v go >/dev/null 2>&1 || missing+=(golang-go) # 1.19 on Debian 12: enough for bindings/go
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v abidw >/dev/null 2>&1 || missing+=(abigail-tools)
 command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || missing+=(mingw-w64)
 command -v wine >/dev/null 2>&1 || missing+=(wine64 wine)
 
