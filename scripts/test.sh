@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs every test: Rust unit and integration tests (the header freshness check and the interop
 # tests against real MCP servers among them), clippy, rustfmt, then the C examples under ctest,
-# plain, with ASan/UBSan, with TSan and under valgrind, with the packaging and header tests, the
-# fuzz targets for a bounded time, the benchmark smoke run, the Go and Swift bindings, then the Windows
-# checks (cross-built with mingw-w64, run under Wine) and the macOS ones (compiled and linted for
-# both macOS targets; nothing runs). Ends by writing
+# plain, with ASan/UBSan, with TSan and under valgrind, with the packaging and header tests; the
+# C ABI against its committed baseline and the library's exported symbols (scripts/abi.sh); the
+# release archive built and used without Rust (scripts/dist.sh); the top-level CMake project as
+# a subproject; the fuzz targets for a bounded time, the benchmark smoke run, the Go and Swift
+# bindings, then the Windows checks (cross-built with mingw-w64, run under Wine) and the macOS
+# ones (compiled and linted for both macOS targets; nothing runs). Ends by writing
 # build/reliability.md from this run's logs (scripts/update-reliability.sh copies it to docs/).
 #
 # Each "== ..." block below is a stage. Every stage runs, even after one has failed, and the run
@@ -107,6 +109,15 @@ exports() {
   bash scripts/abi.sh exports 2>&1 | tee build/logs/exports.log
 }
 
+dist_archive() {
+  bash scripts/dist.sh 2>&1 | tee build/logs/dist.log
+  bash packaging/tests/dist_test.sh 2>&1 | tee -a build/logs/dist.log
+}
+
+cmake_subproject() {
+  bash packaging/tests/subproject_test.sh 2>&1 | tee build/logs/cmake-subproject.log
+}
+
 fuzz() {
   if ! bash scripts/fuzz.sh 20 >build/logs/fuzz.log 2>&1; then
     tail -n 60 build/logs/fuzz.log
@@ -192,6 +203,8 @@ stage test "cargo test" cargo_test
 stage ctest "C examples under ctest (plain, ASan/UBSan, TSan, valgrind)" c_examples
 stage abi "ABI: the header's C ABI against abi/, and the baseline's history (scripts/abi.sh baseline)" abi
 stage exports "exported symbols: libmcpc.so's are exactly the header's functions" exports
+stage dist "release archive: scripts/dist.sh, then C (pkg-config) and C++ (find_package) consumers without Rust" dist_archive
+stage cmake "CMake subproject: add_subdirectory and FetchContent (local path, git URL) give mcpc::mcpc" cmake_subproject
 stage fuzz "fuzz targets, 20 s each" fuzz
 stage bench "benchmark harness smoke run (builds and runs every case; figures not checked)" bench_smoke
 stage go "Go bindings: gofmt, go vet, go test -race" go_bindings
