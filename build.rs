@@ -56,8 +56,13 @@ fn version_macros(major: &str) -> String {
     let minor = env("CARGO_PKG_VERSION_MINOR");
     let patch = env("CARGO_PKG_VERSION_PATCH");
     let part = |name: &str, text: &str| -> u32 {
-        let value: u32 = text.parse().unwrap_or_else(|_| panic!("{name} {text} is not a number"));
-        assert!(value < 256, "{name} {value} does not fit MCPC_VERSION_NUM's byte");
+        let value: u32 = text
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} {text} is not a number"));
+        assert!(
+            value < 256,
+            "{name} {value} does not fit MCPC_VERSION_NUM's byte"
+        );
         value
     };
     let num = part("major", major) << 16 | part("minor", &minor) << 8 | part("patch", &patch);
