@@ -49,7 +49,13 @@ stage() {
 }
 
 summary() {
-  local i passed=0 failed=0 skipped=0
+  local i name passed=0 failed=0 skipped=0
+  for name in ${MCPC_STAGES:-}; do
+    if [[ " ${stage_names[*]} " != *" $name "* ]]; then
+      echo "== MCPC_STAGES names no stage \"$name\" (the stages: ${stage_names[*]})"
+      failed=$((failed + 1))
+    fi
+  done
   echo
   echo "== summary"
   printf '%-10s %-8s %8s\n' stage outcome seconds
