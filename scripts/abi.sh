@@ -8,6 +8,10 @@
 #   scripts/abi.sh exports   the built library exports exactly the header's functions
 #   scripts/abi.sh update    rewrites the baseline from the header, and says which version
 #                            the change needs (bump Cargo.toml's in the same commit)
+#   scripts/abi.sh update --bump
+#                            the same from a header regenerated from the Rust sources, then,
+#                            for additions, sets Cargo.toml's next minor version and
+#                            regenerates the header with it: one command before the commit
 #
 # The baseline is two files: abi/exports.txt, the header's functions by name, and abi/mcpc.abi,
 # an abidw dump (Debian's abigail-tools) of the C ABI the header declares: every function's
@@ -193,6 +197,11 @@ baseline)
   check_baseline
   ;;
 update)
+  bump=no
+  [ "${2:-}" = --bump ] && bump=yes
+  if [ "$bump" = yes ]; then
+    MCPC_UPDATE_HEADER=1 cargo build --lib --quiet
+  fi
   dump_header_abi
   if [ -f "$baseline_dir/mcpc.abi" ]; then
     set +e
@@ -206,18 +215,32 @@ update)
   cp "$work/mcpc.abi" "$work/exports.txt" "$baseline_dir/"
   version="$(version_of_text <Cargo.toml)"
   IFS=. read -r major minor _ <<<"$version"
+  minor_bump="$major.$((minor + 1)).0"
   case "$result" in
   0) echo "abi: the baseline was already the header's ABI; nothing to bump" ;;
   new) echo "abi: wrote the first baseline into $baseline_dir/ (version $version)" ;;
-  1) echo "abi: wrote $baseline_dir/: additions only. Set Cargo.toml's version to $major.$((minor + 1)).0 (from $version) and commit it with $baseline_dir/" ;;
+  1) echo "abi: wrote $baseline_dir/: additions only. Set Cargo.toml's version to $minor_bump (from $version) and commit it with $baseline_dir/" ;;
   *) echo "abi: wrote $baseline_dir/: the ABI BREAKS. Set Cargo.toml's version to $((major + 1)).0.0 (from $version; the soname becomes libmcpc.so.$((major + 1))) and commit it with $baseline_dir/" ;;
   esac
+  if [ "$bump" = yes ] && [ "$result" = 1 ]; then
+    if git rev-parse --git-dir >/dev/null 2>&1 && [ "$(version_at HEAD)" != "$version" ]; then
+      echo "abi: Cargo.toml's version ($version) already differs from the last commit's: not bumped again"
+    else
+      sed -i "0,/^version = \"$version\"/s//version = \"$minor_bump\"/" Cargo.toml
+      MCPC_UPDATE_HEADER=1 cargo build --lib --quiet
+      echo "abi: Cargo.toml's version is now $minor_bump, and include/mcpc.h's version macros with it"
+    fi
+    echo "abi: commit include/mcpc.h, $baseline_dir/, Cargo.toml and Cargo.lock together, with a CHANGELOG.md line"
+  elif [ "$bump" = yes ] && [ "$result" = 2 ]; then
+    echo "abi: a break is not bumped automatically: the major version (and the soname) is changed by hand" >&2
+    exit 1
+  fi
   ;;
 exports)
   check_exports
   ;;
 *)
-  echo "usage: scripts/abi.sh check | baseline | exports | update" >&2
+  echo "usage: scripts/abi.sh check | baseline | exports | update [--bump]" >&2
   exit 2
   ;;
 esac
