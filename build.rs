@@ -34,22 +34,12 @@ fn main() {
     let crate_dir = PathBuf::from(env("CARGO_MANIFEST_DIR"));
     let mut config =
         cbindgen::Config::from_file(crate_dir.join("cbindgen.toml")).expect("cbindgen.toml");
-    // The version macros follow what cbindgen.toml puts after the includes.
+    // The version macros follow what cbindgen.toml puts after the includes. Cargo.toml's version
+    // is the only one: the header, pkg-config and CMake files all take theirs from here.
     config.after_includes = Some(format!(
-        "{}
-/** The version of this header, e.g. \"0.1.0\"; mcp_version() gives the library's at run time. */
-#define MCPC_VERSION \"{}\"
-/** The major part of #MCPC_VERSION. */
-#define MCPC_VERSION_MAJOR {}
-/** The minor part of #MCPC_VERSION. */
-#define MCPC_VERSION_MINOR {}
-/** The patch part of #MCPC_VERSION. */
-#define MCPC_VERSION_PATCH {}",
+        "{}{}",
         config.after_includes.as_deref().unwrap_or_default(),
-        env("CARGO_PKG_VERSION"),
-        major,
-        env("CARGO_PKG_VERSION_MINOR"),
-        env("CARGO_PKG_VERSION_PATCH"),
+        version_macros(&major)
     ));
     let header = cbindgen::Builder::new()
         .with_crate(&crate_dir)
@@ -70,6 +60,47 @@ fn write_if_changed(path: &Path, text: &str) {
     if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
         std::fs::write(path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
     }
+}
+
+/// MCPC_VERSION and its parts, MCPC_VERSION_NUM (0xMMmmpp, as curl's LIBCURL_VERSION_NUM: one
+/// number that grows with every release) and MCPC_AT_LEAST_VERSION, which compares with it.
+fn version_macros(major: &str) -> String {
+    let minor = env("CARGO_PKG_VERSION_MINOR");
+    let patch = env("CARGO_PKG_VERSION_PATCH");
+    let part = |name: &str, text: &str| -> u32 {
+        let value: u32 = text
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} {text} is not a number"));
+        assert!(
+            value < 256,
+            "{name} {value} does not fit MCPC_VERSION_NUM's byte"
+        );
+        value
+    };
+    let num = part("major", major) << 16 | part("minor", &minor) << 8 | part("patch", &patch);
+    format!(
+        "
+/** The version of this header, e.g. \"0.1.0\"; mcp_version() gives the library's at run time. */
+#define MCPC_VERSION \"{version}\"
+/** The major part of #MCPC_VERSION. */
+#define MCPC_VERSION_MAJOR {major}
+/** The minor part of #MCPC_VERSION. */
+#define MCPC_VERSION_MINOR {minor}
+/** The patch part of #MCPC_VERSION. */
+#define MCPC_VERSION_PATCH {patch}
+/**
+ * The version as one number, 0xMMmmpp (major, minor and patch a byte each), for comparisons:
+ * MCPC_VERSION_NUM >= 0x000200 is true from 0.2.0 on.
+ */
+#define MCPC_VERSION_NUM 0x{num:06x}
+/**
+ * True when the header is of version major.minor.patch or later:
+ * \\#if MCPC_AT_LEAST_VERSION(0, 2, 0) ... \\#endif
+ */
+#define MCPC_AT_LEAST_VERSION(major, minor, patch) \\
+  (MCPC_VERSION_NUM >= (((major) << 16) | ((minor) << 8) | (patch)))",
+        version = env("CARGO_PKG_VERSION"),
+    )
 }
 
 fn env(name: &str) -> String {

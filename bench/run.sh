@@ -51,7 +51,7 @@ cc "${cflags[@]}" -I include -o "$out/many_clients" bench/many_clients.c \
   "$target/release/libmcpc.a" -lpthread -ldl -lm
 cc "${cflags[@]}" -o "$out/echo_server" bench/echo_server.c
 echo_server="$out/echo_server"
-# What each way of waiting for a pipe's answer costs (docs/benchmarks.md, "An eighth pass"): run
+# What each way of waiting for a pipe's answer costs (CHANGELOG.md's eighth benchmark pass): run
 # by hand, pinned; the smoke run only proves it still builds and runs.
 cc "${cflags[@]}" -o "$out/wait_cost" bench/wait_cost.c
 [ $smoke = 1 ] && "$out/wait_cost" 20 >&2

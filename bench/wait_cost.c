@@ -1,7 +1,8 @@
 /* What each way of waiting for a pipe's answer costs: a C ping-pong of 1 KiB lines with a
  * child that echoes them, the client waiting before each read in one of five ways. Shows what
- * the stdio reader's wait costs against the floor's blocking read (docs/benchmarks.md, "An
- * eighth pass"). Run it pinned to one core, as the benchmark's pinned mode does:
+ * the stdio reader's wait costs against the floor's blocking read (docs/benchmarks.md, "Where
+ * the time goes"; CHANGELOG.md's eighth benchmark pass). Run it pinned to one core, as the
+ * benchmark's pinned mode does:
  *
  *   cc -O2 -o wait_cost bench/wait_cost.c && taskset -c 0 ./wait_cost 100000
  *

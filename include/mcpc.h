@@ -47,6 +47,18 @@
 #define MCPC_API
 #endif
 
+/**
+ * Marks a function, type or value on its way out: the compiler warns where it is used, with
+ * the note saying what replaces it. It stays for at least one minor release (docs/abi.md).
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define MCPC_DEPRECATED(note) __attribute__((deprecated(note)))
+#elif defined(_MSC_VER)
+#define MCPC_DEPRECATED(note) __declspec(deprecated(note))
+#else
+#define MCPC_DEPRECATED(note)
+#endif
+
 /** The version of this header, e.g. "0.1.0"; mcp_version() gives the library's at run time. */
 #define MCPC_VERSION "0.1.0"
 /** The major part of #MCPC_VERSION. */
@@ -55,6 +67,17 @@
 #define MCPC_VERSION_MINOR 1
 /** The patch part of #MCPC_VERSION. */
 #define MCPC_VERSION_PATCH 0
+/**
+ * The version as one number, 0xMMmmpp (major, minor and patch a byte each), for comparisons:
+ * MCPC_VERSION_NUM >= 0x000200 is true from 0.2.0 on.
+ */
+#define MCPC_VERSION_NUM 0x000100
+/**
+ * True when the header is of version major.minor.patch or later:
+ * \#if MCPC_AT_LEAST_VERSION(0, 2, 0) ... \#endif
+ */
+#define MCPC_AT_LEAST_VERSION(major, minor, patch) \
+  (MCPC_VERSION_NUM >= (((major) << 16) | ((minor) << 8) | (patch)))
 
 /**
  * The status of a finished call. The numbers are part of the C ABI: they are stable and a

@@ -2,9 +2,9 @@
 # Makes Swift available for the Swift binding's tests (bindings/swift/test.sh). Debian 12, this
 # project's build machine, packages no Swift compiler, and no other toolchain can be fetched
 # here; Debian 13 packages Swift 6.0 (`swiftlang`). So this builds a minimal Debian 13 root
-# with debootstrap, from Debian's own archive, and installs swiftlang in it: about 2.6 GB on
-# disk, a minute or two the first time, nothing after. Then `scripts/in-swift-root.sh CMD`
-# runs a command inside it. Needs root (debootstrap, chroot, mount).
+# with debootstrap, from the Debian archive this machine's apt uses, and installs swiftlang in
+# it: about 2.6 GB on disk, a minute or two the first time, nothing after. Then
+# `scripts/in-swift-root.sh CMD` runs a command inside it. Needs root (debootstrap, chroot, mount).
 #
 # Where: $MCPC_SWIFT_ROOT, else /var/cache/mcpc-swift-root (outside the repository, which is
 # mounted inside it).
@@ -44,9 +44,39 @@ command -v debootstrap >/dev/null || {
   apt-get update -q >/dev/null
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >/dev/null
 }
+# The Debian archive this machine's apt already uses (no host name is written here): the
+# first URI of its own sources that serves the system's release, from a deb822 .sources file
+# or a one-line sources.list entry.
+debian_mirror() {
+  local codename file
+  codename="$(. /etc/os-release && echo "${VERSION_CODENAME:-}")"
+  for file in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$file" ] || continue
+    awk -v codename="$codename" '
+      function flush() {
+        if (types ~ /(^| )deb( |$)/ && uri != "" && suites ~ ("(^| )" codename "( |$)")) { print uri; found = 1; exit }
+        types = ""; uri = ""; suites = ""
+      }
+      /^[[:space:]]*$/ { flush(); next }
+      /^Types:/ { sub(/^Types:[[:space:]]*/, ""); types = $0 }
+      /^URIs:/ { uri = $2 }
+      /^Suites:/ { sub(/^Suites:[[:space:]]*/, ""); suites = $0 }
+      END { if (!found) flush() }' "$file"
+  done
+  for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$file" ] || continue
+    # deb [options] URI SUITE COMPONENTS...
+    sed -E 's/\[[^]]*\]//' "$file" | awk -v codename="$codename" '$1 == "deb" && $3 == codename { print $2 }'
+  done
+}
+mirror="$(debian_mirror | head -n 1)"
+if [ -z "$mirror" ]; then
+  echo "install-swift: no Debian archive for this release in the apt sources (/etc/apt/sources.list, /etc/apt/sources.list.d/)" >&2
+  exit 1
+fi
 [ -e "$root" ] && remove_root
-echo "installing a Debian 13 root with swiftlang into $root"
-debootstrap --variant=minbase trixie "$root" http://deb.debian.org/debian >"$root.log" 2>&1 || {
+echo "installing a Debian 13 root with swiftlang into $root (from this machine's apt archive)"
+debootstrap --variant=minbase trixie "$root" "$mirror" >"$root.log" 2>&1 || {
   tail -n 20 "$root.log"
   exit 1
 }

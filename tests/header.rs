@@ -55,3 +55,35 @@ fn header_declares_every_fixed_name() {
         );
     }
 }
+
+/// The header's version macros, as the C preprocessor sees them, and the library's
+/// `mcp_version()` name one version; MCPC_VERSION_NUM is 0xMMmmpp of it.
+#[test]
+fn header_version_macros_agree_with_mcp_version() {
+    let header =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/include/mcpc.h")).unwrap();
+    let define = |name: &str| -> String {
+        let prefix = format!("#define {name} ");
+        let line = header.lines().find(|line| line.starts_with(&prefix));
+        line.unwrap_or_else(|| panic!("the header does not define {name}"))[prefix.len()..]
+            .trim()
+            .to_string()
+    };
+    let number = |name: &str| -> u32 { define(name).parse().expect(name) };
+
+    // SAFETY: mcp_version returns a static NUL-terminated string.
+    let library = unsafe { std::ffi::CStr::from_ptr(mcpc::ffi::mcp_version()) };
+    let library = library.to_str().unwrap();
+    assert_eq!(define("MCPC_VERSION"), format!("\"{library}\""));
+
+    let (major, minor, patch) = (
+        number("MCPC_VERSION_MAJOR"),
+        number("MCPC_VERSION_MINOR"),
+        number("MCPC_VERSION_PATCH"),
+    );
+    assert_eq!(format!("{major}.{minor}.{patch}"), library);
+    let num = define("MCPC_VERSION_NUM");
+    let num = u32::from_str_radix(num.strip_prefix("0x").expect("MCPC_VERSION_NUM in hex"), 16);
+    assert_eq!(num.unwrap(), major << 16 | minor << 8 | patch);
+    assert!(header.contains("#define MCPC_AT_LEAST_VERSION(major, minor, patch)"));
+}

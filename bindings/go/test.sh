@@ -3,8 +3,8 @@
 # test server. Builds the library and the test server with cargo first (a no-op when fresh).
 #
 # The package links -lmcpc from the linker's path; here that is build/go/lib, which holds
-# links to cargo's libmcpc.so under both its own name and its soname (libmcpc.so.0, the name
-# the test binaries ask the loader for), on the binaries' rpath.
+# links to cargo's libmcpc.so under both its own name and its soname (libmcpc.so.MAJOR, the
+# name the test binaries ask the loader for), on the binaries' rpath.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -16,7 +16,8 @@ case "$target" in /*) ;; *) target="$repo/$target" ;; esac
 lib="$repo/build/go/lib"
 mkdir -p "$lib"
 ln -sf "$target/release/libmcpc.so" "$lib/libmcpc.so"
-ln -sf "$target/release/libmcpc.so" "$lib/libmcpc.so.0"
+soname="$(readelf -d "$target/release/libmcpc.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')"
+ln -sf "$target/release/libmcpc.so" "$lib/${soname:-libmcpc.so.0}"
 
 export CGO_ENABLED=1
 export CGO_LDFLAGS="-L$lib -Wl,-rpath,$lib"

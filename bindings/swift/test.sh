@@ -13,7 +13,7 @@ target="${CARGO_TARGET_DIR:-$repo/target}"
 case "$target" in /*) ;; *) target="$repo/$target" ;; esac
 build="$repo/build/swift"
 mkdir -p "$build"
-cmake -S examples-c -B "$build/cmake" -DCMAKE_BUILD_TYPE=Release >"$build/cmake.log"
+cmake -S . -B "$build/cmake" -DCMAKE_BUILD_TYPE=Release >"$build/cmake.log"
 cmake --build "$build/cmake" -j2 >>"$build/cmake.log"
 rm -rf "$build/prefix"
 cmake --install "$build/cmake" --prefix "$build/prefix" >>"$build/cmake.log"

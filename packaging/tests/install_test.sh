@@ -14,7 +14,7 @@ fresh "$scratch"
 prefix="$scratch/prefix"
 "$CMAKE" --install "$build" --prefix "$prefix" >"$scratch/install.log"
 
-# The files, and the soname links: libmcpc.so -> libmcpc.so.0 -> libmcpc.so.0.1.0.
+# The files, and the soname links: libmcpc.so -> libmcpc.so.X -> libmcpc.so.X.Y.Z.
 libdir="$(dirname "$(find "$prefix" -name "libmcpc.so.$version")")"
 [ -f "$libdir/libmcpc.so.$version" ] || fail "no libmcpc.so.$version under $prefix"
 [ "$(readlink "$libdir/$soname")" = "libmcpc.so.$version" ] || fail "$soname is not a link to libmcpc.so.$version"
@@ -48,7 +48,7 @@ pkg-config)
   if env -u LD_LIBRARY_PATH "$out/consumer_c" 2>"$scratch/no_rpath.err"; then
     fail "consumer_c started without an rpath or LD_LIBRARY_PATH"
   fi
-  grep -q "libmcpc.so.0" "$scratch/no_rpath.err" || fail "unexpected failure: $(cat "$scratch/no_rpath.err")"
+  grep -q "$soname" "$scratch/no_rpath.err" || fail "unexpected failure: $(cat "$scratch/no_rpath.err")"
   LD_LIBRARY_PATH="$libdir"
   export LD_LIBRARY_PATH
   programs=consumer_c
