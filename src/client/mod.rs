@@ -23,7 +23,7 @@ use crate::engine::{Connection, CALLBACK_WAIT_ON_CLOSE};
 use crate::error::{Error, Result, Status};
 use crate::handlers::{Callbacks, LogLevel, ProgressHandler};
 use crate::protocol::envelope::{self, Envelope};
-use crate::sync::{lock, wait};
+use crate::sync::{lock, wait_until};
 use crate::transport::custom::{BlockingTransport, CustomTransport};
 use crate::transport::http::{HttpConfig, HttpTransport};
 use crate::transport::stdio::{StderrMode, StdioConfig, StdioTransport};
@@ -175,8 +175,8 @@ pub struct ClientCore {
     next_progress_token: AtomicU64,
     open_transport: Box<TransportFactory>,
     state: Mutex<State>,
-    /// Serializes `connect` calls.
-    connecting: Mutex<()>,
+    /// Signalled when a connect ends (see `State::connecting`), and on close.
+    connect_done: Condvar,
     /// Every host callback passes through it; `close` shuts it.
     gate: Arc<Gate>,
     /// Signalled when a connection has finished opening (see `State::opening`).
@@ -198,7 +198,7 @@ struct State {
     /// The current connection; it stays after it failed (for its stderr tail, pid and
     /// server info) until `connect` replaces it.
     session: Option<Arc<Session>>,
-    /// A `connect` is under way.
+    /// A `connect` is making a new connection; other connects wait for its outcome.
     connecting: bool,
     /// The connection while its handshake runs, so `close` can end it.
     handshaking: Option<Arc<Connection>>,
@@ -206,6 +206,8 @@ struct State {
     /// that short step to end, so it can end the new connection itself, the way it ends one
     /// in its handshake, and `connect` returns CLOSED at once.
     opening: bool,
+    /// Closes waiting for the opening to end (each gives up at its deadline).
+    closers_waiting: usize,
     /// The server ended the session (HTTP): the next `connect` opens a new one.
     expired: bool,
     closed: bool,
@@ -299,7 +301,7 @@ impl Client {
                 next_progress_token: AtomicU64::new(1),
                 open_transport: Box::new(factory),
                 state: Mutex::default(),
-                connecting: Mutex::new(()),
+                connect_done: Condvar::new(),
                 opened: Condvar::new(),
                 gate,
                 completer: Completer::default(),
@@ -322,46 +324,68 @@ impl ClientCore {
     /// and returns the new server's result. A `close` from another thread ends a connect at
     /// any point with CLOSED.
     pub fn connect(&self) -> Result<Value> {
-        let _one_at_a_time = lock(&self.connecting);
-        let failed = {
-            let mut state = self.lock();
-            if state.closed {
-                return Err(closed_error());
-            }
-            let failure = match &state.session {
-                Some(session) => match session.connection.failure() {
-                    None => return Ok(session.server_info.clone()),
-                    Some(failure) => Some(failure),
-                },
-                None if state.expired => Some(Error::new(
-                    Status::SessionExpired,
-                    "the server ended the session",
-                )),
-                None => None,
+        let deadline = Instant::now() + self.options.connect_timeout;
+        loop {
+            let failed = {
+                let mut state = self.lock();
+                loop {
+                    if state.closed {
+                        return Err(closed_error());
+                    }
+                    if !state.connecting {
+                        break;
+                    }
+                    // Another thread is connecting: its outcome is ours, within our own time.
+                    state = wait_until(&self.connect_done, state, Some(deadline))
+                        .ok_or_else(|| connect::connect_timed_out(self.options.connect_timeout))?;
+                }
+                let failure = match &state.session {
+                    Some(session) => match session.connection.failure() {
+                        None => return Ok(session.server_info.clone()),
+                        Some(failure) => Some(failure),
+                    },
+                    None if state.expired => Some(Error::new(
+                        Status::SessionExpired,
+                        "the server ended the session",
+                    )),
+                    None => None,
+                };
+                state.expired = false;
+                match failure {
+                    Some(failure) => (failure, state.session.take()),
+                    None => {
+                        state.connecting = true;
+                        break;
+                    }
+                }
             };
-            state.connecting = true;
-            state.expired = false;
-            failure.map(|failure| (failure, state.session.take()))
-        };
-        let outcome = self.connect_anew(failed);
+            // The failed connection is retired before connecting, with no lock of ours held:
+            // the log callback and the old connection's own callbacks (a stderr line) may call
+            // connect, and the first to find no connection makes the new one.
+            self.retire(failed);
+        }
+        let outcome = self.connect_anew(deadline);
         self.lock().connecting = false;
+        self.connect_done.notify_all();
         outcome
     }
 
-    /// Replaces a failed connection (if any) by a new one.
-    fn connect_anew(&self, failed: Option<(Error, Option<Arc<Session>>)>) -> Result<Value> {
-        if let Some((failure, old)) = failed {
-            self.log(
-                LogLevel::Info,
-                &format!(
-                    "the connection had failed ({}); connecting again",
-                    failure.message
-                ),
-            );
-            if let Some(old) = old {
-                old.connection.close(failure);
-            }
+    /// Says a connection failed and ends it, before a new one is made.
+    fn retire(&self, (failure, old): (Error, Option<Arc<Session>>)) {
+        self.log(
+            LogLevel::Info,
+            &format!(
+                "the connection had failed ({}); connecting again",
+                failure.message
+            ),
+        );
+        if let Some(old) = old {
+            old.connection.close(failure);
         }
+    }
+
+    /// Opens a new connection and learns its era, by `deadline`.
+    fn connect_anew(&self, deadline: Instant) -> Result<Value> {
         {
             let mut state = self.lock();
             if state.closed {
@@ -395,14 +419,20 @@ impl ClientCore {
                 Err(_) if state.closed => return Err(closed_error()),
                 Err(error) => return Err(error),
             };
-            // A close that came meanwhile waits for this, then ends the connection itself.
+            if state.closed && state.closers_waiting == 0 {
+                // The close gave up waiting for the opening: the connection is ours to end.
+                drop(state);
+                connection.close(closed_error());
+                return Err(closed_error());
+            }
+            // A close waiting for the opening, or one that comes later, takes it and ends it.
             state.handshaking = Some(connection.clone());
             if state.closed {
                 return Err(closed_error());
             }
             connection
         };
-        let handshake = self.negotiate(&connection);
+        let handshake = self.negotiate(&connection, deadline);
         let mut state = self.lock();
         state.handshaking = None;
         match handshake {
@@ -444,20 +474,31 @@ impl ClientCore {
     /// CLOSED. Safe from any thread, more than once, and from inside a callback (which close
     /// does not wait for).
     pub fn close(&self) {
+        // What close waits for before shutting the transport down shares this deadline.
+        let deadline = Instant::now() + CALLBACK_WAIT_ON_CLOSE;
         let (session, handshaking) = {
             let mut state = self.lock();
             state.closed = true;
+            self.connect_done.notify_all();
             // Opening a connection is short (a process and threads started, nothing awaited
-            // from the server): wait for it, to end that connection here.
+            // from the server): wait for it, to end that connection here. Should it not end
+            // by the deadline, the connect ends the connection itself once it has it.
+            state.closers_waiting += 1;
             while state.opening {
-                state = wait(&self.opened, state);
+                match wait_until(&self.opened, state, Some(deadline)) {
+                    Some(next) => state = next,
+                    None => {
+                        state = self.lock();
+                        break;
+                    }
+                }
             }
+            state.closers_waiting -= 1;
             (state.session.take(), state.handshaking.take())
         };
         self.changes.notify();
         // The tasks/cancel of a call cancelled just before is let through (as queued cancel
         // notices are), within the bound close keeps.
-        let deadline = Instant::now() + CALLBACK_WAIT_ON_CLOSE;
         self.task_cancels.wait_until(deadline);
         let error = closed_error();
         let connections: Vec<Arc<Connection>> = handshaking

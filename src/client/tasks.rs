@@ -423,6 +423,12 @@ impl<'a> TaskCall<'a> {
         let responses = match self.client.answer_inputs(self.method, &fresh, self.opts) {
             Ok(responses) => responses,
             Err(_) if self.cancelled() => return Err(Stop::Abandoned(self.cancelled_now())),
+            // Closed meanwhile (so the handler did not run): CLOSED, as for any call.
+            Err(message) if self.client.session().is_err() => {
+                let closed = self.client.session().err();
+                let error = closed.unwrap_or_else(|| input_required(task.clone(), message));
+                return Err(Stop::Failed(error));
+            }
             // The task stays: the host may answer it by hand (`update_task`).
             Err(message) => return Err(Stop::Failed(input_required(task.clone(), message))),
         };
