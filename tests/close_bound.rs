@@ -193,3 +193,153 @@ fn a_stderr_callback_may_call_connect_during_a_reconnect() {
     );
     client.ping(&none()).unwrap();
 }
+
+/// A legacy-era HTTP server on a listener whose accept queue the test can fill: it answers
+/// `initialize` and notifications, holds `tools/call` unanswered, and closes every other
+/// connection after its answer, so the client's next POST needs a new TCP connection.
+struct QueueServer {
+    port: u16,
+    accepting: Arc<AtomicBool>,
+    held: Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+    /// Connections of the test's own that fill the accept queue.
+    fillers: Vec<std::net::TcpStream>,
+}
+
+impl QueueServer {
+    fn start() -> QueueServer {
+        use std::os::fd::AsRawFd;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        // The shortest accept queue, so that a few connections fill it.
+        assert_eq!(unsafe { libc::listen(listener.as_raw_fd(), 0) }, 0);
+        let port = listener.local_addr().unwrap().port();
+        let accepting = Arc::new(AtomicBool::new(true));
+        let held: Arc<std::sync::Mutex<Vec<std::net::TcpStream>>> = Arc::default();
+        let (still, keep) = (accepting.clone(), held.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                if !still.load(Ordering::SeqCst) {
+                    // Stop accepting, and keep the listener (and its full queue) open.
+                    keep.lock().unwrap().push(stream);
+                    loop {
+                        std::thread::park();
+                    }
+                }
+                let keep = keep.clone();
+                std::thread::spawn(move || Self::serve(stream, &keep));
+            }
+        });
+        QueueServer {
+            port,
+            accepting,
+            held,
+            fillers: Vec::new(),
+        }
+    }
+
+    fn serve(mut stream: std::net::TcpStream, held: &std::sync::Mutex<Vec<std::net::TcpStream>>) {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut head = String::new();
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap_or(0);
+            }
+            head.push_str(&line);
+            if line == "\r\n" {
+                break;
+            }
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let answer = match message["method"].as_str() {
+            _ if head.starts_with("GET") || head.starts_with("DELETE") => {
+                "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    .to_owned()
+            }
+            Some("initialize") => {
+                let result = serde_json::json!({"jsonrpc": "2.0", "id": message["id"], "result": {
+                    "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "queue", "version": "1"}}})
+                .to_string();
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{result}",
+                    result.len()
+                )
+            }
+            Some("tools/call") => {
+                held.lock().unwrap().push(stream);
+                return;
+            }
+            _ => {
+                "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned()
+            }
+        };
+        let _ = stream.write_all(answer.as_bytes());
+    }
+
+    /// Stops accepting and fills the accept queue: a new connection then hangs in its TCP
+    /// connect (the SYN is dropped) until it times out.
+    fn stop_accepting_and_fill(&mut self) {
+        self.accepting.store(false, Ordering::SeqCst);
+        let address = std::net::SocketAddr::from(([127, 0, 0, 1], self.port));
+        for _ in 0..16 {
+            match std::net::TcpStream::connect_timeout(&address, Duration::from_millis(300)) {
+                Ok(stream) => self.fillers.push(stream),
+                Err(_) => return,
+            }
+        }
+        panic!("the accept queue never filled");
+    }
+}
+
+#[test]
+fn a_cancel_notice_stuck_in_a_tcp_connect_does_not_hold_close() {
+    let mut server = QueueServer::start();
+    let mut config = mcpc::HttpConfig::new(format!("http://127.0.0.1:{}/mcp", server.port));
+    config.listen = false;
+    // Longer than any bound of close: only letting the write go ends close in time.
+    config.connect_timeout = Duration::from_secs(60);
+    let options = ClientOptions {
+        mode: mcpc::ConnectMode::Legacy,
+        ..ClientOptions::default()
+    };
+    let client = Arc::new(Client::http(config, options));
+    client.connect().expect("connect to the queue server");
+    let token = mcpc::CancellationToken::new();
+    let caller = {
+        let (client, opts) = (client.clone(), RequestOptions::with_cancellation(&token));
+        std::thread::spawn(move || client.call_tool("echo", None, &opts))
+    };
+    while server.held.lock().unwrap().is_empty() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    server.stop_accepting_and_fill();
+    // The cancel notice is a POST on a new connection, whose TCP connect hangs.
+    token.cancel(Some("stuck"));
+    let error = caller.join().unwrap().expect_err("cancelled");
+    assert_eq!(error.status, Status::Cancelled);
+    std::thread::sleep(Duration::from_millis(200)); // the dispatcher is in its connect
+    let closed = within(Duration::from_secs(90), move || {
+        let start = Instant::now();
+        client.close();
+        start.elapsed()
+    });
+    let took = closed.expect("close returned");
+    assert!(
+        took < limits::CLOSE_BOUND,
+        "close took {took:?}: over the bound of {:?}",
+        limits::CLOSE_BOUND
+    );
+    report_figure(&format!(
+        "close_bound: close with a cancel notice stuck in a TCP connect took {took:?} (bound {:?})",
+        limits::CLOSE_BOUND
+    ));
+}
