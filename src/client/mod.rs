@@ -54,15 +54,18 @@ pub struct ClientOptions {
     /// a modern version is never downgraded.
     pub protocol_version: Option<String>,
     /// How long the auto mode's `server/discover` probe waits before deciding the server is
-    /// of the handshake era.
+    /// of the handshake era: its share of `connect_timeout`, never more.
     pub discover_timeout: Duration,
     /// How many `input_required` rounds one call may take (SEP-2322).
     pub input_required_max_rounds: u32,
     /// Callbacks for notifications and progress, handlers for server requests, the log.
     pub callbacks: Callbacks,
-    /// The timeout for every request that does not set its own. `None`: no timeout.
+    /// The timeout for every request that does not set its own. `None`: no timeout. It bounds
+    /// the whole request: all its legs (input rounds, task polls, `tasks/result`) share one
+    /// deadline taken when it starts.
     pub timeout: Option<Duration>,
-    /// How long `connect` waits for the server's `initialize` answer.
+    /// The bound of the whole of `connect`: the probe, a proxy tunnel, TLS, the handshake and
+    /// OAuth discovery share one deadline, taken when connect starts (TIMEOUT past it).
     pub connect_timeout: Duration,
     /// The most pages an all-pages call (`tools`, `resources`...) will fetch.
     pub max_pages: usize,
@@ -102,7 +105,8 @@ impl Default for ClientOptions {
 pub struct RequestOptions {
     /// Cancelling this token from any thread ends the call with CANCELLED.
     pub cancellation: Option<CancellationToken>,
-    /// Overrides the client's timeout for this request; `Some(Duration::ZERO)` means none.
+    /// Overrides the client's timeout for this request; `Some(Duration::ZERO)` means none. It
+    /// bounds all the request's legs together.
     pub timeout: Option<Duration>,
     /// Sent as `params._meta.progressToken`. When unset but `on_progress` is set, the library
     /// makes a token unique on the connection.
@@ -323,6 +327,11 @@ impl ClientCore {
     /// (the server is started again, a new session is opened), says so to the log callback,
     /// and returns the new server's result. A `close` from another thread ends a connect at
     /// any point with CLOSED.
+    ///
+    /// `connect_timeout` bounds the whole of it. A connect made while another makes a new
+    /// connection waits for that one's outcome, within its own timeout. No lock of ours is held
+    /// while the failed connection is reported and ended, so any callback (the log, a stderr
+    /// line, a handler) may call connect on its own client.
     pub fn connect(&self) -> Result<Value> {
         let deadline = Instant::now() + self.options.connect_timeout;
         loop {
@@ -470,9 +479,15 @@ impl ClientCore {
     /// [`CALLBACK_WAIT_ON_CLOSE`] (2 s) at most: what is still queued then is dropped, and a
     /// callback still running is left running (logged). Then the server's stdin is closed, and
     /// it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL; processes it started outside
-    /// its process group that still hold its pipes are not waited for. Later calls return
-    /// CLOSED. Safe from any thread, more than once, and from inside a callback (which close
-    /// does not wait for).
+    /// its process group that still hold its pipes are not waited for. The connection's own
+    /// threads get [`limits::THREAD_WAIT_ON_CLOSE`] to end and are let go past it. In all,
+    /// close (and dropping the client) returns within [`limits::CLOSE_BOUND`] whatever servers
+    /// and callbacks do; a callback still running then is abandoned, so what it uses must
+    /// outlive it. Later calls return CLOSED. Safe from any thread, more than once, and from
+    /// inside a callback (which close does not wait for).
+    ///
+    /// [`limits::THREAD_WAIT_ON_CLOSE`]: crate::limits::THREAD_WAIT_ON_CLOSE
+    /// [`limits::CLOSE_BOUND`]: crate::limits::CLOSE_BOUND
     pub fn close(&self) {
         // What close waits for before shutting the transport down shares this deadline.
         let deadline = Instant::now() + CALLBACK_WAIT_ON_CLOSE;
