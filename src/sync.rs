@@ -97,6 +97,20 @@ mod tests {
     }
 
     #[test]
+    fn join_until_joins_a_thread_that_ends_and_lets_one_that_does_not_go() {
+        let ended = std::thread::spawn(|| ());
+        assert!(join_until(ended, Instant::now() + Duration::from_secs(10)));
+        let (release, released) = crossbeam_channel::bounded::<()>(0);
+        let stuck = std::thread::spawn(move || {
+            let _ = released.recv();
+        });
+        let start = Instant::now();
+        assert!(!join_until(stuck, start + Duration::from_millis(50)));
+        assert!(start.elapsed() < Duration::from_secs(5));
+        drop(release);
+    }
+
+    #[test]
     fn wait_until_a_passed_deadline_does_not_wait() {
         let (mutex, condvar) = (Mutex::new(()), Condvar::new());
         let past = Instant::now() - Duration::from_millis(1);
