@@ -343,3 +343,42 @@ fn a_cancel_notice_stuck_in_a_tcp_connect_does_not_hold_close() {
         limits::CLOSE_BOUND
     ));
 }
+
+/// A modern-era `input_required` handler is a host callback like the others: close waits for it
+/// (within its bound), so the host may free what it uses once close returns.
+#[test]
+fn close_waits_for_a_running_input_required_handler() {
+    let (entered_tx, entered) = bounded::<()>(1);
+    let returned = Arc::new(AtomicBool::new(false));
+    let handler: mcpc::handlers::RequestHandler = {
+        let returned = returned.clone();
+        Arc::new(move |_: &mcpc::handlers::ServerRequest| {
+            let _ = entered_tx.send(());
+            std::thread::sleep(Duration::from_millis(500));
+            returned.store(true, Ordering::SeqCst);
+            Ok(serde_json::json!({"action": "accept", "content": {"ok": true}}))
+        })
+    };
+    let mut callbacks = Callbacks::default();
+    callbacks
+        .request_handlers
+        .insert("elicitation/create".into(), handler);
+    let options = ClientOptions {
+        callbacks,
+        ..ClientOptions::default()
+    };
+    let client = Arc::new(connect_with(config(&["--modern"]), options));
+    assert!(client.is_modern());
+    let caller = {
+        let client = client.clone();
+        std::thread::spawn(move || client.call_tool("confirm", None, &none()))
+    };
+    entered.recv_timeout(HANG).expect("the handler ran");
+    client.close();
+    assert!(
+        returned.load(Ordering::SeqCst),
+        "close returned while the input_required handler was still running"
+    );
+    let outcome = caller.join().unwrap();
+    assert_eq!(outcome.unwrap_err().status, Status::Closed);
+}
