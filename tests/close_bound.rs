@@ -382,3 +382,68 @@ fn close_waits_for_a_running_input_required_handler() {
     let outcome = caller.join().unwrap();
     assert_eq!(outcome.unwrap_err().status, Status::Closed);
 }
+
+/// A host transport whose round trip ignores close and never returns: close lets it go.
+struct StuckTransport {
+    entered: Sender<()>,
+    released: Receiver<()>,
+}
+
+impl mcpc::BlockingTransport for StuckTransport {
+    fn round_trip(&self, request: &str, on_sent: &mut dyn FnMut()) -> mcpc::Result<String> {
+        on_sent();
+        let message: Value = serde_json::from_str(request).unwrap();
+        if message["method"] == "initialize" {
+            let result = serde_json::json!({"jsonrpc": "2.0", "id": message["id"], "result": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "serverInfo": {"name": "stuck", "version": "1"}}});
+            return Ok(result.to_string());
+        }
+        let _ = self.entered.send(());
+        let _ = self.released.recv();
+        Err(mcpc::Error::new(Status::TransportError, "released"))
+    }
+
+    fn notify(&self, _frame: &str) -> mcpc::Result<()> {
+        Ok(())
+    }
+
+    fn close(&self) {}
+}
+
+#[test]
+fn close_returns_within_its_bound_while_a_custom_round_trip_never_returns() {
+    let (entered_tx, entered) = bounded(1);
+    let (release, released) = bounded::<()>(0);
+    let transport = StuckTransport {
+        entered: entered_tx,
+        released,
+    };
+    let options = ClientOptions {
+        mode: mcpc::ConnectMode::Legacy,
+        ..ClientOptions::default()
+    };
+    let client = Arc::new(Client::custom(transport, options));
+    client.connect().expect("connect to the stuck transport");
+    let caller = {
+        let client = client.clone();
+        std::thread::spawn(move || client.call_tool("echo", None, &none()))
+    };
+    entered.recv_timeout(HANG).expect("the round trip started");
+    let closed = {
+        let client = client.clone();
+        within(HANG, move || {
+            let start = Instant::now();
+            client.close();
+            start.elapsed()
+        })
+    };
+    let took = closed.expect("close returned (it waited for the round trip)");
+    assert!(took < limits::CLOSE_BOUND, "close took {took:?}");
+    assert_eq!(caller.join().unwrap().unwrap_err().status, Status::Closed);
+    report_figure(&format!(
+        "close_bound: close with a custom transport's round trip that never returns took {took:?} (bound {:?})",
+        limits::CLOSE_BOUND
+    ));
+    drop(release);
+}
