@@ -39,11 +39,11 @@ enum ProbeFailure {
 pub(super) const UNSUPPORTED_VERSION: i64 = -32022;
 
 impl ClientCore {
-    /// Learns the era within `deadline` (the end of connect's time).
+    /// Learns the era within `deadline` (the end of connect's time; `None`: no end).
     pub(super) fn negotiate(
         &self,
         connection: &Connection,
-        deadline: Instant,
+        deadline: Option<Instant>,
     ) -> Result<Negotiated> {
         let pinned = self.options.protocol_version.as_deref();
         if let Some(v) = pinned {
@@ -185,7 +185,7 @@ impl ClientCore {
         &self,
         connection: &Connection,
         offer: Option<&str>,
-        deadline: Instant,
+        deadline: Option<Instant>,
     ) -> Result<Negotiated> {
         let params = json!({
             "protocolVersion": offer.unwrap_or(versions::LATEST_HANDSHAKE),
@@ -232,7 +232,10 @@ impl ClientCore {
 
     /// What is left of connect's time, or TIMEOUT once nothing is (a leg given no time would
     /// wait without a limit).
-    fn time_left(&self, deadline: Instant) -> Result<Duration> {
+    fn time_left(&self, deadline: Option<Instant>) -> Result<Duration> {
+        let Some(deadline) = deadline else {
+            return Ok(Duration::MAX);
+        };
         match deadline.checked_duration_since(Instant::now()) {
             Some(left) if !left.is_zero() => Ok(left),
             _ => Err(connect_timed_out(self.options.connect_timeout)),

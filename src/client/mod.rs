@@ -333,7 +333,8 @@ impl ClientCore {
     /// while the failed connection is reported and ended, so any callback (the log, a stderr
     /// line, a handler) may call connect on its own client.
     pub fn connect(&self) -> Result<Value> {
-        let deadline = Instant::now() + self.options.connect_timeout;
+        // `None`: a timeout too long to represent, which is none.
+        let deadline = Instant::now().checked_add(self.options.connect_timeout);
         loop {
             let failed = {
                 let mut state = self.lock();
@@ -345,7 +346,7 @@ impl ClientCore {
                         break;
                     }
                     // Another thread is connecting: its outcome is ours, within our own time.
-                    state = wait_until(&self.connect_done, state, Some(deadline))
+                    state = wait_until(&self.connect_done, state, deadline)
                         .ok_or_else(|| connect::connect_timed_out(self.options.connect_timeout))?;
                 }
                 let failure = match &state.session {
@@ -394,7 +395,7 @@ impl ClientCore {
     }
 
     /// Opens a new connection and learns its era, by `deadline`.
-    fn connect_anew(&self, deadline: Instant) -> Result<Value> {
+    fn connect_anew(&self, deadline: Option<Instant>) -> Result<Value> {
         {
             let mut state = self.lock();
             if state.closed {
