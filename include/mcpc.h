@@ -529,7 +529,9 @@ typedef void (*mcp_on_sent)(void *sent_ctx);
  * - `send_notification` for notifications (such as `notifications/cancelled`) from the
  *   library's dispatcher thread; returns false on failure.
  * - `close` once, from the thread that closes or frees the client. It must make every running
- *   `send_request` return soon; the client waits for them.
+ *   `send_request` return soon; the client waits for them 1 s at most
+ *   (`mcpc::limits::THREAD_WAIT_ON_CLOSE`), then lets them go: a call still running then
+ *   outlives close and free, and `userdata` must outlive it.
  *
  * All three are required. Strings passed in are valid during the call only.
  */
@@ -620,9 +622,13 @@ MCPC_API mcp_client *mcp_client_new_http(const char *url, const mcp_client_optio
  * Starts the server and learns its protocol era. In the default auto mode it probes with
  * `server/discover` (2026-07-28) and falls back to the `initialize` handshake (offering
  * 2025-11-25; older versions the server counters with are accepted). The result is the
- * discover or `initialize` result. Never cancelled on the wire; bounded by the connect (and
- * discover) timeouts. `mcp_client_close` from another thread ends it at any point with
- * MCP_STATUS_CLOSED.
+ * discover or `initialize` result. Never cancelled on the wire. The connect timeout
+ * (`mcp_client_options_set_connect_timeout_ms`) bounds the whole of it: the probe, a proxy
+ * tunnel, TLS, the handshake and OAuth discovery share one deadline, taken when connect
+ * starts, and it returns MCP_STATUS_TIMEOUT past it. A connect made while another is under way
+ * waits for that one's outcome within its own timeout. `mcp_client_close` from another thread
+ * ends it at any point with MCP_STATUS_CLOSED. Any callback (the log callback, a stderr line,
+ * a handler) may call it on its own client.
  *
  * Reconnecting: called again while connected, it returns the same result without I/O. When
  * the connection has failed since (`mcp_client_connection_state` says
@@ -647,26 +653,30 @@ MCPC_API mcp_result *mcp_client_connect(mcp_client *client);
  * to exit, then SIGTERM, 2 s more, then SIGKILL (its whole process group), and it is reaped;
  * the rest of its group gets up to 1 s more to end, so none of it is left when close returns
  * (even when the server had exited before). Processes the server started outside its group
- * that still hold its pipes are not waited for. Later calls return MCP_STATUS_CLOSED. Safe from any thread, more than once, and from
- * inside a callback (close does not wait for the callback it is called from). NULL is
- * accepted.
+ * that still hold its pipes are not waited for. The library's own threads get 1 s more to end,
+ * and are let go past it (one stuck in a TCP connect, or running a stderr callback that never
+ * returns). In all, close returns within 9 s (`mcpc::limits::CLOSE_BOUND`) whatever the server
+ * and the callbacks do; a callback still running then is abandoned, and what it uses (its
+ * userdata) must outlive it. Later calls return MCP_STATUS_CLOSED. Safe from any thread, more
+ * than once, and from inside a callback (close does not wait for the callback it is called
+ * from). NULL is accepted.
  *
  * # Safety
  * `client` is NULL or a live client.
  */
-MCPC_API
-void mcp_client_close(mcp_client *client);
+MCPC_API void mcp_client_close(mcp_client *client);
 
 /**
  * Closes the client if needed (see `mcp_client_close`: when free returns, no callback runs, with
- * the same 2 s bound) and frees it. NULL is accepted. No other thread may be using the client
+ * the same 2 s bound, and free returns within the same 9 s) and frees it. NULL is accepted. No other thread may be using the client
  * (close it first to end their calls, and let them return). A callback may free its own client
  * when nothing else uses it; it must not touch the client afterwards.
  *
  * # Safety
  * `client` is NULL or a client not yet freed.
  */
-MCPC_API void mcp_client_free(mcp_client *client);
+MCPC_API
+void mcp_client_free(mcp_client *client);
 
 /**
  * The server's `initialize` result (modern era: its `server/discover` result) as JSON, or
@@ -781,7 +791,10 @@ mcp_status mcp_client_options_set_capabilities(mcp_client_options *options,
 
 /**
  * The timeout of every request that sets none itself; 0 means no timeout (the default).
- * A request that times out returns MCP_STATUS_TIMEOUT and the server is told, as for a cancel.
+ * It bounds the whole request: every leg it takes (`input_required` rounds, a task's
+ * `tasks/get` polls, `tasks/update` and `tasks/result`, an authorization retry) shares one
+ * deadline taken when the request starts. A request that times out returns
+ * MCP_STATUS_TIMEOUT and the server is told, as for a cancel.
  *
  * # Safety
  * `options` is NULL or live.
@@ -789,7 +802,9 @@ mcp_status mcp_client_options_set_capabilities(mcp_client_options *options,
 MCPC_API mcp_status mcp_client_options_set_timeout_ms(mcp_client_options *options, uint64_t ms);
 
 /**
- * How long `mcp_client_connect` waits for the handshake; must be positive (default 30000).
+ * The bound of the whole of `mcp_client_connect`; must be positive (default 30000). One
+ * deadline, taken when connect starts, covers the auto mode's probe, a proxy tunnel, TLS, the
+ * handshake and OAuth discovery together; connect returns MCP_STATUS_TIMEOUT past it.
  *
  * # Safety
  * `options` is NULL or live.
@@ -882,7 +897,9 @@ mcp_status mcp_client_options_set_protocol_version(mcp_client_options *options,
                                                    const char *version);
 
 /**
- * How long the auto mode's `server/discover` probe waits (default 5000); must be positive.
+ * How long the auto mode's `server/discover` probe waits before falling back to the
+ * handshake (default 5000); must be positive. The probe's share of the connect timeout: it
+ * never makes connect take longer than that.
  *
  * # Safety
  * `options` is NULL or live.
@@ -920,8 +937,9 @@ mcp_status mcp_client_options_add_header(mcp_client_options *options,
                                          const char *value);
 
 /**
- * How long opening an HTTP connection (TCP, then TLS) may take; must be positive (default
- * 10000). A refused connection fails at once whatever this says.
+ * How long opening one HTTP connection (TCP, a proxy tunnel, then TLS) may take; must be
+ * positive (default 10000). A refused connection fails at once whatever this says. Within
+ * connect and a request it never outlasts their own timeouts, which bound them whole.
  *
  * # Safety
  * `options` is NULL or live.
@@ -1753,7 +1771,9 @@ mcp_status mcp_request_options_set_cancellation(mcp_request_options *options,
                                                 const mcp_cancellation *token);
 
 /**
- * This request's timeout in milliseconds; 0 means none, even if the client has one.
+ * This request's timeout in milliseconds; 0 means none, even if the client has one. It bounds
+ * the whole request, all its legs together (`input_required` rounds, task polls,
+ * `tasks/result`, authorization retries): MCP_STATUS_TIMEOUT past it.
  *
  * # Safety
  * `options` is NULL or live.
@@ -1771,8 +1791,8 @@ mcp_status mcp_request_options_set_reset_timeout_on_progress(mcp_request_options
                                                              bool reset);
 
 /**
- * A hard limit on the whole call, whatever progress arrives; 0 means none. Passing it cancels
- * the call like a timeout (MCP_STATUS_TIMEOUT).
+ * A hard limit on the whole call (all its legs), whatever progress arrives; 0 means none.
+ * Passing it cancels the call like a timeout (MCP_STATUS_TIMEOUT).
  *
  * # Safety
  * `options` is NULL or live.

@@ -118,7 +118,7 @@ HOSTILE = [
      ["tests/hostile_writes.rs"], [], ["stdio, a 4 MiB request", "stdio, a call behind a 4 MiB"]),
     ("2", "a line with no newline fails the pending calls once it passes the limit",
      ["tests/endless_line.rs"], [], ["stdio, a server writing an endless line"]),
-    ("3", "every callback kind may make a request, cancel a call and close the client",
+    ("3", "every callback kind may make a request, cancel a call, close and connect the client",
      ["tests/callbacks_reentry.rs"], [], []),
     ("4", "close and free are bounded whatever descendants hold the pipes",
      ["tests/descendants.rs::close_and_free_return_in_bounded_time_while_a_detached_descendant"
@@ -247,6 +247,13 @@ PROMISES = [
     ("a listen's cancel reaches the server (stdio: notifications/cancelled; HTTP: its stream closed)",
      ["tests/listen.rs::modern_stdio_listen_hears_what_it_asked_and_the_cancel_reaches_the_server",
       "tests/listen.rs::modern_http_listen_hears_what_it_asked_and_the_cancel_closes_its_stream"], []),
+    # issue 36, items 3 and 4
+    ("the connect timeout bounds the whole of connect (silent stdio and HTTP servers, a silent "
+     "proxy tunnel; auto, legacy and modern modes), a request's timeout all its input rounds",
+     ["tests/connect_deadline.rs"], ["connect_deadline:"]),
+    ("close and free return within limits::CLOSE_BOUND (8 s) whatever servers and callbacks do; "
+     "a log or stderr callback may connect during a reconnect",
+     ["tests/close_bound.rs"], ["close_bound:"]),
 ]
 
 

@@ -5,11 +5,12 @@
 //! - [`wait`] and [`wait_until`] wait on a condition variable, without a limit or until a
 //!   deadline, with the same tolerance.
 //! - [`spawn`] starts a named library thread behind the panic guard.
+//! - [`join_until`] joins one within close's bound, and lets it go past it.
 
 use crate::error::{Error, Result};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Starts a library thread called `name` that runs `body` behind the panic guard: if `body`
 /// panics, `on_panic` gets the INTERNAL_ERROR on that thread, to end what it leaves pending.
@@ -20,6 +21,27 @@ pub(crate) fn spawn(
 ) -> Result<JoinHandle<()>> {
     crate::panic_guard::spawn(name, body, on_panic)
         .map_err(|e| Error::transport(format!("cannot start the {name} thread: {e}")))
+}
+
+/// Joins `thread` if it ends by `deadline`; past it the thread is let go (it is stuck in a host
+/// callback or a system call and ends on its own later, holding only what it owns). Never joins
+/// the current thread (a callback may close its client from one of ours). Returns whether the
+/// thread was joined.
+pub(crate) fn join_until(thread: JoinHandle<()>, deadline: Instant) -> bool {
+    if thread.thread().id() == std::thread::current().id() {
+        return false;
+    }
+    // Close is no hot path: look often at first (threads mostly end at once), then less.
+    let mut pause = Duration::from_micros(100);
+    while !thread.is_finished() {
+        let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+            return false;
+        };
+        std::thread::sleep(pause.min(left));
+        pause = (pause * 2).min(Duration::from_millis(10));
+    }
+    let _ = thread.join();
+    true
 }
 
 /// Locks `mutex`, also when a panicking thread poisoned it.
@@ -72,6 +94,20 @@ mod tests {
         .join();
         assert!(mutex.is_poisoned());
         assert_eq!(*lock(&mutex), 1);
+    }
+
+    #[test]
+    fn join_until_joins_a_thread_that_ends_and_lets_one_that_does_not_go() {
+        let ended = std::thread::spawn(|| ());
+        assert!(join_until(ended, Instant::now() + Duration::from_secs(10)));
+        let (release, released) = crossbeam_channel::bounded::<()>(0);
+        let stuck = std::thread::spawn(move || {
+            let _ = released.recv();
+        });
+        let start = Instant::now();
+        assert!(!join_until(stuck, start + Duration::from_millis(50)));
+        assert!(start.elapsed() < Duration::from_secs(5));
+        drop(release);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Every kind of host callback may call back into its own client: make a request, cancel
-//! another call, close the client. None of them runs on a thread that holds the read slot or a
+//! another call, close the client, connect it. None of them runs on a thread that holds the read slot or a
 //! library lock, so none of these deadlocks (issue 13, item 3).
 
 mod common;
@@ -26,6 +26,8 @@ enum Kind {
     Log,
     Stderr,
     Handler(&'static str),
+    /// A modern-era `input_required` round's handler (on the caller's thread).
+    InputHandler,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -33,6 +35,7 @@ enum Action {
     Ping,
     Cancel,
     Close,
+    Connect,
 }
 
 /// What the callback does, once, and where it reports.
@@ -58,9 +61,9 @@ impl Reentry {
             return;
         };
         let outcome = match self.action {
-            Action::Ping => match client.ping(&RequestOptions::default()) {
+            Action::Ping => match a_request(&client) {
                 Ok(_) => "ok".to_owned(),
-                Err(e) => format!("ping failed: {e}"),
+                Err(e) => format!("the request failed: {e}"),
             },
             Action::Cancel => match self.other.cancel(Some("from a callback")) {
                 true => "ok".to_owned(),
@@ -70,6 +73,10 @@ impl Reentry {
                 client.close();
                 "ok".to_owned()
             }
+            Action::Connect => match client.connect() {
+                Ok(_) => "ok".to_owned(),
+                Err(e) => format!("connect failed: {e}"),
+            },
         };
         let _ = self.report.send(outcome);
     }
@@ -91,7 +98,11 @@ fn options(kind: Kind, reentry: &Arc<Reentry>) -> (ClientOptions, RequestOptions
         Kind::Notification => callbacks.on_notification = Some(Arc::new(move |_, _| r.act())),
         Kind::Log => callbacks.on_log = Some(Arc::new(move |_, _| r.act())),
         Kind::Stderr => {}
-        Kind::Handler(method) => {
+        Kind::Handler(_) | Kind::InputHandler => {
+            let method = match kind {
+                Kind::Handler(method) => method,
+                _ => "elicitation/create",
+            };
             let handler: RequestHandler =
                 Arc::new(move |_: &ServerRequest| -> Result<Value, HandlerError> {
                     r.act();
@@ -135,6 +146,7 @@ fn trigger(kind: Kind) -> (&'static str, Value) {
         Kind::Log => ("noise", json!({})),
         Kind::Stderr => ("echo", json!({"text": "hi"})),
         Kind::Handler(method) => ("ask_client", json!({"method": method, "params": {}})),
+        Kind::InputHandler => ("confirm", json!({})),
     }
 }
 
@@ -154,7 +166,11 @@ fn exercise(kind: Kind, action: Action) {
         .filter(char::is_ascii_alphanumeric)
         .collect();
     let log = log_path(&name);
-    let mut config = config(&["--log", log.to_str().unwrap(), "--stderr-every-request"]);
+    let mut args = vec!["--log", log.to_str().unwrap(), "--stderr-every-request"];
+    if let Kind::InputHandler = kind {
+        args.push("--modern");
+    }
+    let mut config = config(&args);
     if let Kind::Stderr = kind {
         let r = reentry.clone();
         config.stderr = StderrMode::Callback(Arc::new(move |_| r.act()));
@@ -194,17 +210,16 @@ fn exercise(kind: Kind, action: Action) {
     assert_eq!(outcome, "ok", "{what}");
     let triggered = join_within(caller, &what);
     match action {
-        Action::Ping | Action::Cancel => {
+        Action::Ping | Action::Cancel | Action::Connect => {
             triggered.unwrap_or_else(|e| panic!("{what}: the triggering call failed: {e}"));
-            client
-                .ping(&RequestOptions::default())
+            a_request(&client)
                 .unwrap_or_else(|e| panic!("{what}: the client is unusable after: {e}"));
         }
         Action::Close => {
             if let Err(e) = triggered {
                 assert_eq!(e.status, Status::Closed, "{what}: {e}");
             }
-            let after = client.ping(&RequestOptions::default()).unwrap_err();
+            let after = a_request(&client).unwrap_err();
             assert_eq!(after.status, Status::Closed, "{what}");
         }
     }
@@ -214,6 +229,12 @@ fn exercise(kind: Kind, action: Action) {
     }
     assert!(start.elapsed() < BOUND, "{what}: {:?}", start.elapsed());
     client.close();
+}
+
+/// A request both eras answer (a modern server has no `ping`).
+fn a_request(client: &Client) -> mcpc::Result<Value> {
+    let args = json!({"text": "again"});
+    client.call_tool("echo", Some(args), &RequestOptions::default())
 }
 
 fn join_within<T: Send + 'static>(thread: std::thread::JoinHandle<T>, what: &str) -> T {
@@ -226,7 +247,7 @@ fn join_within<T: Send + 'static>(thread: std::thread::JoinHandle<T>, what: &str
 }
 
 fn every_action(kind: Kind) {
-    for action in [Action::Ping, Action::Cancel, Action::Close] {
+    for action in [Action::Ping, Action::Cancel, Action::Close, Action::Connect] {
         exercise(kind, action);
     }
 }
@@ -253,6 +274,11 @@ fn notification_callbacks_may_call_the_client() {
 #[test]
 fn the_stderr_callback_may_call_the_client() {
     every_action(Kind::Stderr);
+}
+
+#[test]
+fn input_required_handlers_may_call_the_client() {
+    every_action(Kind::InputHandler);
 }
 
 #[test]

@@ -101,7 +101,8 @@ func WithProtocolVersion(version string) Option {
 	})
 }
 
-// WithTimeout bounds every request (0: no timeout, the default). A request that times out
+// WithTimeout bounds every request (0: no timeout, the default), all its legs together
+// (input rounds, task polls, tasks/result). A request that times out
 // fails with StatusTimeout and the server is told, as for a cancel. A context deadline does
 // the same for one call.
 func WithTimeout(d time.Duration) Option {
@@ -110,7 +111,8 @@ func WithTimeout(d time.Duration) Option {
 	})
 }
 
-// WithConnectTimeout bounds the handshake (default 30 s).
+// WithConnectTimeout bounds the whole of Connect (default 30 s): the probe, a proxy tunnel,
+// TLS, the handshake and OAuth discovery share one deadline.
 func WithConnectTimeout(d time.Duration) Option {
 	return withSetter("connect timeout", func(o *C.mcp_client_options) C.mcp_status {
 		return C.mcp_client_options_set_connect_timeout_ms(o, millis(d))

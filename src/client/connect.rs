@@ -13,7 +13,7 @@ use crate::handlers::LogLevel;
 use crate::protocol::envelope::Envelope;
 use crate::protocol::{methods, versions};
 use serde_json::{json, Value};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Which protocol era to speak (the C API's `mcp_connect_mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -39,7 +39,12 @@ enum ProbeFailure {
 pub(super) const UNSUPPORTED_VERSION: i64 = -32022;
 
 impl ClientCore {
-    pub(super) fn negotiate(&self, connection: &Connection) -> Result<Negotiated> {
+    /// Learns the era within `deadline` (the end of connect's time; `None`: no end).
+    pub(super) fn negotiate(
+        &self,
+        connection: &Connection,
+        deadline: Option<Instant>,
+    ) -> Result<Negotiated> {
         let pinned = self.options.protocol_version.as_deref();
         if let Some(v) = pinned {
             versions::check_supported(v)?;
@@ -56,7 +61,7 @@ impl ClientCore {
                     "the HTTP+SSE transport has only the initialize handshake (2025-11-25 and \
                      older); use the legacy or auto mode and no modern protocol version",
                 )),
-                _ => self.handshake(connection, handshake_pin),
+                _ => self.handshake(connection, handshake_pin, deadline),
             };
         }
         match self.options.mode {
@@ -64,33 +69,36 @@ impl ClientCore {
                 "protocol version {:?} cannot be negotiated through the legacy initialize handshake; use the modern or auto mode",
                 pinned.unwrap_or_default()
             ))),
-            ConnectMode::Legacy => self.handshake(connection, handshake_pin),
+            ConnectMode::Legacy => self.handshake(connection, handshake_pin, deadline),
             ConnectMode::Modern if handshake_pin.is_some() => Err(Error::invalid(format!(
                 "protocol version {:?} is not a modern protocol version",
                 pinned.unwrap_or_default()
             ))),
             ConnectMode::Modern => {
                 let version = modern_pin.unwrap_or(versions::LATEST_MODERN);
-                self.discover_era(connection, version, self.options.connect_timeout)
+                self.discover_era(connection, version, self.time_left(deadline)?)
                     .map_err(|failure| match failure {
                         ProbeFailure::NotModern(e) | ProbeFailure::Fatal(e) => e,
                     })
             }
             // An explicit handshake version pins the handshake: no probe.
-            ConnectMode::Auto if handshake_pin.is_some() => self.handshake(connection, handshake_pin),
+            ConnectMode::Auto if handshake_pin.is_some() => {
+                self.handshake(connection, handshake_pin, deadline)
+            }
             ConnectMode::Auto => {
                 let version = modern_pin.unwrap_or(versions::LATEST_MODERN);
-                match self.discover_era(connection, version, self.options.discover_timeout) {
+                let probe = self.time_left(deadline)?.min(self.options.discover_timeout);
+                match self.discover_era(connection, version, probe) {
                     Ok(negotiated) => Ok(negotiated),
                     Err(ProbeFailure::NotModern(e)) if modern_pin.is_none() => {
                         // Queued: this thread holds the connect lock, and the callback may call connect.
                         connection.log(LogLevel::Info, &format!("{e}; using the initialize handshake"));
-                        match self.handshake(connection, None) {
+                        match self.handshake(connection, None, deadline) {
                             // A slow modern server (the probe timed out while it started) refuses
                             // `initialize` naming its modern versions: it is modern after all.
                             Err(e) if refuses_handshake_for_modern(&e) => {
                                 connection.log(LogLevel::Info, "initialize refused for a modern version; using server/discover");
-                                let timeout = self.options.connect_timeout;
+                                let timeout = self.time_left(deadline)?;
                                 self.discover_era(connection, version, timeout).map_err(|failure| match failure {
                                     ProbeFailure::NotModern(e) | ProbeFailure::Fatal(e) => e,
                                 })
@@ -183,14 +191,19 @@ impl ClientCore {
     }
 
     /// The handshake era: `initialize`, then `notifications/initialized`.
-    fn handshake(&self, connection: &Connection, offer: Option<&str>) -> Result<Negotiated> {
+    fn handshake(
+        &self,
+        connection: &Connection,
+        offer: Option<&str>,
+        deadline: Option<Instant>,
+    ) -> Result<Negotiated> {
         let params = json!({
             "protocolVersion": offer.unwrap_or(versions::LATEST_HANDSHAKE),
             "capabilities": self.capabilities(),
             "clientInfo": self.options.client_info,
         });
         let opts = CallOptions {
-            timeout: Some(self.options.connect_timeout),
+            timeout: Some(self.time_left(deadline)?),
             cancel_on_wire: false,
             ..CallOptions::default()
         };
@@ -227,6 +240,18 @@ impl ClientCore {
         })
     }
 
+    /// What is left of connect's time, or TIMEOUT once nothing is (a leg given no time would
+    /// wait without a limit).
+    fn time_left(&self, deadline: Option<Instant>) -> Result<Duration> {
+        let Some(deadline) = deadline else {
+            return Ok(Duration::MAX);
+        };
+        match deadline.checked_duration_since(Instant::now()) {
+            Some(left) if !left.is_zero() => Ok(left),
+            _ => Err(connect_timed_out(self.options.connect_timeout)),
+        }
+    }
+
     pub(super) fn envelope(&self, version: &str) -> Envelope {
         Envelope::new(
             version,
@@ -253,6 +278,17 @@ pub(super) fn supported_versions(list: Option<&Value>) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// TIMEOUT: connect as a whole took its whole timeout.
+pub(super) fn connect_timed_out(timeout: Duration) -> Error {
+    Error::new(
+        Status::Timeout,
+        format!(
+            "connect timed out after {} ms (the connect timeout bounds the whole of connect)",
+            timeout.as_millis()
+        ),
+    )
 }
 
 fn no_mutual_version(supported: &[String]) -> Error {

@@ -24,7 +24,7 @@ use crate::engine::{Connection, CALLBACK_WAIT_ON_CLOSE};
 use crate::error::{Error, Result, Status};
 use crate::handlers::{Callbacks, LogLevel, ProgressHandler};
 use crate::protocol::envelope::{self, Envelope};
-use crate::sync::{lock, wait};
+use crate::sync::{lock, wait_until};
 use crate::transport::custom::{BlockingTransport, CustomTransport};
 use crate::transport::http::{HttpConfig, HttpTransport, TransportMemory};
 use crate::transport::stdio::{StderrMode, StdioConfig, StdioTransport};
@@ -55,15 +55,18 @@ pub struct ClientOptions {
     /// a modern version is never downgraded.
     pub protocol_version: Option<String>,
     /// How long the auto mode's `server/discover` probe waits before deciding the server is
-    /// of the handshake era.
+    /// of the handshake era: its share of `connect_timeout`, never more.
     pub discover_timeout: Duration,
     /// How many `input_required` rounds one call may take (SEP-2322).
     pub input_required_max_rounds: u32,
     /// Callbacks for notifications and progress, handlers for server requests, the log.
     pub callbacks: Callbacks,
-    /// The timeout for every request that does not set its own. `None`: no timeout.
+    /// The timeout for every request that does not set its own. `None`: no timeout. It bounds
+    /// the whole request: all its legs (input rounds, task polls, `tasks/result`) share one
+    /// deadline taken when it starts.
     pub timeout: Option<Duration>,
-    /// How long `connect` waits for the server's `initialize` answer.
+    /// The bound of the whole of `connect`: the probe, a proxy tunnel, TLS, the handshake and
+    /// OAuth discovery share one deadline, taken when connect starts (TIMEOUT past it).
     pub connect_timeout: Duration,
     /// The most pages an all-pages call (`tools`, `resources`...) will fetch.
     pub max_pages: usize,
@@ -103,7 +106,8 @@ impl Default for ClientOptions {
 pub struct RequestOptions {
     /// Cancelling this token from any thread ends the call with CANCELLED.
     pub cancellation: Option<CancellationToken>,
-    /// Overrides the client's timeout for this request; `Some(Duration::ZERO)` means none.
+    /// Overrides the client's timeout for this request; `Some(Duration::ZERO)` means none. It
+    /// bounds all the request's legs together.
     pub timeout: Option<Duration>,
     /// Sent as `params._meta.progressToken`. When unset but `on_progress` is set, the library
     /// makes a token unique on the connection.
@@ -176,8 +180,8 @@ pub struct ClientCore {
     next_progress_token: AtomicU64,
     open_transport: Box<TransportFactory>,
     state: Mutex<State>,
-    /// Serializes `connect` calls.
-    connecting: Mutex<()>,
+    /// Signalled when a connect ends (see `State::connecting`), and on close.
+    connect_done: Condvar,
     /// Every host callback passes through it; `close` shuts it.
     gate: Arc<Gate>,
     /// Signalled when a connection has finished opening (see `State::opening`).
@@ -200,7 +204,7 @@ struct State {
     /// The current connection; it stays after it failed (for its stderr tail, pid and
     /// server info) until `connect` replaces it.
     session: Option<Arc<Session>>,
-    /// A `connect` is under way.
+    /// A `connect` is making a new connection; other connects wait for its outcome.
     connecting: bool,
     /// The connection while its handshake runs, so `close` can end it.
     handshaking: Option<Arc<Connection>>,
@@ -208,6 +212,8 @@ struct State {
     /// that short step to end, so it can end the new connection itself, the way it ends one
     /// in its handshake, and `connect` returns CLOSED at once.
     opening: bool,
+    /// Closes waiting for the opening to end (each gives up at its deadline).
+    closers_waiting: usize,
     /// The server ended the session (HTTP): the next `connect` opens a new one.
     expired: bool,
     closed: bool,
@@ -304,7 +310,7 @@ impl Client {
                 next_progress_token: AtomicU64::new(1),
                 open_transport: Box::new(factory),
                 state: Mutex::default(),
-                connecting: Mutex::new(()),
+                connect_done: Condvar::new(),
                 opened: Condvar::new(),
                 gate,
                 completer: Completer::default(),
@@ -326,47 +332,75 @@ impl ClientCore {
     /// (the server is started again, a new session is opened), says so to the log callback,
     /// and returns the new server's result. A `close` from another thread ends a connect at
     /// any point with CLOSED.
+    ///
+    /// `connect_timeout` bounds the whole of it. A connect made while another makes a new
+    /// connection waits for that one's outcome, within its own timeout. No lock of ours is held
+    /// while the failed connection is reported and ended, so any callback (the log, a stderr
+    /// line, a handler) may call connect on its own client.
     pub fn connect(&self) -> Result<Value> {
-        let _one_at_a_time = lock(&self.connecting);
-        let failed = {
-            let mut state = self.lock();
-            if state.closed {
-                return Err(closed_error());
-            }
-            let failure = match &state.session {
-                Some(session) => match session.connection.failure() {
-                    None => return Ok(session.server_info.clone()),
-                    Some(failure) => Some(failure),
-                },
-                None if state.expired => Some(Error::new(
-                    Status::SessionExpired,
-                    "the server ended the session",
-                )),
-                None => None,
+        // `None`: a timeout too long to represent, which is none.
+        let deadline = Instant::now().checked_add(self.options.connect_timeout);
+        loop {
+            let failed = {
+                let mut state = self.lock();
+                loop {
+                    if state.closed {
+                        return Err(closed_error());
+                    }
+                    if !state.connecting {
+                        break;
+                    }
+                    // Another thread is connecting: its outcome is ours, within our own time.
+                    state = wait_until(&self.connect_done, state, deadline)
+                        .ok_or_else(|| connect::connect_timed_out(self.options.connect_timeout))?;
+                }
+                let failure = match &state.session {
+                    Some(session) => match session.connection.failure() {
+                        None => return Ok(session.server_info.clone()),
+                        Some(failure) => Some(failure),
+                    },
+                    None if state.expired => Some(Error::new(
+                        Status::SessionExpired,
+                        "the server ended the session",
+                    )),
+                    None => None,
+                };
+                state.expired = false;
+                match failure {
+                    Some(failure) => (failure, state.session.take()),
+                    None => {
+                        state.connecting = true;
+                        break;
+                    }
+                }
             };
-            state.connecting = true;
-            state.expired = false;
-            failure.map(|failure| (failure, state.session.take()))
-        };
-        let outcome = self.connect_anew(failed);
+            // The failed connection is retired before connecting, with no lock of ours held:
+            // the log callback and the old connection's own callbacks (a stderr line) may call
+            // connect, and the first to find no connection makes the new one.
+            self.retire(failed);
+        }
+        let outcome = self.connect_anew(deadline);
         self.lock().connecting = false;
+        self.connect_done.notify_all();
         outcome
     }
 
-    /// Replaces a failed connection (if any) by a new one.
-    fn connect_anew(&self, failed: Option<(Error, Option<Arc<Session>>)>) -> Result<Value> {
-        if let Some((failure, old)) = failed {
-            self.log(
-                LogLevel::Info,
-                &format!(
-                    "the connection had failed ({}); connecting again",
-                    failure.message
-                ),
-            );
-            if let Some(old) = old {
-                old.connection.close(failure);
-            }
+    /// Says a connection failed and ends it, before a new one is made.
+    fn retire(&self, (failure, old): (Error, Option<Arc<Session>>)) {
+        self.log(
+            LogLevel::Info,
+            &format!(
+                "the connection had failed ({}); connecting again",
+                failure.message
+            ),
+        );
+        if let Some(old) = old {
+            old.connection.close(failure);
         }
+    }
+
+    /// Opens a new connection and learns its era, by `deadline`.
+    fn connect_anew(&self, deadline: Option<Instant>) -> Result<Value> {
         {
             let mut state = self.lock();
             if state.closed {
@@ -400,14 +434,20 @@ impl ClientCore {
                 Err(_) if state.closed => return Err(closed_error()),
                 Err(error) => return Err(error),
             };
-            // A close that came meanwhile waits for this, then ends the connection itself.
+            if state.closed && state.closers_waiting == 0 {
+                // The close gave up waiting for the opening: the connection is ours to end.
+                drop(state);
+                connection.close(closed_error());
+                return Err(closed_error());
+            }
+            // A close waiting for the opening, or one that comes later, takes it and ends it.
             state.handshaking = Some(connection.clone());
             if state.closed {
                 return Err(closed_error());
             }
             connection
         };
-        let handshake = self.negotiate(&connection);
+        let handshake = self.negotiate(&connection, deadline);
         let mut state = self.lock();
         state.handshaking = None;
         match handshake {
@@ -446,18 +486,36 @@ impl ClientCore {
     /// callback still running is left running (logged). Then the server's stdin is closed, and
     /// it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL to its process group, whose
     /// last processes get up to 1 s to end, so none is left when close returns; processes it
-    /// started outside its process group that still hold its pipes are not waited for. Later calls return
-    /// CLOSED. Safe from any thread, more than once, and from inside a callback (which close
-    /// does not wait for).
+    /// started outside its process group that still hold its pipes are not waited for. The
+    /// connection's own threads get [`limits::THREAD_WAIT_ON_CLOSE`] to end and are let go past
+    /// it. In all, close (and dropping the client) returns within [`limits::CLOSE_BOUND`]
+    /// whatever servers and callbacks do; a callback still running then is abandoned, so what it
+    /// uses must outlive it. Later calls return CLOSED. Safe from any thread, more than once, and
+    /// from inside a callback (which close does not wait for).
+    ///
+    /// [`limits::THREAD_WAIT_ON_CLOSE`]: crate::limits::THREAD_WAIT_ON_CLOSE
+    /// [`limits::CLOSE_BOUND`]: crate::limits::CLOSE_BOUND
     pub fn close(&self) {
+        // What close waits for before shutting the transport down shares this deadline.
+        let deadline = Instant::now() + CALLBACK_WAIT_ON_CLOSE;
         let (session, handshaking) = {
             let mut state = self.lock();
             state.closed = true;
+            self.connect_done.notify_all();
             // Opening a connection is short (a process and threads started, nothing awaited
-            // from the server): wait for it, to end that connection here.
+            // from the server): wait for it, to end that connection here. Should it not end
+            // by the deadline, the connect ends the connection itself once it has it.
+            state.closers_waiting += 1;
             while state.opening {
-                state = wait(&self.opened, state);
+                match wait_until(&self.opened, state, Some(deadline)) {
+                    Some(next) => state = next,
+                    None => {
+                        state = self.lock();
+                        break;
+                    }
+                }
             }
+            state.closers_waiting -= 1;
             (state.session.take(), state.handshaking.take())
         };
         // Calls waiting between requests (a task's next poll, an input round's pause, a
@@ -465,7 +523,6 @@ impl ClientCore {
         self.changes.close();
         // The tasks/cancel of a call cancelled just before is let through (as queued cancel
         // notices are), within the bound close keeps.
-        let deadline = Instant::now() + CALLBACK_WAIT_ON_CLOSE;
         self.task_cancels.wait_until(deadline);
         let error = closed_error();
         let connections: Vec<Arc<Connection>> = handshaking

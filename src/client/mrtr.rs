@@ -2,10 +2,15 @@
 //! answer `input_required`. We answer each input request through the host's handlers and send
 //! the original params again, under a fresh id and the same token, with `inputResponses` and
 //! the `requestState` echoed unchanged, until the result is final or the rounds run out.
+//!
+//! The request's timeout bounds the whole exchange, not each leg: its deadline is taken when the
+//! call starts and every leg gets what is left of it (with `reset_timeout_on_progress`, each leg
+//! keeps the timeout as a bound on silence and `max_total_timeout` bounds them all).
 
-use super::operation::{on_ok, Step};
+use super::operation::Step;
 use super::{closed_error, ClientCore, RequestOptions};
 use crate::cancellation::CancellationToken;
+use crate::engine::timeout_error;
 use crate::error::{Error, Status};
 use crate::handlers::ServerRequest;
 use crate::protocol::params::Params;
@@ -58,24 +63,40 @@ impl ClientCore {
         let rounds = Rounds {
             method,
             params,
+            deadline: Deadline::start(opts, self.options.timeout),
             opts: opts.clone(),
             done: 0,
             backoff: FIRST_BACKOFF,
         };
-        self.leg(rounds, leg, opts)
+        self.leg(rounds, leg)
     }
 
-    /// One leg, then the next round if the server still needs input. `opts` are the rounds'
-    /// own (borrowed apart, as `rounds` moves into the continuation).
-    fn leg(self: &Arc<Self>, rounds: Rounds, leg: Arc<Params>, opts: &RequestOptions) -> Step {
+    /// One leg, under what is left of the call's time, then the next round if the server still
+    /// needs input.
+    fn leg(self: &Arc<Self>, rounds: Rounds, leg: Arc<Params>) -> Step {
+        // The first leg starts with the call: its own timeout is the call's.
+        let opts = match rounds.done {
+            0 => rounds.opts.clone(),
+            _ => match rounds.deadline.leg_options(&rounds.opts) {
+                Ok(opts) => opts,
+                Err(error) => return Step::Done(Err(error)),
+            },
+        };
         let core = self.clone();
         let method = rounds.method;
-        let next = on_ok(move |result| match is_input_required(&result) {
-            false => Step::Done(Ok(result)),
-            // The input handlers are host code.
-            true => Step::defer(move || core.next_round(rounds, result.into_value())),
-        });
-        self.raw_then(method.into(), Some(leg), opts, next)
+        let reason = rounds.deadline.reason.clone();
+        let next = move |result: crate::error::Result<_>| match result {
+            Ok(result) if is_input_required(&result) => {
+                // The input handlers are host code.
+                Step::defer(move || core.next_round(rounds, result.into_value()))
+            }
+            // A later leg's timeout is the call's: say it as the call's.
+            Err(e) if e.status == Status::Timeout && !reason.is_empty() => {
+                Step::Done(Err(timeout_error(e.request_id, Some(reason))))
+            }
+            other => Step::Done(other),
+        };
+        self.raw_then(method.into(), Some(leg), &opts, next)
     }
 
     /// The server still needs input: answer it and send the next leg (or give up).
@@ -115,24 +136,21 @@ impl ClientCore {
         }
         if !requests.is_empty() {
             rounds.backoff = FIRST_BACKOFF;
-            let opts = rounds.opts.clone();
-            return core.leg(rounds, Arc::new(leg), &opts);
+            return core.leg(rounds, Arc::new(leg));
         }
-        // A state-only leg (load shedding) waits before retrying.
-        let until = Instant::now() + rounds.backoff;
+        // A state-only leg (load shedding) waits before retrying, never past the call's end.
+        let until = rounds.deadline.clip(Instant::now() + rounds.backoff);
         rounds.backoff = (rounds.backoff * 2).min(MAX_BACKOFF);
         Step::Pause {
             until,
             cancellation: rounds.opts.cancellation.clone(),
             changes: core.changes.clone(),
-            then: Box::new(move || {
-                let opts = rounds.opts.clone();
-                core.leg(rounds, Arc::new(leg), &opts)
-            }),
+            then: Box::new(move || core.leg(rounds, Arc::new(leg))),
         }
     }
 
-    /// Runs the handler of each input request; the error says which one could not be answered.
+    /// Runs the handler of each input request (on this thread, which holds no lock of ours);
+    /// the error says which one could not be answered.
     pub(super) fn answer_inputs(
         &self,
         method: &str,
@@ -178,7 +196,12 @@ impl ClientCore {
                 params: &params,
                 cancellation,
             };
-            match handler(&request) {
+            // Through the gate, like every host callback: close waits for it (within its
+            // bound) and none starts once the client is closed.
+            let Some(answered) = self.gate.run(|| handler(&request)) else {
+                return Err(format!("{method}: the client is closed"));
+            };
+            match answered {
                 Ok(answer) => {
                     responses.insert(key.clone(), answer);
                 }
@@ -200,6 +223,80 @@ struct Rounds {
     /// The original params, sent again each round.
     params: Arc<Params>,
     opts: RequestOptions,
+    deadline: Deadline,
     done: u32,
     backoff: Duration,
+}
+
+/// When the whole exchange ends: its start plus the request's timeout (unless progress restarts
+/// it), or plus its `max_total_timeout`, whichever comes first.
+struct Deadline {
+    at: Option<Instant>,
+    /// The timeout restarts on progress: each leg keeps it, and `at` is the maximum's.
+    per_leg_timeout: bool,
+    /// What the timeout message names.
+    reason: String,
+}
+
+impl Deadline {
+    fn start(opts: &RequestOptions, client_timeout: Option<Duration>) -> Deadline {
+        let start = Instant::now();
+        let timeout = match opts.timeout.or(client_timeout) {
+            Some(Duration::ZERO) => None,
+            other => other,
+        };
+        let per_leg_timeout = opts.reset_timeout_on_progress;
+        let by_timeout = timeout
+            .filter(|_| !per_leg_timeout)
+            .and_then(|t| start.checked_add(t));
+        let by_max = opts.max_total_timeout.and_then(|t| start.checked_add(t));
+        let (at, reason) = match (by_timeout, by_max) {
+            (Some(t), Some(m)) if m < t => (Some(m), exceeded(opts.max_total_timeout)),
+            (Some(t), _) => (Some(t), timed_out(timeout)),
+            (None, Some(m)) => (Some(m), exceeded(opts.max_total_timeout)),
+            (None, None) => (None, String::new()),
+        };
+        Deadline {
+            at,
+            per_leg_timeout,
+            reason,
+        }
+    }
+
+    /// The options of the next leg: the call's, with what is left of its time; TIMEOUT when
+    /// nothing is.
+    fn leg_options(&self, opts: &RequestOptions) -> Result<RequestOptions, Error> {
+        let Some(at) = self.at else {
+            return Ok(opts.clone());
+        };
+        let left = match at.checked_duration_since(Instant::now()) {
+            Some(left) if !left.is_zero() => left,
+            _ => return Err(timeout_error(None, Some(self.reason.clone()))),
+        };
+        let mut leg = opts.clone();
+        match self.per_leg_timeout {
+            true => leg.max_total_timeout = Some(left),
+            false => leg.timeout = Some(left),
+        }
+        Ok(leg)
+    }
+
+    /// `until`, or the call's end if that comes first.
+    fn clip(&self, until: Instant) -> Instant {
+        self.at.map_or(until, |at| at.min(until))
+    }
+}
+
+fn timed_out(timeout: Option<Duration>) -> String {
+    format!(
+        "timed out after {} ms",
+        timeout.unwrap_or_default().as_millis()
+    )
+}
+
+fn exceeded(max: Option<Duration>) -> String {
+    format!(
+        "exceeded the maximum of {} ms",
+        max.unwrap_or_default().as_millis()
+    )
 }

@@ -48,9 +48,6 @@ pub use crate::client::cache::MAX_CACHED_PAGES;
 /// is.
 pub use crate::client::cache::MAX_CACHED_BYTES;
 
-/// How long close waits for callbacks already queued and those running to return.
-pub use super::CALLBACK_WAIT_ON_CLOSE;
-
 /// The most bytes read from one answer of an OAuth authorization server (metadata, a
 /// registration, tokens). Past it the flow stops with UNAUTHORIZED naming the limit.
 pub const MAX_OAUTH_ANSWER_BYTES: usize = crate::auth::ANSWER_LIMIT;
@@ -68,3 +65,26 @@ pub const MAX_OAUTH_TOKEN_BYTES: usize = crate::auth::TOKEN_LIMIT;
 /// the server asks: one task is polled at most 50 times a second. A server's longer interval
 /// is honoured (up to 60 s); without one, polls back off from 50 ms to 1 s.
 pub const MIN_TASK_POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// How long close waits for callbacks already queued and those running to return, for
+/// started requests' completions, and for queued cancel notices to be written.
+pub use super::CALLBACK_WAIT_ON_CLOSE;
+
+/// How long close waits, after the transport is shut down, for each of the connection's own
+/// threads (dispatcher, stdio reader and stderr, HTTP watchdog) to end; one still running then
+/// (a stderr callback that never returns, a write stuck in a TCP connect) is let go.
+pub const THREAD_WAIT_ON_CLOSE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The most `close` (or `free`, or dropping a client) takes, whatever servers and host
+/// callbacks do: the callbacks' wait, a stdio server's two grace periods to exit (after its
+/// stdin closes, after SIGTERM; then SIGKILL), the wait for the rest of its process group to end,
+/// the threads' wait, and a margin. A callback that
+/// has not returned by then is abandoned: it goes on running, so what it uses (its userdata)
+/// must outlive it.
+pub const CLOSE_BOUND: std::time::Duration = std::time::Duration::from_secs(
+    CALLBACK_WAIT_ON_CLOSE.as_secs()
+        + 2 * crate::transport::stdio::CLOSE_GRACE.as_secs()
+        + crate::transport::child::GROUP_EXIT_WAIT.as_secs()
+        + THREAD_WAIT_ON_CLOSE.as_secs()
+        + 1,
+);

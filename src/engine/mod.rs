@@ -36,7 +36,7 @@ use crate::protocol::envelope::Envelope;
 use crate::protocol::jsonrpc;
 use crate::protocol::params::Params;
 use crate::protocol::reply::Reply;
-use crate::sync::{lock, spawn};
+use crate::sync::{join_until, lock, spawn};
 use crate::transport::{Inbound, OutgoingRequest, SendBoundary, Transport, WireCancel};
 use answers::AnswerReceiver;
 use call::{Call, Notify, Outcome, Outgoing};
@@ -52,8 +52,6 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use timeout::Timeout;
 
-/// How long close waits for queued cancel notices to be written.
-const DRAIN_ON_CLOSE: Duration = Duration::from_secs(2);
 /// How long close waits for host callbacks still running to return (the callback gate).
 pub const CALLBACK_WAIT_ON_CLOSE: Duration = Duration::from_secs(2);
 
@@ -405,22 +403,27 @@ impl Connection {
         self.close_by(error, Instant::now() + CALLBACK_WAIT_ON_CLOSE);
     }
 
-    /// As `close`, waiting for the callback thread to end until `callbacks_deadline` only.
-    pub fn close_by(&self, error: Error, callbacks_deadline: Instant) {
+    /// As `close`, with `deadline` the end of close's wait for queued cancel notices and
+    /// callbacks (the client's close shares it with everything it waits for first).
+    pub fn close_by(&self, error: Error, deadline: Instant) {
         if self.closed.swap(true, Ordering::AcqRel) {
             return;
         }
         self.router.fail_all(error, true);
         // Cancel notices already queued are still written before the transport goes: the
-        // dispatcher drains its queue on stop. A write stuck on a server that reads nothing
-        // gets a bounded wait; closing the transport then unblocks it.
+        // dispatcher drains its queue on stop, until the deadline; closing the transport then
+        // unblocks a write stuck on a server that reads nothing.
         let _ = self.stop_dispatcher.send(());
-        let _ = self.dispatcher_done.recv_timeout(DRAIN_ON_CLOSE);
+        let _ = self.dispatcher_done.recv_deadline(deadline);
         self.transport.close();
-        join(&self.dispatcher);
+        // A write that closing the transport cannot end (a TCP connect under way) is let go.
+        let threads_deadline = Instant::now() + limits::THREAD_WAIT_ON_CLOSE;
+        if let Some(dispatcher) = lock(&self.dispatcher).take() {
+            join_until(dispatcher, threads_deadline);
+        }
         // A callback that closes the client runs on the callback thread, which must not wait
         // for itself; one that never returns is given up on at the deadline.
-        self.callback_thread.stop(callbacks_deadline);
+        self.callback_thread.stop(deadline.max(threads_deadline));
     }
 }
 
@@ -491,16 +494,6 @@ fn wait_with_timeout(
             return call
                 .wait(None)
                 .expect("a call has an outcome once cancelled");
-        }
-    }
-}
-
-/// Joins a thread unless it is the current one.
-fn join(slot: &Mutex<Option<JoinHandle<()>>>) {
-    let handle = lock(slot).take();
-    if let Some(handle) = handle {
-        if handle.thread().id() != std::thread::current().id() {
-            let _ = handle.join();
         }
     }
 }

@@ -157,9 +157,13 @@ pub unsafe extern "C" fn mcp_client_new_http(
 /// Starts the server and learns its protocol era. In the default auto mode it probes with
 /// `server/discover` (2026-07-28) and falls back to the `initialize` handshake (offering
 /// 2025-11-25; older versions the server counters with are accepted). The result is the
-/// discover or `initialize` result. Never cancelled on the wire; bounded by the connect (and
-/// discover) timeouts. `mcp_client_close` from another thread ends it at any point with
-/// MCP_STATUS_CLOSED.
+/// discover or `initialize` result. Never cancelled on the wire. The connect timeout
+/// (`mcp_client_options_set_connect_timeout_ms`) bounds the whole of it: the probe, a proxy
+/// tunnel, TLS, the handshake and OAuth discovery share one deadline, taken when connect
+/// starts, and it returns MCP_STATUS_TIMEOUT past it. A connect made while another is under way
+/// waits for that one's outcome within its own timeout. `mcp_client_close` from another thread
+/// ends it at any point with MCP_STATUS_CLOSED. Any callback (the log callback, a stderr line,
+/// a handler) may call it on its own client.
 ///
 /// Reconnecting: called again while connected, it returns the same result without I/O. When
 /// the connection has failed since (`mcp_client_connection_state` says
@@ -185,9 +189,13 @@ pub unsafe extern "C" fn mcp_client_connect(client: *mut mcp_client) -> *mut mcp
 /// to exit, then SIGTERM, 2 s more, then SIGKILL (its whole process group), and it is reaped;
 /// the rest of its group gets up to 1 s more to end, so none of it is left when close returns
 /// (even when the server had exited before). Processes the server started outside its group
-/// that still hold its pipes are not waited for. Later calls return MCP_STATUS_CLOSED. Safe from any thread, more than once, and from
-/// inside a callback (close does not wait for the callback it is called from). NULL is
-/// accepted.
+/// that still hold its pipes are not waited for. The library's own threads get 1 s more to end,
+/// and are let go past it (one stuck in a TCP connect, or running a stderr callback that never
+/// returns). In all, close returns within 9 s (`mcpc::limits::CLOSE_BOUND`) whatever the server
+/// and the callbacks do; a callback still running then is abandoned, and what it uses (its
+/// userdata) must outlive it. Later calls return MCP_STATUS_CLOSED. Safe from any thread, more
+/// than once, and from inside a callback (close does not wait for the callback it is called
+/// from). NULL is accepted.
 ///
 /// # Safety
 /// `client` is NULL or a live client.
@@ -204,7 +212,7 @@ pub unsafe extern "C" fn mcp_client_close(client: *mut mcp_client) {
 }
 
 /// Closes the client if needed (see `mcp_client_close`: when free returns, no callback runs, with
-/// the same 2 s bound) and frees it. NULL is accepted. No other thread may be using the client
+/// the same 2 s bound, and free returns within the same 9 s) and frees it. NULL is accepted. No other thread may be using the client
 /// (close it first to end their calls, and let them return). A callback may free its own client
 /// when nothing else uses it; it must not touch the client afterwards.
 ///

@@ -63,7 +63,9 @@ pub unsafe extern "C" fn mcp_request_options_set_cancellation(
     })
 }
 
-/// This request's timeout in milliseconds; 0 means none, even if the client has one.
+/// This request's timeout in milliseconds; 0 means none, even if the client has one. It bounds
+/// the whole request, all its legs together (`input_required` rounds, task polls,
+/// `tasks/result`, authorization retries): MCP_STATUS_TIMEOUT past it.
 ///
 /// # Safety
 /// `options` is NULL or live.
@@ -93,8 +95,8 @@ pub unsafe extern "C" fn mcp_request_options_set_reset_timeout_on_progress(
     })
 }
 
-/// A hard limit on the whole call, whatever progress arrives; 0 means none. Passing it cancels
-/// the call like a timeout (MCP_STATUS_TIMEOUT).
+/// A hard limit on the whole call (all its legs), whatever progress arrives; 0 means none.
+/// Passing it cancels the call like a timeout (MCP_STATUS_TIMEOUT).
 ///
 /// # Safety
 /// `options` is NULL or live.

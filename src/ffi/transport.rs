@@ -31,7 +31,9 @@ pub struct mcp_transport_reply {
 /// - `send_notification` for notifications (such as `notifications/cancelled`) from the
 ///   library's dispatcher thread; returns false on failure.
 /// - `close` once, from the thread that closes or frees the client. It must make every running
-///   `send_request` return soon; the client waits for them.
+///   `send_request` return soon; the client waits for them 1 s at most
+///   (`mcpc::limits::THREAD_WAIT_ON_CLOSE`), then lets them go: a call still running then
+///   outlives close and free, and `userdata` must outlive it.
 ///
 /// All three are required. Strings passed in are valid during the call only.
 #[repr(C)]

@@ -5,6 +5,7 @@
 
 use super::workers::Workers;
 use super::{Inbound, OutgoingRequest, Transport};
+use crate::engine::limits::THREAD_WAIT_ON_CLOSE;
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::{self, Incoming};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -67,8 +68,9 @@ impl<T: BlockingTransport> Transport for CustomTransport<T> {
             return;
         }
         self.inner.close();
-        // The host's round trips must return soon after its close (the trait's contract).
-        self.workers.wait(None);
+        // The host's round trips must return soon after its close (the trait's contract);
+        // one that does not is let go, so that close keeps its bound.
+        self.workers.wait(Some(THREAD_WAIT_ON_CLOSE));
         self.workers.stop_idle();
     }
 }

@@ -10,7 +10,7 @@ mod workers;
 
 // The stdio transport's process and pipes on unix (Linux and macOS).
 #[cfg(unix)]
-mod child;
+pub(crate) mod child;
 #[cfg(unix)]
 mod sigpipe;
 #[cfg(unix)]

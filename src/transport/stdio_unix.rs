@@ -19,8 +19,9 @@ use super::stdio::{
 use super::stdout::StdoutReader;
 use super::wake::{self, WakePipe};
 use super::{Inbound, OutgoingRequest, Transport, Waker};
+use crate::engine::limits::THREAD_WAIT_ON_CLOSE;
 use crate::error::{Error, Result};
-use crate::sync::{lock, spawn};
+use crate::sync::{join_until, lock, spawn};
 use std::io::{self, BufReader};
 use std::os::fd::AsRawFd;
 use std::process::{Child, ChildStderr, Command, Stdio};
@@ -208,14 +209,12 @@ impl Transport for StdioTransport {
         // processes it started, which may hold the pipes for ever: stop reading them.
         self.stderr_stop.stop();
         self.stdout.close();
-        let me = std::thread::current().id();
+        // A host callback running on one of our threads may close the client (that thread is
+        // never joined), and a stderr callback that never returns is let go.
         let threads = std::mem::take(&mut *lock(&self.threads));
+        let deadline = Instant::now() + THREAD_WAIT_ON_CLOSE;
         for thread in threads {
-            // A host callback running on one of our threads may close the client: never join
-            // the current thread.
-            if thread.thread().id() != me {
-                let _ = thread.join();
-            }
+            join_until(thread, deadline);
         }
     }
 }

@@ -150,7 +150,10 @@ pub unsafe extern "C" fn mcp_client_options_set_capabilities(
 }
 
 /// The timeout of every request that sets none itself; 0 means no timeout (the default).
-/// A request that times out returns MCP_STATUS_TIMEOUT and the server is told, as for a cancel.
+/// It bounds the whole request: every leg it takes (`input_required` rounds, a task's
+/// `tasks/get` polls, `tasks/update` and `tasks/result`, an authorization retry) shares one
+/// deadline taken when the request starts. A request that times out returns
+/// MCP_STATUS_TIMEOUT and the server is told, as for a cancel.
 ///
 /// # Safety
 /// `options` is NULL or live.
@@ -165,7 +168,9 @@ pub unsafe extern "C" fn mcp_client_options_set_timeout_ms(
     })
 }
 
-/// How long `mcp_client_connect` waits for the handshake; must be positive (default 30000).
+/// The bound of the whole of `mcp_client_connect`; must be positive (default 30000). One
+/// deadline, taken when connect starts, covers the auto mode's probe, a proxy tunnel, TLS, the
+/// handshake and OAuth discovery together; connect returns MCP_STATUS_TIMEOUT past it.
 ///
 /// # Safety
 /// `options` is NULL or live.
@@ -334,7 +339,9 @@ pub unsafe extern "C" fn mcp_client_options_set_protocol_version(
     })
 }
 
-/// How long the auto mode's `server/discover` probe waits (default 5000); must be positive.
+/// How long the auto mode's `server/discover` probe waits before falling back to the
+/// handshake (default 5000); must be positive. The probe's share of the connect timeout: it
+/// never makes connect take longer than that.
 ///
 /// # Safety
 /// `options` is NULL or live.
@@ -388,8 +395,9 @@ pub unsafe extern "C" fn mcp_client_options_add_header(
     })
 }
 
-/// How long opening an HTTP connection (TCP, then TLS) may take; must be positive (default
-/// 10000). A refused connection fails at once whatever this says.
+/// How long opening one HTTP connection (TCP, a proxy tunnel, then TLS) may take; must be
+/// positive (default 10000). A refused connection fails at once whatever this says. Within
+/// connect and a request it never outlasts their own timeouts, which bound them whole.
 ///
 /// # Safety
 /// `options` is NULL or live.

@@ -6,7 +6,8 @@
 //! use, ended by `stop`) aborts the exchanges that pass theirs.
 
 use super::connector::Exchange;
-use crate::sync::{lock, spawn, wait};
+use crate::engine::limits::THREAD_WAIT_ON_CLOSE;
+use crate::sync::{join_until, lock, spawn, wait};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -52,13 +53,14 @@ impl Watchdog {
         self.start();
     }
 
-    /// Ends the thread; exchanges still waiting are left to their owners.
+    /// Ends the thread; exchanges still waiting are left to their owners. One busy aborting
+    /// an exchange past close's bound for threads is let go.
     pub fn stop(&self) {
         let (state, changed) = &*self.state;
         lock(state).stopped = true;
         changed.notify_all();
         if let Some(thread) = lock(&self.thread).take() {
-            let _ = thread.join();
+            join_until(thread, Instant::now() + THREAD_WAIT_ON_CLOSE);
         }
     }
 

@@ -18,8 +18,9 @@ use super::stdio::{
     CLOSE_GRACE, STDERR_LINE_MAX,
 };
 use super::{Inbound, OutgoingRequest, Transport};
+use crate::engine::limits::THREAD_WAIT_ON_CLOSE;
 use crate::error::{Error, Result};
-use crate::sync::{lock, spawn};
+use crate::sync::{join_until, lock, spawn};
 use job::Job;
 use pipe::{Direction, Pipe, Stop, Transfer};
 use std::io::{self, BufReader, Read};
@@ -214,10 +215,12 @@ impl Transport for StdioTransport {
             }
             let _ = child.wait();
         }
-        // What is left on stdout and stderr can only come from processes outside the job.
+        // What is left on stdout and stderr can only come from processes outside the job. A
+        // stderr callback that never returns is let go.
         self.readers_stop.stop();
+        let deadline = std::time::Instant::now() + THREAD_WAIT_ON_CLOSE;
         for thread in std::mem::take(&mut *lock(&self.threads)) {
-            join(thread);
+            join_until(thread, deadline);
         }
     }
 }
