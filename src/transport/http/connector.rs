@@ -45,6 +45,8 @@ struct ExchangeState {
     /// Tokens cancelled by `abort` (the host's authorization step waits on one).
     on_abort: Vec<(u64, CancellationToken)>,
     next_hook: u64,
+    /// Aborts cancelling `on_abort` tokens right now (outside the lock).
+    cancelling: usize,
     /// Threads in `sleep`: only they need `woken` (a notify costs a system call even when
     /// nobody waits, and an abort is on a cancel's path).
     sleepers: usize,
@@ -77,21 +79,38 @@ impl Exchange {
 
     /// Shuts the exchange's connection down, now and for any request it starts later. Never
     /// blocks on I/O.
+    ///
+    /// The tokens of `cancel_on_abort` are cancelled first: a flow on this exchange must find
+    /// its call over as soon as its request fails, or it could take the failure for the
+    /// server's and go on (to ask the person) for a call that has ended.
     pub fn abort(&self) {
-        let tokens = {
-            let mut state = self.lock();
-            state.aborted = true;
-            if let Some(socket) = state.socket.take() {
-                socket.shut_down_if_owned_by(self.key);
+        let mut state = self.lock();
+        loop {
+            let tokens = std::mem::take(&mut state.on_abort);
+            if tokens.is_empty() {
+                break;
             }
-            if state.sleepers > 0 {
-                self.woken.notify_all();
+            // Outside the lock: a token's hooks are the host's. One added meanwhile is
+            // taken on the next round; once none is left, `aborted` makes later ones cancel
+            // at once.
+            state.cancelling += 1;
+            drop(state);
+            for (_, token) in tokens {
+                token.cancel(Some("the call ended"));
             }
-            std::mem::take(&mut state.on_abort)
-        };
-        // Outside the lock: a token's hooks are the host's.
-        for (_, token) in tokens {
-            token.cancel(Some("the call ended"));
+            state = self.lock();
+            state.cancelling -= 1;
+        }
+        if state.cancelling > 0 {
+            // Another abort is still cancelling tokens; it shuts the connection down after.
+            return;
+        }
+        state.aborted = true;
+        if let Some(socket) = state.socket.take() {
+            socket.shut_down_if_owned_by(self.key);
+        }
+        if state.sleepers > 0 {
+            self.woken.notify_all();
         }
     }
 
