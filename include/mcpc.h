@@ -1163,6 +1163,23 @@ mcp_status mcp_client_options_set_oauth_client(mcp_client_options *options,
                                                const char *client_secret);
 
 /**
+ * The pre-registered client's private key, for `private_key_jwt` client authentication
+ * (RFC 7523): at the token endpoint the client sends a fresh assertion signed with it instead
+ * of a secret. `private_key_pem` is PKCS#8 ("BEGIN PRIVATE KEY": ECDSA P-256, signing ES256,
+ * or RSA, signing RS256) or PKCS#1 ("BEGIN RSA PRIVATE KEY"); `key_id` (NULL: none) goes in
+ * each assertion's `kid`. The key is parsed here (a bad one: MCP_STATUS_INVALID_ARGUMENT;
+ * a build without TLS: MCP_STATUS_NOT_SUPPORTED) and the text is not kept. Set the client id
+ * with `mcp_client_options_set_oauth_client`. NULL `private_key_pem` clears the key.
+ *
+ * # Safety
+ * `options` is NULL or live; the strings are NULL or NUL-terminated.
+ */
+MCPC_API
+mcp_status mcp_client_options_set_oauth_client_key(mcp_client_options *options,
+                                                   const char *private_key_pem,
+                                                   const char *key_id);
+
+/**
  * Binds the pre-registered client to one authorization server: with another issuer (the
  * server moved to a new one) the client id and secret are not presented, and the flow
  * registers or uses a client metadata document instead. NULL: any issuer (the default).

@@ -14,18 +14,21 @@
 //! scrubbed by the transport's `redact` module, which learns each secret as it appears.
 
 mod challenge;
+mod client_assertion;
 mod discovery;
 pub(crate) mod flow;
 mod form;
 mod loopback;
 mod pkce;
 mod registration;
+mod signing_key;
 mod tokens;
 mod turn;
 
 pub use challenge::Challenge;
 pub(crate) use form::{ANSWER_LIMIT, REQUEST_TIMEOUT};
 pub use loopback::LoopbackRedirect;
+pub use signing_key::SigningKey;
 pub(crate) use tokens::TOKEN_LIMIT;
 
 use crate::cancellation::CancellationToken;
@@ -104,7 +107,7 @@ pub enum GrantType {
     #[default]
     AuthorizationCode,
     /// `client_credentials` (machine to machine): needs a pre-registered `client_id` and
-    /// `client_secret`; no person, no callback.
+    /// its `client_secret` or `client_key`; no person, no callback.
     ClientCredentials,
 }
 
@@ -116,6 +119,10 @@ pub enum GrantType {
 pub struct OAuthConfig {
     pub client_id: Option<String>,
     pub client_secret: Option<String>,
+    /// The pre-registered client's private key: with it the client authenticates at the
+    /// token endpoint by `private_key_jwt` (RFC 7523), a fresh signed assertion per request,
+    /// instead of a secret (it wins over `client_secret`).
+    pub client_key: Option<SigningKey>,
     /// The issuer the pre-registered client belongs to: with another authorization server the
     /// client is not presented (the flow registers instead). `None`: any issuer.
     pub client_issuer: Option<String>,
@@ -145,6 +152,7 @@ impl Default for OAuthConfig {
         OAuthConfig {
             client_id: None,
             client_secret: None,
+            client_key: None,
             client_issuer: None,
             client_metadata_url: None,
             client_name: None,
@@ -165,6 +173,7 @@ impl fmt::Debug for OAuthConfig {
         f.debug_struct("OAuthConfig")
             .field("client_id", &self.client_id)
             .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("client_key", &self.client_key)
             .field("client_issuer", &self.client_issuer)
             .field("client_metadata_url", &self.client_metadata_url)
             .field("redirect_uri", &self.redirect_uri)
