@@ -112,6 +112,9 @@ static const char USAGE[] =
     "                         authenticates with signed assertions (private_key_jwt)\n"
     "  --client-credentials   the client_credentials grant instead of --oauth: no person;\n"
     "                         needs --client-id with --client-secret or --client-key\n"
+    "  --workload-token-file FILE  the JWT-bearer grant (workload identity federation): FILE\n"
+    "                         holds the platform's token for this workload, read again for\n"
+    "                         each token request; no person (--client-id optional)\n"
     "  --client-metadata-url URL  an https client ID metadata document, used as client_id\n"
     "                         where the authorization server supports it\n"
     "  --scope SCOPES         scopes to ask for (space-separated) instead of the server's\n"
@@ -169,6 +172,7 @@ struct command_line {
     const char *client_secret;
     const char *client_key; /* --client-key FILE */
     bool client_credentials; /* --client-credentials: the grant without a person */
+    const char *workload_token_file; /* --workload-token-file: the JWT-bearer grant */
     const char *client_metadata_url;
     const char *scope;
     char **server_argv; /* NULL-terminated: it is the tail of main's argv */
@@ -342,6 +346,8 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
             cl->client_key = value;
         } else if (strcmp(opt, "--client-credentials") == 0) {
             cl->client_credentials = true;
+        } else if (strcmp(opt, "--workload-token-file") == 0) {
+            cl->workload_token_file = value;
         } else if (strcmp(opt, "--client-metadata-url") == 0) {
             cl->client_metadata_url = value;
         } else if (strcmp(opt, "--scope") == 0) {
@@ -366,18 +372,21 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
                            NULL);
     if (cl->key != NULL && cl->cert == NULL)
         return usage_error("--key goes with --cert", NULL);
-    if (cl->oauth + cl->oauth_manual + cl->client_credentials > 1)
-        return usage_error("give one of --oauth, --oauth-manual and --client-credentials", NULL);
-    bool oauth = cl->oauth || cl->oauth_manual || cl->client_credentials;
+    bool workload = cl->workload_token_file != NULL;
+    if (cl->oauth + cl->oauth_manual + cl->client_credentials + workload > 1)
+        return usage_error("give one of --oauth, --oauth-manual, --client-credentials and "
+                           "--workload-token-file", NULL);
+    bool oauth = cl->oauth || cl->oauth_manual || cl->client_credentials || workload;
     if (oauth && cl->http_url == NULL)
-        return usage_error("--oauth, --oauth-manual and --client-credentials go with --http",
-                           NULL);
+        return usage_error("--oauth, --oauth-manual, --client-credentials and "
+                           "--workload-token-file go with --http", NULL);
     bool oauth_options = cl->client_id != NULL || cl->client_secret != NULL ||
                          cl->client_key != NULL || cl->client_metadata_url != NULL ||
                          cl->scope != NULL;
     if (oauth_options && !oauth)
         return usage_error("--client-id, --client-secret, --client-key, --client-metadata-url "
-                           "and --scope go with --oauth, --oauth-manual or --client-credentials",
+                           "and --scope go with --oauth, --oauth-manual, --client-credentials or "
+                           "--workload-token-file",
                            NULL);
     if ((cl->client_secret != NULL || cl->client_key != NULL) && cl->client_id == NULL)
         return usage_error("--client-secret and --client-key go with --client-id", NULL);
@@ -768,9 +777,15 @@ static bool set_oauth(mcp_client_options *copts, const struct command_line *cl,
                       struct oauth_step *step) {
     if (cl->client_key != NULL && !set_client_key(copts, cl->client_key))
         return false;
-    if (cl->client_credentials) {
-        mcp_client_options_set_oauth_grant(copts, MCP_OAUTH_GRANT_CLIENT_CREDENTIALS);
-        mcp_client_options_set_oauth_client(copts, cl->client_id, cl->client_secret);
+    if (cl->client_credentials || cl->workload_token_file != NULL) {
+        if (cl->workload_token_file != NULL) {
+            mcp_client_options_set_oauth_grant(copts, MCP_OAUTH_GRANT_JWT_BEARER);
+            mcp_client_options_set_oauth_workload_token_file(copts, cl->workload_token_file);
+        } else {
+            mcp_client_options_set_oauth_grant(copts, MCP_OAUTH_GRANT_CLIENT_CREDENTIALS);
+        }
+        if (cl->client_id != NULL)
+            mcp_client_options_set_oauth_client(copts, cl->client_id, cl->client_secret);
         if (cl->scope != NULL)
             mcp_client_options_set_oauth_scopes(copts, cl->scope);
         return true;
@@ -862,7 +877,7 @@ int main(int argc, char **argv) {
     if (cl.cert != NULL)
         mcp_client_options_set_client_cert(copts, cl.cert, cl.key != NULL ? cl.key : cl.cert);
     struct oauth_step oauth_step = {NULL};
-    if ((cl.oauth || cl.oauth_manual || cl.client_credentials) &&
+    if ((cl.oauth || cl.oauth_manual || cl.client_credentials || cl.workload_token_file != NULL) &&
         !set_oauth(copts, &cl, &oauth_step)) {
         mcp_client_options_free(copts);
         mcp_loopback_free(oauth_step.loopback);

@@ -12,6 +12,7 @@ mod common;
 use mcpc::auth::TokenStore;
 use mcpc::auth::{
     AuthorizationRequest, GrantType, MemoryTokenStore, OAuthConfig, SigningKey, TokenKey,
+    WorkloadIdentity,
 };
 use mcpc::{
     CancellationToken, Client, ClientOptions, ConnectMode, HttpConfig, RequestOptions, Status,
@@ -1209,4 +1210,87 @@ fn a_2025_03_26_server_may_name_an_issuer_at_a_path_of_its_own_origin() {
         refused(&client, &["names another issuer"]);
         assert!(!server.paths().iter().any(|p| p == "/token"));
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workload identity federation: the JWT-bearer grant
+// ---------------------------------------------------------------------------------------------
+
+/// A machine whose platform token is in `path`.
+fn workload(path: &std::path::Path) -> OAuthConfig {
+    OAuthConfig {
+        grant_type: GrantType::JwtBearer,
+        workload_identity: Some(WorkloadIdentity::File(path.to_owned())),
+        ..OAuthConfig::default()
+    }
+}
+
+/// A JWT-shaped platform token (the authorization server here does not verify it).
+fn platform_token(name: &str) -> String {
+    format!("eyJhbGciOiJFUzI1NiJ9.{name}.c2lnbmF0dXJl")
+}
+
+/// The token request is the JWT-bearer grant with the file's token as the assertion and no
+/// client (none is configured); the file is read again for each token request, so a token
+/// the platform rotated is the one sent.
+#[test]
+fn the_jwt_bearer_grant_sends_the_workload_token_read_again_each_time() {
+    let path = common::log_path("workload_token");
+    std::fs::write(&path, format!("{}\n", platform_token("first"))).unwrap();
+    let server = Hostile::start(|_, _| Reply::Default);
+    let first = connected(&server, workload(&path));
+    first.ping(&RequestOptions::default()).expect("a token");
+    std::fs::write(&path, platform_token("rotated")).unwrap();
+    let second = connected(&server, workload(&path));
+    second.ping(&RequestOptions::default()).expect("a token");
+
+    let bodies: Vec<String> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/token")
+        .map(|r| r.body)
+        .collect();
+    assert_eq!(bodies.len(), 2, "{bodies:?}");
+    for (body, name) in bodies.iter().zip(["first", "rotated"]) {
+        assert_eq!(
+            form_value(body, "grant_type").as_deref(),
+            Some("urn:ietf:params:oauth:grant-type:jwt-bearer")
+        );
+        assert_eq!(form_value(body, "assertion"), Some(platform_token(name)));
+        assert_eq!(form_value(body, "client_id"), None, "{body}");
+    }
+    assert!(!server.paths().iter().any(|p| p == "/register"));
+    let _ = std::fs::remove_file(&path);
+}
+
+/// A missing file, or one that holds no JWT, fails the request with UNAUTHORIZED before any
+/// token request, never quoting the file; a token the server echoes back is never shown.
+#[test]
+fn a_workload_token_is_never_shown_and_a_bad_one_is_not_sent() {
+    let path = common::log_path("workload_token_bad");
+    let server = Hostile::start(|_, _| Reply::Default);
+    let _ = std::fs::remove_file(&path);
+    let client = connected(&server, workload(&path));
+    refused(&client, &["cannot read the workload token file"]);
+    std::fs::write(&path, "not-a-jwt secret-text").unwrap();
+    let client = connected(&server, workload(&path));
+    let error = refused(&client, &["not a compact JWT"]);
+    assert!(!error.message.contains("secret-text"), "{error}");
+    assert!(!server.paths().iter().any(|p| p == "/token"));
+
+    let token = platform_token("planted-workload-secret");
+    std::fs::write(&path, &token).unwrap();
+    let echoed = token.clone();
+    let server = Hostile::start(move |request, _| match request.path.as_str() {
+        "/mcp" if request.authorization.is_some() => Reply::Challenge(format!(
+            "Bearer error=\"invalid_token\", error_description=\"{echoed}\""
+        )),
+        _ => Reply::Default,
+    });
+    let client = connected(&server, workload(&path));
+    let error = refused(&client, &[]);
+    let shown = format!("{error} {:?}", error.data);
+    assert!(shown.contains("invalid_token"), "{shown}");
+    assert!(!shown.contains(&token), "the workload token in {shown}");
+    let _ = std::fs::remove_file(&path);
 }

@@ -44,6 +44,11 @@ type OAuth struct {
 	// ClientSecret or ClientKeyPEM, no person; RedirectURI and Authorize are then not needed) instead of the
 	// authorization code flow.
 	ClientCredentials bool
+	// WorkloadTokenFile uses the JWT-bearer grant (RFC 7523; workload identity federation):
+	// the file holds the token the platform issued to this workload (a Kubernetes projected
+	// service account token, say) and is read again for every token request, so it may
+	// rotate. No person; ClientID is sent only if set.
+	WorkloadTokenFile string
 	// MaxAuthorizations: how many new authorizations one request may go through before it
 	// fails with StatusUnauthorized (0: the library's default, 3).
 	MaxAuthorizations int
@@ -73,7 +78,8 @@ func WithOAuth(cfg OAuth) Option {
 			id, secret, url := str(cfg.ClientID), str(cfg.ClientSecret), str(cfg.ClientMetadataURL)
 			name, redirect, scopes := str(cfg.ClientName), str(cfg.RedirectURI), str(cfg.Scopes)
 			issuer, key, keyID := str(cfg.ClientIssuer), str(cfg.ClientKeyPEM), str(cfg.ClientKeyID)
-			for _, s := range []*C.char{id, secret, url, name, redirect, scopes, issuer, key, keyID} {
+			workload := str(cfg.WorkloadTokenFile)
+			for _, s := range []*C.char{id, secret, url, name, redirect, scopes, issuer, key, keyID, workload} {
 				defer C.free(unsafe.Pointer(s))
 			}
 			status := C.mcp_status(C.MCP_STATUS_OK)
@@ -82,11 +88,15 @@ func WithOAuth(cfg OAuth) Option {
 					status = s
 				}
 			}
-			if redirect != nil || !cfg.ClientCredentials {
+			if redirect != nil || (!cfg.ClientCredentials && workload == nil) {
 				then(C.mcp_client_options_set_oauth_redirect_uri(o, redirect))
 			}
 			if cfg.ClientCredentials {
 				then(C.mcp_client_options_set_oauth_grant(o, C.MCP_OAUTH_GRANT_CLIENT_CREDENTIALS))
+			}
+			if workload != nil {
+				then(C.mcp_client_options_set_oauth_grant(o, C.MCP_OAUTH_GRANT_JWT_BEARER))
+				then(C.mcp_client_options_set_oauth_workload_token_file(o, workload))
 			}
 			if issuer != nil {
 				then(C.mcp_client_options_set_oauth_client_issuer(o, issuer))

@@ -14,6 +14,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,9 @@ type keyServer struct {
 	public *ecdsa.PublicKey
 	mu     sync.Mutex
 	claims []map[string]any // of each verified assertion
+	// workloadToken: the JWT-bearer grant's assertion it accepts (also a token).
+	workloadToken  string
+	workloadGrants int
 }
 
 func newKeyServer(t *testing.T, public *ecdsa.PublicKey) *keyServer {
@@ -43,6 +47,20 @@ func newKeyServer(t *testing.T, public *ecdsa.PublicKey) *keyServer {
 	})
 	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
+		if r.PostForm.Get("grant_type") == "urn:ietf:params:oauth:grant-type:jwt-bearer" {
+			s.mu.Lock()
+			ok := s.workloadToken != "" && r.PostForm.Get("assertion") == s.workloadToken
+			if ok {
+				s.workloadGrants++
+			}
+			s.mu.Unlock()
+			if !ok {
+				writeJSON(w, 400, map[string]any{"error": "invalid_grant"})
+				return
+			}
+			writeJSON(w, 200, map[string]any{"access_token": "key-token", "token_type": "Bearer"})
+			return
+		}
 		claims, ok := s.verify(r.PostForm.Get("client_assertion"))
 		if !ok || r.PostForm.Get("grant_type") != "client_credentials" || r.PostForm.Get("client_secret") != "" ||
 			r.PostForm.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
@@ -171,5 +189,30 @@ func TestOAuthClientCredentialsWithPrivateKeyJWT(t *testing.T) {
 	}))
 	if e := asError(t, err); e.Status != StatusInvalidArgument {
 		t.Fatalf("a bad key: %v", e)
+	}
+}
+
+// The JWT-bearer grant with the workload's token from a file, read at the token request.
+func TestOAuthWorkloadTokenFile(t *testing.T) {
+	key, _ := p256PEM(t)
+	server := newKeyServer(t, &key.PublicKey)
+	server.workloadToken = "eyJhbGciOiJFUzI1NiJ9.d29ya2xvYWQ.c2ln"
+	file := t.TempDir() + "/token"
+	if err := os.WriteFile(file, []byte(server.workloadToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewHTTP(server.URL+"/mcp", WithMode(ModeLegacy), WithOAuth(OAuth{WorkloadTokenFile: file}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	server.mu.Lock()
+	grants := server.workloadGrants
+	server.mu.Unlock()
+	if grants != 1 {
+		t.Fatalf("%d JWT-bearer grants", grants)
 	}
 }

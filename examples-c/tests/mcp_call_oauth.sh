@@ -147,12 +147,23 @@ show stderr "$err"
 grep -q 'private key' "$err" || fail "the refusal does not name the private key"
 ! grep -q 'bm90LWEta2V5' "$err" || fail "the key file's text reached stderr"
 check_no_sanitizer_report "$err"
+# --workload-token-file: the JWT-bearer grant; a file that holds no JWT fails before any
+# token request (exit 5, UNAUTHORIZED), nothing of it on stderr.
+printf 'not-a-jwt workload-secret\n' >"$key"
+"$mcp_call" --workload-token-file "$key" --ping --http "$cc_url" </dev/null >"$out" 2>"$err"
+code=$?
+show stderr "$err"
+[ "$code" -eq 5 ] || fail "a workload token file without a JWT exited $code, want 5"
+grep -q 'workload token is not a compact JWT' "$err" || fail "the refusal does not say why"
+! grep -q 'workload-secret' "$err" || fail "the workload token file's text reached stderr"
+check_no_sanitizer_report "$err"
 
 # 5. Usage errors.
 for args in "--oauth --stdio $server" "--client-id x --http $url" "--oauth --oauth-manual --http $url" \
             "--oauth --client-secret s --http $url" "--client-credentials --client-id x --http $url" \
             "--oauth --client-credentials --client-id x --client-secret s --http $url" \
-            "--client-key k --http $url" "--oauth --client-key k --http $url"; do
+            "--client-key k --http $url" "--oauth --client-key k --http $url" \
+            "--workload-token-file f --stdio $server" "--oauth --workload-token-file f --http $url"; do
     # shellcheck disable=SC2086 # the words are the arguments
     "$mcp_call" $args >"$out" 2>"$err"
     code=$?

@@ -24,12 +24,14 @@ mod registration;
 mod signing_key;
 mod tokens;
 mod turn;
+mod workload;
 
 pub use challenge::Challenge;
 pub(crate) use form::{ANSWER_LIMIT, REQUEST_TIMEOUT};
 pub use loopback::LoopbackRedirect;
 pub use signing_key::SigningKey;
 pub(crate) use tokens::TOKEN_LIMIT;
+pub use workload::{AssertionProvider, WorkloadIdentity};
 
 use crate::cancellation::CancellationToken;
 use crate::sync::lock;
@@ -109,6 +111,10 @@ pub enum GrantType {
     /// `client_credentials` (machine to machine): needs a pre-registered `client_id` and
     /// its `client_secret` or `client_key`; no person, no callback.
     ClientCredentials,
+    /// The JWT-bearer grant (RFC 7523 section 2.1) for workload identity federation: the
+    /// platform's token for this workload (`workload_identity`) is the grant. A `client_id`
+    /// is sent (and authenticated) only when one is configured.
+    JwtBearer,
 }
 
 /// The library's OAuth client. Client identity, in the order tried: a pre-registered
@@ -138,6 +144,8 @@ pub struct OAuthConfig {
     /// Scopes to ask for, space-separated, instead of those the server names.
     pub scopes: Option<String>,
     pub grant_type: GrantType,
+    /// Where the JWT-bearer grant gets the workload's token.
+    pub workload_identity: Option<WorkloadIdentity>,
     /// The person's step (authorization code grant).
     pub authorize: Option<AuthorizeHandler>,
     /// Where tokens live; [`MemoryTokenStore`] by default.
@@ -160,6 +168,7 @@ impl Default for OAuthConfig {
             application_type: None,
             scopes: None,
             grant_type: GrantType::AuthorizationCode,
+            workload_identity: None,
             authorize: None,
             token_store: Arc::new(MemoryTokenStore::default()),
             max_authorizations: 3,
@@ -179,6 +188,7 @@ impl fmt::Debug for OAuthConfig {
             .field("redirect_uri", &self.redirect_uri)
             .field("scopes", &self.scopes)
             .field("grant_type", &self.grant_type)
+            .field("workload_identity", &self.workload_identity)
             .field("authorize", &self.authorize.is_some())
             .finish_non_exhaustive()
     }

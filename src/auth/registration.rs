@@ -108,6 +108,17 @@ pub fn identify(
             registered: false,
         });
     }
+    if config.grant_type == GrantType::JwtBearer {
+        // The workload's token identifies it; without a configured client there is no
+        // client to present (nor any registration to make).
+        return Ok(ClientCredentials {
+            client_id: String::new(),
+            client_secret: None,
+            key: None,
+            method: AuthMethod::None,
+            registered: false,
+        });
+    }
     if let Some(stored) = stored {
         return Ok(stored);
     }

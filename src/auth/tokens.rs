@@ -71,6 +71,8 @@ pub fn request(
     let mut pairs: Vec<(&str, &str)> = params.to_vec();
     let assertion;
     let basic = match (client.method, &client.client_secret, &client.key) {
+        // No client at all (the JWT-bearer grant without a configured client).
+        _ if client.client_id.is_empty() => None,
         (AuthMethod::PrivateKeyJwt, _, Some(key)) => {
             // The audience is the authorization server, named by its issuer.
             assertion = client_assertion(key, &client.client_id, &server.issuer)?;

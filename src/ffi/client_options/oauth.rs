@@ -5,7 +5,9 @@
 //! `ffi::auth`.
 
 use super::mcp_client_options;
-use crate::auth::{AuthorizationRequest, GrantType, HeaderProvider, OAuthConfig, SigningKey};
+use crate::auth::{
+    AuthorizationRequest, GrantType, HeaderProvider, OAuthConfig, SigningKey, WorkloadIdentity,
+};
 use crate::error::Error;
 use crate::ffi::auth::{
     mcp_auth_reply, mcp_authorize_callback, mcp_header_list, mcp_header_provider,
@@ -62,6 +64,26 @@ pub unsafe extern "C" fn mcp_client_options_set_oauth_client_key(
             None => None,
         };
         oauth(o).client_key = key;
+        Ok(())
+    })
+}
+
+/// The file that holds the workload's JWT for the JWT-bearer grant
+/// (MCP_OAUTH_GRANT_JWT_BEARER; workload identity federation), e.g. a Kubernetes projected
+/// service account token. It is read again for every token request, so the platform may
+/// rotate it; a file that cannot be read, or does not hold a compact JWT, fails the request
+/// with MCP_STATUS_UNAUTHORIZED (its content never quoted). NULL clears it.
+///
+/// # Safety
+/// `options` is NULL or live; `path` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_oauth_workload_token_file(
+    options: *mut mcp_client_options,
+    path: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        let path = optional_str(path, "workload token file")?;
+        oauth(o).workload_identity = path.map(|p| WorkloadIdentity::File(p.into()));
         Ok(())
     })
 }
@@ -170,6 +192,7 @@ pub unsafe extern "C" fn mcp_client_options_set_oauth_grant(
         oauth(o).grant_type = match grant {
             0 => GrantType::AuthorizationCode,
             1 => GrantType::ClientCredentials,
+            2 => GrantType::JwtBearer,
             _ => return Err(Error::invalid(format!("unknown OAuth grant {grant}"))),
         };
         Ok(())
