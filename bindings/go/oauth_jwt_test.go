@@ -2,9 +2,11 @@ package mcpc
 
 import (
 	"context"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
@@ -24,7 +26,7 @@ import (
 // for a client_credentials request whose client assertion the client's public key verifies.
 type keyServer struct {
 	*httptest.Server
-	public *ecdsa.PublicKey
+	public crypto.PublicKey // *ecdsa.PublicKey (ES256) or *rsa.PublicKey (RS256)
 	mu     sync.Mutex
 	claims []map[string]any // of each verified assertion
 	// workloadToken: the JWT-bearer grant's assertion it accepts (also a token).
@@ -32,7 +34,7 @@ type keyServer struct {
 	workloadGrants int
 }
 
-func newKeyServer(t *testing.T, public *ecdsa.PublicKey) *keyServer {
+func newKeyServer(t *testing.T, public crypto.PublicKey) *keyServer {
 	s := &keyServer{public: public}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
@@ -105,19 +107,37 @@ func newKeyServer(t *testing.T, public *ecdsa.PublicKey) *keyServer {
 	return s
 }
 
-// verify checks an ES256 JWT against the client's public key and returns its claims.
+// verify checks a JWT against the client's public key (ES256 or RS256, as the key and the
+// header's alg say) and returns its claims.
 func (s *keyServer) verify(assertion string) (map[string]any, bool) {
 	parts := strings.Split(assertion, ".")
 	if len(parts) != 3 {
 		return nil, false
 	}
 	signature, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if err != nil || len(signature) != 64 {
+	header, headerErr := base64.RawURLEncoding.DecodeString(parts[0])
+	if err != nil || headerErr != nil {
 		return nil, false
 	}
+	var alg struct {
+		Alg string `json:"alg"`
+	}
+	_ = json.Unmarshal(header, &alg)
 	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	r, sig := new(big.Int).SetBytes(signature[:32]), new(big.Int).SetBytes(signature[32:])
-	if !ecdsa.Verify(s.public, digest[:], r, sig) {
+	switch public := s.public.(type) {
+	case *ecdsa.PublicKey:
+		if alg.Alg != "ES256" || len(signature) != 64 {
+			return nil, false
+		}
+		r, sig := new(big.Int).SetBytes(signature[:32]), new(big.Int).SetBytes(signature[32:])
+		if !ecdsa.Verify(public, digest[:], r, sig) {
+			return nil, false
+		}
+	case *rsa.PublicKey:
+		if alg.Alg != "RS256" || rsa.VerifyPKCS1v15(public, crypto.SHA256, digest[:], signature) != nil {
+			return nil, false
+		}
+	default:
 		return nil, false
 	}
 	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
@@ -189,6 +209,30 @@ func TestOAuthClientCredentialsWithPrivateKeyJWT(t *testing.T) {
 	}))
 	if e := asError(t, err); e.Status != StatusInvalidArgument {
 		t.Fatalf("a bad key: %v", e)
+	}
+}
+
+// An RSA key signs RS256.
+func TestOAuthPrivateKeyJWTWithAnRSAKey(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	server := newKeyServer(t, &key.PublicKey)
+	c, err := NewHTTP(server.URL+"/mcp", WithMode(ModeLegacy), WithOAuth(OAuth{
+		ClientID: "machine", ClientKeyPEM: keyPEM, ClientCredentials: true,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Connect(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
 
