@@ -643,18 +643,57 @@ static bool authorize_by_get(void *userdata, const char *authorization_url,
     return set;
 }
 
+/* The workload token file of auth/wif-jwt-bearer (removed at exit). */
+static char workload_token_file[64];
+
+static void remove_workload_token_file(void) {
+    if (workload_token_file[0] != '\0')
+        unlink(workload_token_file);
+}
+
+/* auth/wif-jwt-bearer: the platform's token for this workload is the context's valid_jwt.
+ * A platform keeps it in a file, which the library reads for each token request: so here. */
+static void set_workload_token(mcp_client_options *options, struct span context) {
+    char *jwt = string_value(member(context, "valid_jwt"));
+    snprintf(workload_token_file, sizeof workload_token_file, "/tmp/mcpc-wif-XXXXXX");
+    int fd = jwt != NULL ? mkstemp(workload_token_file) : -1;
+    if (fd < 0) {
+        fprintf(stderr, "conformance-client [%s]: no workload token file\n", scenario_name);
+        workload_token_file[0] = '\0';
+        free(jwt);
+        return;
+    }
+    atexit(remove_workload_token_file);
+    size_t length = strlen(jwt);
+    bool written = write(fd, jwt, length) == (ssize_t)length;
+    close(fd);
+    free(jwt);
+    if (written) {
+        mcp_client_options_set_oauth_grant(options, MCP_OAUTH_GRANT_JWT_BEARER);
+        mcp_client_options_set_oauth_workload_token_file(options, workload_token_file);
+    }
+}
+
 /* The OAuth settings for an auth scenario: pre-registered credentials when the context has
- * them (auth/pre-registration, auth/client-credentials-basic), the CIMD URL, the redirect URI
- * and the person's step; the client_credentials grant (no person) where the scenario is it. */
+ * them (auth/pre-registration, auth/client-credentials-basic: a secret;
+ * auth/client-credentials-jwt: a private key, for private_key_jwt), the CIMD URL, the
+ * redirect URI and the person's step; the client_credentials grant (no person) where the
+ * scenario is it. */
 static void set_oauth(mcp_client_options *options, struct span context) {
-    if (strcmp(scenario_name, "auth/client-credentials-basic") == 0)
+    if (strncmp(scenario_name, "auth/client-credentials-", 24) == 0)
         mcp_client_options_set_oauth_grant(options, MCP_OAUTH_GRANT_CLIENT_CREDENTIALS);
     char *client_id = string_value(member(context, "client_id"));
     char *client_secret = string_value(member(context, "client_secret"));
+    char *private_key = string_value(member(context, "private_key_pem"));
     if (client_id != NULL)
         mcp_client_options_set_oauth_client(options, client_id, client_secret);
+    if (private_key != NULL)
+        mcp_client_options_set_oauth_client_key(options, private_key, NULL);
     free(client_id);
     free(client_secret);
+    free(private_key);
+    if (strcmp(scenario_name, "auth/wif-jwt-bearer") == 0)
+        set_workload_token(options, context);
     mcp_client_options_set_oauth_client_metadata_url(options, CIMD_URL);
     mcp_client_options_set_oauth_registration(options, "mcpc-conformance-client", "native");
     mcp_client_options_set_oauth_redirect_uri(options, REDIRECT_URI);
@@ -720,8 +759,15 @@ static const struct {
     {"auth/iss-unexpected", scenario_auth, false, true, true},
     {"auth/iss-normalized", scenario_auth, false, true, true},
     {"auth/metadata-issuer-mismatch", scenario_auth, false, true, true},
-    /* An extension scenario (io.modelcontextprotocol/oauth-client-credentials). */
+    /* 2025-03-26 servers: no resource metadata; the authorization server is the MCP
+     * server's origin, its metadata at the root, else the default endpoints there. */
+    {"auth/2025-03-26-oauth-metadata-backcompat", scenario_auth, false, true, true},
+    {"auth/2025-03-26-oauth-endpoint-fallback", scenario_auth, false, true, true},
+    /* Extension scenarios (io.modelcontextprotocol/oauth-client-credentials). */
     {"auth/client-credentials-basic", scenario_auth, false, true, true},
+    {"auth/client-credentials-jwt", scenario_auth, false, true, true},
+    /* io.modelcontextprotocol/auth/wif: the JWT-bearer grant with a workload's token. */
+    {"auth/wif-jwt-bearer", scenario_auth, false, true, true},
 };
 
 static void log_library(void *userdata, mcp_log_level level, const char *message) {

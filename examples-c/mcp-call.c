@@ -108,6 +108,13 @@ static const char USAGE[] =
     "  --client-id ID         a pre-registered client (else the client metadata URL, else\n"
     "                         dynamic registration)\n"
     "  --client-secret S      its secret (confidential clients)\n"
+    "  --client-key FILE      its private key (PEM: PKCS#8 ECDSA P-256 or RSA): the client\n"
+    "                         authenticates with signed assertions (private_key_jwt)\n"
+    "  --client-credentials   the client_credentials grant instead of --oauth: no person;\n"
+    "                         needs --client-id with --client-secret or --client-key\n"
+    "  --workload-token-file FILE  the JWT-bearer grant (workload identity federation): FILE\n"
+    "                         holds the platform's token for this workload, read again for\n"
+    "                         each token request; no person (--client-id optional)\n"
     "  --client-metadata-url URL  an https client ID metadata document, used as client_id\n"
     "                         where the authorization server supports it\n"
     "  --scope SCOPES         scopes to ask for (space-separated) instead of the server's\n"
@@ -163,6 +170,9 @@ struct command_line {
     bool oauth_manual; /* --oauth-manual: the redirect URL from stdin */
     const char *client_id;
     const char *client_secret;
+    const char *client_key; /* --client-key FILE */
+    bool client_credentials; /* --client-credentials: the grant without a person */
+    const char *workload_token_file; /* --workload-token-file: the JWT-bearer grant */
     const char *client_metadata_url;
     const char *scope;
     char **server_argv; /* NULL-terminated: it is the tail of main's argv */
@@ -218,7 +228,8 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
                        strcmp(opt, "--list-templates") == 0 ||
                        strcmp(opt, "--list-prompts") == 0 || strcmp(opt, "--listen") == 0 ||
                        strcmp(opt, "--trace") == 0 ||
-                       strcmp(opt, "--oauth") == 0 || strcmp(opt, "--oauth-manual") == 0;
+                       strcmp(opt, "--oauth") == 0 || strcmp(opt, "--oauth-manual") == 0 ||
+                       strcmp(opt, "--client-credentials") == 0;
         const char *value = NULL;
         if (!is_flag) {
             if (strncmp(opt, "--", 2) != 0)
@@ -331,6 +342,12 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
             cl->client_id = value;
         } else if (strcmp(opt, "--client-secret") == 0) {
             cl->client_secret = value;
+        } else if (strcmp(opt, "--client-key") == 0) {
+            cl->client_key = value;
+        } else if (strcmp(opt, "--client-credentials") == 0) {
+            cl->client_credentials = true;
+        } else if (strcmp(opt, "--workload-token-file") == 0) {
+            cl->workload_token_file = value;
         } else if (strcmp(opt, "--client-metadata-url") == 0) {
             cl->client_metadata_url = value;
         } else if (strcmp(opt, "--scope") == 0) {
@@ -355,18 +372,26 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
                            NULL);
     if (cl->key != NULL && cl->cert == NULL)
         return usage_error("--key goes with --cert", NULL);
-    if (cl->oauth && cl->oauth_manual)
-        return usage_error("give one of --oauth and --oauth-manual", NULL);
-    bool oauth = cl->oauth || cl->oauth_manual;
+    bool workload = cl->workload_token_file != NULL;
+    if (cl->oauth + cl->oauth_manual + cl->client_credentials + workload > 1)
+        return usage_error("give one of --oauth, --oauth-manual, --client-credentials and "
+                           "--workload-token-file", NULL);
+    bool oauth = cl->oauth || cl->oauth_manual || cl->client_credentials || workload;
     if (oauth && cl->http_url == NULL)
-        return usage_error("--oauth and --oauth-manual go with --http", NULL);
+        return usage_error("--oauth, --oauth-manual, --client-credentials and "
+                           "--workload-token-file go with --http", NULL);
     bool oauth_options = cl->client_id != NULL || cl->client_secret != NULL ||
-                         cl->client_metadata_url != NULL || cl->scope != NULL;
+                         cl->client_key != NULL || cl->client_metadata_url != NULL ||
+                         cl->scope != NULL;
     if (oauth_options && !oauth)
-        return usage_error("--client-id, --client-secret, --client-metadata-url and --scope go "
-                           "with --oauth or --oauth-manual", NULL);
-    if (cl->client_secret != NULL && cl->client_id == NULL)
-        return usage_error("--client-secret goes with --client-id", NULL);
+        return usage_error("--client-id, --client-secret, --client-key, --client-metadata-url "
+                           "and --scope go with --oauth, --oauth-manual, --client-credentials or "
+                           "--workload-token-file",
+                           NULL);
+    if ((cl->client_secret != NULL || cl->client_key != NULL) && cl->client_id == NULL)
+        return usage_error("--client-secret and --client-key go with --client-id", NULL);
+    if (cl->client_credentials && cl->client_secret == NULL && cl->client_key == NULL)
+        return usage_error("--client-credentials needs --client-secret or --client-key", NULL);
     if (cl->task && cl->action != ACTION_CALL)
         return usage_error("--task goes with --call", NULL);
     if (cl->args_json != NULL && cl->action != ACTION_CALL && cl->action != ACTION_PROMPT)
@@ -710,10 +735,61 @@ static bool on_authorize(void *userdata, const char *authorization_url, const ch
     return mcp_auth_reply_set_redirect_url(reply, line);
 }
 
+/* The whole of a small file (the --client-key PEM) as a string (free it), or NULL after a
+ * message. */
+static char *read_small_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "mcp-call: cannot open %s\n", path);
+        return NULL;
+    }
+    size_t limit = 64 * 1024, used = 0;
+    char *text = malloc(limit + 1);
+    if (text != NULL)
+        used = fread(text, 1, limit + 1, f);
+    bool read_all = text != NULL && !ferror(f) && used <= limit;
+    fclose(f);
+    if (!read_all) {
+        fprintf(stderr, "mcp-call: cannot read %s (or it is over 64 KiB)\n", path);
+        free(text);
+        return NULL;
+    }
+    text[used] = '\0';
+    return text;
+}
+
+/* Sets the private key of --client-key. False (after a message) when the file cannot be
+ * read; a key the library refuses is reported by connect (exit 2). */
+static bool set_client_key(mcp_client_options *copts, const char *path) {
+    char *pem = read_small_file(path);
+    if (pem == NULL)
+        return false;
+    mcp_client_options_set_oauth_client_key(copts, pem, NULL);
+    memset(pem, 0, strlen(pem)); /* a private key: not left in freed memory */
+    free(pem);
+    return true;
+}
+
 /* Sets the OAuth options; for --oauth, opens the loopback listener first (its URL is the
- * redirect URI). False (after a message) when the listener cannot open. */
+ * redirect URI). False (after a message) when the listener cannot open or the key file
+ * cannot be read. */
 static bool set_oauth(mcp_client_options *copts, const struct command_line *cl,
                       struct oauth_step *step) {
+    if (cl->client_key != NULL && !set_client_key(copts, cl->client_key))
+        return false;
+    if (cl->client_credentials || cl->workload_token_file != NULL) {
+        if (cl->workload_token_file != NULL) {
+            mcp_client_options_set_oauth_grant(copts, MCP_OAUTH_GRANT_JWT_BEARER);
+            mcp_client_options_set_oauth_workload_token_file(copts, cl->workload_token_file);
+        } else {
+            mcp_client_options_set_oauth_grant(copts, MCP_OAUTH_GRANT_CLIENT_CREDENTIALS);
+        }
+        if (cl->client_id != NULL)
+            mcp_client_options_set_oauth_client(copts, cl->client_id, cl->client_secret);
+        if (cl->scope != NULL)
+            mcp_client_options_set_oauth_scopes(copts, cl->scope);
+        return true;
+    }
     const char *redirect_uri = "http://127.0.0.1/callback"; /* --oauth-manual: never reached */
     if (cl->oauth) {
         step->loopback = mcp_loopback_new(NULL);
@@ -801,7 +877,8 @@ int main(int argc, char **argv) {
     if (cl.cert != NULL)
         mcp_client_options_set_client_cert(copts, cl.cert, cl.key != NULL ? cl.key : cl.cert);
     struct oauth_step oauth_step = {NULL};
-    if ((cl.oauth || cl.oauth_manual) && !set_oauth(copts, &cl, &oauth_step)) {
+    if ((cl.oauth || cl.oauth_manual || cl.client_credentials || cl.workload_token_file != NULL) &&
+        !set_oauth(copts, &cl, &oauth_step)) {
         mcp_client_options_free(copts);
         mcp_loopback_free(oauth_step.loopback);
         free(roots_uri);

@@ -292,6 +292,12 @@ typedef enum {
    * `client_credentials`: a pre-registered client id and secret, no person involved.
    */
   MCP_OAUTH_GRANT_CLIENT_CREDENTIALS = 1,
+  /**
+   * The JWT-bearer grant (RFC 7523) for workload identity federation: the platform's token
+   * for this workload, from `mcp_client_options_set_oauth_workload_token_file`, is the
+   * grant; no person involved.
+   */
+  MCP_OAUTH_GRANT_JWT_BEARER = 2,
 } mcp_oauth_grant;
 
 /**
@@ -1204,6 +1210,37 @@ MCPC_API
 mcp_status mcp_client_options_set_oauth_client(mcp_client_options *options,
                                                const char *client_id,
                                                const char *client_secret);
+
+/**
+ * The pre-registered client's private key, for `private_key_jwt` client authentication
+ * (RFC 7523): at the token endpoint the client sends a fresh assertion signed with it instead
+ * of a secret. `private_key_pem` is PKCS#8 ("BEGIN PRIVATE KEY": ECDSA P-256, signing ES256,
+ * or RSA, signing RS256) or PKCS#1 ("BEGIN RSA PRIVATE KEY"); `key_id` (NULL: none) goes in
+ * each assertion's `kid`. The key is parsed here (a bad one: MCP_STATUS_INVALID_ARGUMENT;
+ * a build without TLS: MCP_STATUS_NOT_SUPPORTED) and the text is not kept. Set the client id
+ * with `mcp_client_options_set_oauth_client`. NULL `private_key_pem` clears the key.
+ *
+ * # Safety
+ * `options` is NULL or live; the strings are NULL or NUL-terminated.
+ */
+MCPC_API
+mcp_status mcp_client_options_set_oauth_client_key(mcp_client_options *options,
+                                                   const char *private_key_pem,
+                                                   const char *key_id);
+
+/**
+ * The file that holds the workload's JWT for the JWT-bearer grant
+ * (MCP_OAUTH_GRANT_JWT_BEARER; workload identity federation), e.g. a Kubernetes projected
+ * service account token. It is read again for every token request, so the platform may
+ * rotate it; a file that cannot be read, or does not hold a compact JWT, fails the request
+ * with MCP_STATUS_UNAUTHORIZED (its content never quoted). NULL clears it.
+ *
+ * # Safety
+ * `options` is NULL or live; `path` is NULL or NUL-terminated.
+ */
+MCPC_API
+mcp_status mcp_client_options_set_oauth_workload_token_file(mcp_client_options *options,
+                                                            const char *path);
 
 /**
  * Binds the pre-registered client to one authorization server: with another issuer (the

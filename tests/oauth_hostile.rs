@@ -10,7 +10,10 @@
 mod common;
 
 use mcpc::auth::TokenStore;
-use mcpc::auth::{AuthorizationRequest, GrantType, MemoryTokenStore, OAuthConfig, TokenKey};
+use mcpc::auth::{
+    AuthorizationRequest, GrantType, MemoryTokenStore, OAuthConfig, SigningKey, TokenKey,
+    WorkloadIdentity,
+};
 use mcpc::{
     CancellationToken, Client, ClientOptions, ConnectMode, HttpConfig, RequestOptions, Status,
 };
@@ -55,6 +58,8 @@ enum Reply {
     CutShort,
     /// What `/mcp` would answer anyway (for a route that only watches).
     Default,
+    /// A 401 with this WWW-Authenticate challenge.
+    Challenge(String),
 }
 
 type Route = dyn Fn(&Request, &str) -> Reply + Send + Sync;
@@ -172,6 +177,15 @@ fn serve(
                 challenge_header(status, base)
             );
             let _ = stream.write_all(format!("{head}{body}").as_bytes());
+        }
+        Reply::Challenge(challenge) => {
+            let _ = stream.write_all(
+                format!(
+                    "HTTP/1.1 401 X\r\nWWW-Authenticate: {challenge}\r\nContent-Length: 0\r\n\
+                     Connection: close\r\n\r\n"
+                )
+                .as_bytes(),
+            );
         }
         Reply::Redirect(status, location) => {
             let _ = stream.write_all(
@@ -974,4 +988,324 @@ fn a_request_from_the_persons_step_ends_at_its_timeout() {
     assert_eq!(outer, Err(Status::Unauthorized));
     assert_eq!(*nested.lock().unwrap(), Some(Err(Status::Timeout)));
     client.close();
+}
+
+// ---------------------------------------------------------------------------------------------
+// private_key_jwt: a signed assertion instead of a secret
+// ---------------------------------------------------------------------------------------------
+
+/// A pre-registered machine client that authenticates with its private key.
+fn keyed_machine(pem: &str) -> OAuthConfig {
+    OAuthConfig {
+        client_id: Some("machine".into()),
+        client_key: Some(SigningKey::from_pem(pem, Some("key-1")).expect("a P-256 PKCS#8 key")),
+        grant_type: GrantType::ClientCredentials,
+        ..OAuthConfig::default()
+    }
+}
+
+/// A fresh ECDSA P-256 key: its PKCS#8 PEM and its raw public key.
+fn p256_key() -> (String, Vec<u8>) {
+    let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+    (key.serialize_pem(), key.public_key_raw().to_vec())
+}
+
+/// The decoded value of `name` in a form body.
+fn form_value(body: &str, name: &str) -> Option<String> {
+    let raw = body
+        .split('&')
+        .find_map(|pair| pair.strip_prefix(&format!("{name}=")))?;
+    let mut out = Vec::new();
+    let bytes = raw.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                out.push(u8::from_str_radix(&raw[i + 1..i + 3], 16).unwrap());
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    Some(String::from_utf8(out).unwrap())
+}
+
+fn base64url_decode(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'-' => 62,
+        b'_' => 63,
+        _ => panic!("not base64url: {text}"),
+    };
+    let mut out = Vec::new();
+    let (mut bits, mut count) = (0u32, 0);
+    for c in text.bytes() {
+        bits = bits << 6 | u32::from(value(c));
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push((bits >> count) as u8);
+        }
+    }
+    out
+}
+
+/// The token request carries no secret and no Basic header but a JWT that the public key
+/// verifies, naming the client (`iss`, `sub`) and the authorization server (`aud`, its
+/// issuer), short-lived, with a `jti`; each token request gets a new one.
+#[test]
+fn a_private_key_jwt_client_sends_a_fresh_assertion_the_public_key_verifies() {
+    let (pem, public_key) = p256_key();
+    let server = Hostile::start(|_, _| Reply::Default);
+    let first = connected(&server, keyed_machine(&pem));
+    first
+        .ping(&RequestOptions::default())
+        .expect("a token for the assertion");
+    let second = connected(&server, keyed_machine(&pem));
+    second
+        .ping(&RequestOptions::default())
+        .expect("a token for the second client's assertion");
+
+    let token_requests: Vec<Request> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/token")
+        .collect();
+    assert_eq!(token_requests.len(), 2, "{token_requests:?}");
+    let mut ids = Vec::new();
+    for request in &token_requests {
+        assert_eq!(request.authorization, None, "no Basic credentials");
+        let body = &request.body;
+        assert_eq!(
+            form_value(body, "grant_type").as_deref(),
+            Some("client_credentials")
+        );
+        assert_eq!(form_value(body, "client_id").as_deref(), Some("machine"));
+        assert_eq!(
+            form_value(body, "client_assertion_type").as_deref(),
+            Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+        );
+        assert_eq!(form_value(body, "client_secret"), None, "{body}");
+        let assertion = form_value(body, "client_assertion").expect("a client assertion");
+        let parts: Vec<&str> = assertion.split('.').collect();
+        assert_eq!(parts.len(), 3, "{assertion}");
+        let signed = format!("{}.{}", parts[0], parts[1]);
+        ring::signature::UnparsedPublicKey::new(
+            &ring::signature::ECDSA_P256_SHA256_FIXED,
+            &public_key,
+        )
+        .verify(signed.as_bytes(), &base64url_decode(parts[2]))
+        .expect("the signature verifies with the client's public key");
+        let header: Value = serde_json::from_slice(&base64url_decode(parts[0])).unwrap();
+        assert_eq!(
+            header,
+            json!({"alg": "ES256", "typ": "JWT", "kid": "key-1"})
+        );
+        let claims: Value = serde_json::from_slice(&base64url_decode(parts[1])).unwrap();
+        assert_eq!(claims["iss"], "machine");
+        assert_eq!(claims["sub"], "machine");
+        assert_eq!(claims["aud"], server.base.as_str());
+        let (iat, exp) = (
+            claims["iat"].as_u64().unwrap(),
+            claims["exp"].as_u64().unwrap(),
+        );
+        assert!(exp > iat && exp - iat <= 600, "{claims}");
+        ids.push(claims["jti"].as_str().unwrap().to_owned());
+    }
+    assert_ne!(ids[0], ids[1], "each assertion is fresh");
+}
+
+/// A key that is not one is refused when set, with INVALID_ARGUMENT, through the C API too.
+#[test]
+fn a_bad_private_key_is_refused_when_set() {
+    for pem in [
+        "",
+        "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+    ] {
+        let error = SigningKey::from_pem(pem, None).unwrap_err();
+        assert_eq!(error.status, Status::InvalidArgument, "{error}");
+    }
+    unsafe {
+        use mcpc::ffi::*;
+        let options = mcp_client_options_new();
+        let bad = c"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
+        let status =
+            mcp_client_options_set_oauth_client_key(options, bad.as_ptr(), std::ptr::null());
+        assert_eq!(status, mcp_status::InvalidArgument);
+        let (pem, _) = p256_key();
+        let good = std::ffi::CString::new(pem).unwrap();
+        let status = mcp_client_options_set_oauth_client_key(options, good.as_ptr(), c"k".as_ptr());
+        assert_eq!(status, mcp_status::Ok);
+        mcp_client_options_free(options);
+    }
+}
+
+/// The key and the assertions are credentials: a careless server that quotes the client's
+/// last assertion in its challenge (which goes into the error's data) never gets it shown,
+/// nor the key in the error or the configuration's Debug.
+#[test]
+fn no_private_key_or_assertion_reaches_an_error_message() {
+    let (pem, _) = p256_key();
+    let last_assertion = Arc::new(Mutex::new(String::new()));
+    let seen = last_assertion.clone();
+    let server = Hostile::start(move |request, _| match request.path.as_str() {
+        "/token" => {
+            *seen.lock().unwrap() =
+                form_value(&request.body, "client_assertion").unwrap_or_default();
+            Reply::Default
+        }
+        "/mcp" if request.authorization.is_some() => Reply::Challenge(format!(
+            "Bearer error=\"invalid_token\", error_description=\"{}\"",
+            seen.lock().unwrap()
+        )),
+        _ => Reply::Default,
+    });
+    let config = keyed_machine(&pem);
+    let shown_config = format!("{config:?}");
+    let client = connected(&server, config);
+    let error = refused(&client, &[]);
+    let assertion = last_assertion.lock().unwrap().clone();
+    assert!(!assertion.is_empty(), "no assertion was sent");
+    let signature = assertion.rsplit('.').next().unwrap().to_owned();
+    let shown = format!("{error} {:?} {} {shown_config}", error.data, error.message);
+    assert!(
+        shown.contains("invalid_token"),
+        "the challenge is in the data: {shown}"
+    );
+    for secret in [assertion.as_str(), signature.as_str()] {
+        assert!(!shown.contains(secret), "{secret:?} in {shown}");
+    }
+    for line in pem.lines().filter(|line| !line.starts_with("-----")) {
+        assert!(!shown.contains(line), "a line of the key in {shown}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2025-03-26 servers: no resource metadata, the authorization server at the server's origin
+// ---------------------------------------------------------------------------------------------
+
+/// A server of 2025-03-26 publishes no resource metadata; its origin's metadata document,
+/// found at the root, may name an issuer at a path of that origin (an authorization server
+/// mounted under /oauth): the same party, so the flow uses it. An issuer on another origin
+/// is still refused.
+#[test]
+fn a_2025_03_26_server_may_name_an_issuer_at_a_path_of_its_own_origin() {
+    let legacy_server = |issuer: fn(&str) -> String| {
+        Hostile::start(move |request, base| match request.path.as_str() {
+            "/.well-known/oauth-protected-resource/mcp" => Reply::Json(404, json!({})),
+            "/.well-known/oauth-authorization-server" => {
+                Reply::Json(200, server_metadata(base, &issuer(base)))
+            }
+            _ => Reply::Default,
+        })
+    };
+    let server = legacy_server(|base| format!("{base}/oauth"));
+    let client = connected(&server, machine());
+    client
+        .ping(&RequestOptions::default())
+        .expect("the token from the authorization server at /oauth");
+    assert!(server.paths().iter().any(|p| p == "/token"));
+
+    for other in [
+        |_: &str| "http://127.0.0.1:9/oauth".to_owned(),
+        |base: &str| format!("{}/oauth", base.replace("127.0.0.1", "localhost")),
+        |base: &str| format!("{base}/oauth?x=1"),
+    ] {
+        let server = legacy_server(other);
+        let client = connected(&server, machine());
+        refused(&client, &["names another issuer"]);
+        assert!(!server.paths().iter().any(|p| p == "/token"));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workload identity federation: the JWT-bearer grant
+// ---------------------------------------------------------------------------------------------
+
+/// A machine whose platform token is in `path`.
+fn workload(path: &std::path::Path) -> OAuthConfig {
+    OAuthConfig {
+        grant_type: GrantType::JwtBearer,
+        workload_identity: Some(WorkloadIdentity::File(path.to_owned())),
+        ..OAuthConfig::default()
+    }
+}
+
+/// A JWT-shaped platform token (the authorization server here does not verify it).
+fn platform_token(name: &str) -> String {
+    format!("eyJhbGciOiJFUzI1NiJ9.{name}.c2lnbmF0dXJl")
+}
+
+/// The token request is the JWT-bearer grant with the file's token as the assertion and no
+/// client (none is configured); the file is read again for each token request, so a token
+/// the platform rotated is the one sent.
+#[test]
+fn the_jwt_bearer_grant_sends_the_workload_token_read_again_each_time() {
+    let path = common::log_path("workload_token");
+    std::fs::write(&path, format!("{}\n", platform_token("first"))).unwrap();
+    let server = Hostile::start(|_, _| Reply::Default);
+    let first = connected(&server, workload(&path));
+    first.ping(&RequestOptions::default()).expect("a token");
+    std::fs::write(&path, platform_token("rotated")).unwrap();
+    let second = connected(&server, workload(&path));
+    second.ping(&RequestOptions::default()).expect("a token");
+
+    let bodies: Vec<String> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/token")
+        .map(|r| r.body)
+        .collect();
+    assert_eq!(bodies.len(), 2, "{bodies:?}");
+    for (body, name) in bodies.iter().zip(["first", "rotated"]) {
+        assert_eq!(
+            form_value(body, "grant_type").as_deref(),
+            Some("urn:ietf:params:oauth:grant-type:jwt-bearer")
+        );
+        assert_eq!(form_value(body, "assertion"), Some(platform_token(name)));
+        assert_eq!(form_value(body, "client_id"), None, "{body}");
+    }
+    assert!(!server.paths().iter().any(|p| p == "/register"));
+    let _ = std::fs::remove_file(&path);
+}
+
+/// A missing file, or one that holds no JWT, fails the request with UNAUTHORIZED before any
+/// token request, never quoting the file; a token the server echoes back is never shown.
+#[test]
+fn a_workload_token_is_never_shown_and_a_bad_one_is_not_sent() {
+    let path = common::log_path("workload_token_bad");
+    let server = Hostile::start(|_, _| Reply::Default);
+    let _ = std::fs::remove_file(&path);
+    let client = connected(&server, workload(&path));
+    refused(&client, &["cannot read the workload token file"]);
+    std::fs::write(&path, "not-a-jwt secret-text").unwrap();
+    let client = connected(&server, workload(&path));
+    let error = refused(&client, &["not a compact JWT"]);
+    assert!(!error.message.contains("secret-text"), "{error}");
+    assert!(!server.paths().iter().any(|p| p == "/token"));
+
+    let token = platform_token("planted-workload-secret");
+    std::fs::write(&path, &token).unwrap();
+    let echoed = token.clone();
+    let server = Hostile::start(move |request, _| match request.path.as_str() {
+        "/mcp" if request.authorization.is_some() => Reply::Challenge(format!(
+            "Bearer error=\"invalid_token\", error_description=\"{echoed}\""
+        )),
+        _ => Reply::Default,
+    });
+    let client = connected(&server, workload(&path));
+    let error = refused(&client, &[]);
+    let shown = format!("{error} {:?}", error.data);
+    assert!(shown.contains("invalid_token"), "{shown}");
+    assert!(!shown.contains(&token), "the workload token in {shown}");
+    let _ = std::fs::remove_file(&path);
 }

@@ -31,13 +31,24 @@ type AuthorizeFunc func(ctx context.Context, authorizationURL, redirectURI strin
 type OAuth struct {
 	// ClientID and ClientSecret: a pre-registered client (ClientSecret empty: public).
 	ClientID, ClientSecret string
+	// ClientKeyPEM is the pre-registered client's private key (PEM: PKCS#8 ECDSA P-256 or
+	// RSA, or PKCS#1 RSA): the client then authenticates at the token endpoint with a signed
+	// assertion (private_key_jwt, RFC 7523) instead of ClientSecret. ClientKeyID, if set, is
+	// the assertion's kid. A key the library cannot use fails NewHTTP with
+	// StatusInvalidArgument.
+	ClientKeyPEM, ClientKeyID string
 	// ClientIssuer binds the pre-registered client to one authorization server: with another
 	// issuer it is not presented (the flow registers instead). Empty: any issuer.
 	ClientIssuer string
 	// ClientCredentials uses the client_credentials grant (machine to machine: ClientID and
-	// ClientSecret, no person; RedirectURI and Authorize are then not needed) instead of the
+	// ClientSecret or ClientKeyPEM, no person; RedirectURI and Authorize are then not needed) instead of the
 	// authorization code flow.
 	ClientCredentials bool
+	// WorkloadTokenFile uses the JWT-bearer grant (RFC 7523; workload identity federation):
+	// the file holds the token the platform issued to this workload (a Kubernetes projected
+	// service account token, say) and is read again for every token request, so it may
+	// rotate. No person; ClientID is sent only if set.
+	WorkloadTokenFile string
 	// MaxAuthorizations: how many new authorizations one request may go through before it
 	// fails with StatusUnauthorized (0: the library's default, 3).
 	MaxAuthorizations int
@@ -66,8 +77,9 @@ func WithOAuth(cfg OAuth) Option {
 		c.setters = append(c.setters, setter{"oauth", func(o *C.mcp_client_options) C.mcp_status {
 			id, secret, url := str(cfg.ClientID), str(cfg.ClientSecret), str(cfg.ClientMetadataURL)
 			name, redirect, scopes := str(cfg.ClientName), str(cfg.RedirectURI), str(cfg.Scopes)
-			issuer := str(cfg.ClientIssuer)
-			for _, s := range []*C.char{id, secret, url, name, redirect, scopes, issuer} {
+			issuer, key, keyID := str(cfg.ClientIssuer), str(cfg.ClientKeyPEM), str(cfg.ClientKeyID)
+			workload := str(cfg.WorkloadTokenFile)
+			for _, s := range []*C.char{id, secret, url, name, redirect, scopes, issuer, key, keyID, workload} {
 				defer C.free(unsafe.Pointer(s))
 			}
 			status := C.mcp_status(C.MCP_STATUS_OK)
@@ -76,11 +88,15 @@ func WithOAuth(cfg OAuth) Option {
 					status = s
 				}
 			}
-			if redirect != nil || !cfg.ClientCredentials {
+			if redirect != nil || (!cfg.ClientCredentials && workload == nil) {
 				then(C.mcp_client_options_set_oauth_redirect_uri(o, redirect))
 			}
 			if cfg.ClientCredentials {
 				then(C.mcp_client_options_set_oauth_grant(o, C.MCP_OAUTH_GRANT_CLIENT_CREDENTIALS))
+			}
+			if workload != nil {
+				then(C.mcp_client_options_set_oauth_grant(o, C.MCP_OAUTH_GRANT_JWT_BEARER))
+				then(C.mcp_client_options_set_oauth_workload_token_file(o, workload))
 			}
 			if issuer != nil {
 				then(C.mcp_client_options_set_oauth_client_issuer(o, issuer))
@@ -91,6 +107,9 @@ func WithOAuth(cfg OAuth) Option {
 			then(C.mcp_client_options_set_oauth_registration(o, name, nil))
 			if id != nil {
 				then(C.mcp_client_options_set_oauth_client(o, id, secret))
+			}
+			if key != nil {
+				then(C.mcp_client_options_set_oauth_client_key(o, key, keyID))
 			}
 			if url != nil {
 				then(C.mcp_client_options_set_oauth_client_metadata_url(o, url))

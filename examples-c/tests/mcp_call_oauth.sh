@@ -117,9 +117,53 @@ grep -q 'client_id=pre-client' "$err" || fail "--client-id is not in the authori
 ! grep -q 'pre-secret' "$err" || fail "the client secret reached stderr"
 check_no_sanitizer_report "$err"
 
-# 4. Usage errors.
+# 4. --client-credentials: no person; a secret the authorization server knows gets the
+# token (a second server, with that client registered in advance). A --client-key file that
+# is no key is refused at connect: exit 2, nothing of it on stderr.
+cc_log=$scratch/cc.log cc_url_file=$scratch/cc_url
+sleep 120 | "$server" --http 0 --require-auth --auth-client machine:s3cret-machine \
+    --log "$cc_log" >"$cc_url_file" 2>&1 &
+for _ in $(seq 1 50); do
+    [ -s "$cc_url_file" ] && break
+    sleep 0.1
+done
+cc_url=$(sed -n 's/^listening on //p' "$cc_url_file" | head -n 1)
+"$mcp_call" --client-credentials --client-id machine --client-secret s3cret-machine \
+    --call echo --args '{"text":"machine"}' --http "$cc_url" </dev/null >"$out" 2>"$err"
+code=$?
+show stdout "$out"; show stderr "$err"
+[ "$code" -eq 0 ] || fail "--client-credentials exited $code"
+grep -qF '"text":"machine"' "$out" || fail "--client-credentials printed no result"
+grep -q 'client_credentials' "$cc_log" || fail "no client_credentials token request"
+! grep -q '"path":"/authorize"' "$cc_log" || fail "--client-credentials asked a person"
+! grep -q 's3cret-machine' "$err" || fail "the client secret reached stderr"
+key=$scratch/not-a-key.pem
+printf -- '-----BEGIN PRIVATE KEY-----\nbm90LWEta2V5LXNlY3JldA==\n-----END PRIVATE KEY-----\n' >"$key"
+"$mcp_call" --client-credentials --client-id machine --client-key "$key" --ping \
+    --http "$cc_url" </dev/null >"$out" 2>"$err"
+code=$?
+show stderr "$err"
+[ "$code" -eq 2 ] || fail "a --client-key that is no key exited $code, want 2"
+grep -q 'private key' "$err" || fail "the refusal does not name the private key"
+! grep -q 'bm90LWEta2V5' "$err" || fail "the key file's text reached stderr"
+check_no_sanitizer_report "$err"
+# --workload-token-file: the JWT-bearer grant; a file that holds no JWT fails before any
+# token request (exit 5, UNAUTHORIZED), nothing of it on stderr.
+printf 'not-a-jwt workload-secret\n' >"$key"
+"$mcp_call" --workload-token-file "$key" --ping --http "$cc_url" </dev/null >"$out" 2>"$err"
+code=$?
+show stderr "$err"
+[ "$code" -eq 5 ] || fail "a workload token file without a JWT exited $code, want 5"
+grep -q 'workload token is not a compact JWT' "$err" || fail "the refusal does not say why"
+! grep -q 'workload-secret' "$err" || fail "the workload token file's text reached stderr"
+check_no_sanitizer_report "$err"
+
+# 5. Usage errors.
 for args in "--oauth --stdio $server" "--client-id x --http $url" "--oauth --oauth-manual --http $url" \
-            "--oauth --client-secret s --http $url"; do
+            "--oauth --client-secret s --http $url" "--client-credentials --client-id x --http $url" \
+            "--oauth --client-credentials --client-id x --client-secret s --http $url" \
+            "--client-key k --http $url" "--oauth --client-key k --http $url" \
+            "--workload-token-file f --stdio $server" "--oauth --workload-token-file f --http $url"; do
     # shellcheck disable=SC2086 # the words are the arguments
     "$mcp_call" $args >"$out" 2>"$err"
     code=$?

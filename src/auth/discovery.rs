@@ -156,6 +156,15 @@ pub fn server_metadata(agent: &ureq::Agent, issuer: &str, legacy: bool) -> Resul
             }
         };
         let found = document.get("issuer").and_then(Value::as_str);
+        if let (true, Some(found)) = (legacy, found) {
+            if found != issuer && same_origin_issuer(found, &base) {
+                // 2025-03-26 derives the authorization server from the MCP server's origin,
+                // where this document was found; an issuer under that same origin (an
+                // authorization server mounted at a path) is the same party, and the one
+                // the redirect's `iss` must then name.
+                return parse_server(&document, found);
+            }
+        }
         if found != Some(issuer) {
             return Err(failed(format!(
                 "the authorization server metadata at {} names another issuer ({}); not \
@@ -188,6 +197,13 @@ pub fn server_metadata(agent: &ureq::Agent, issuer: &str, legacy: bool) -> Resul
         "the authorization server {} publishes no metadata",
         display_url(issuer)
     )))
+}
+
+/// An issuer URL whose origin is `base` (an https URL, or http on loopback).
+fn same_origin_issuer(issuer: &str, base: &str) -> bool {
+    require_secure(issuer, "authorization server").is_ok()
+        && origin(issuer).is_some_and(|found| found.eq_ignore_ascii_case(base))
+        && !issuer.contains(['?', '#'])
 }
 
 fn parse_server(document: &Value, issuer: &str) -> Result<ServerMetadata> {

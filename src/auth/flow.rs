@@ -14,6 +14,7 @@ use super::pkce::{random_text, Pkce};
 use super::registration::{self, ClientCredentials};
 use super::tokens::{self, Stored, Tokens};
 use super::turn::Turns;
+use super::workload::JWT_BEARER_GRANT;
 use super::{AuthHooks, AuthorizationRequest, GrantType, OAuthConfig, TokenKey};
 use crate::cancellation::CancellationToken;
 use crate::error::{Error, Result, Status};
@@ -198,6 +199,19 @@ impl Authorizer {
             )?,
             GrantType::ClientCredentials => {
                 let mut params = vec![("grant_type", "client_credentials")];
+                if let Some(scope) = &joined {
+                    params.push(("scope", scope));
+                }
+                params.push(("resource", &resource));
+                tokens::request(agent, &server, &client, &params, &self.learn)?
+            }
+            GrantType::JwtBearer => {
+                let source = oauth.workload_identity.as_ref().ok_or_else(|| {
+                    failed("the jwt-bearer grant needs the workload's token (a file or a provider)")
+                })?;
+                let assertion = source.assertion()?;
+                (self.learn)(&assertion);
+                let mut params = vec![("grant_type", JWT_BEARER_GRANT), ("assertion", &assertion)];
                 if let Some(scope) = &joined {
                     params.push(("scope", scope));
                 }

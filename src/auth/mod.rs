@@ -14,19 +14,24 @@
 //! scrubbed by the transport's `redact` module, which learns each secret as it appears.
 
 mod challenge;
+mod client_assertion;
 mod discovery;
 pub(crate) mod flow;
 mod form;
 mod loopback;
 mod pkce;
 mod registration;
+mod signing_key;
 mod tokens;
 mod turn;
+mod workload;
 
 pub use challenge::Challenge;
 pub(crate) use form::{ANSWER_LIMIT, REQUEST_TIMEOUT};
 pub use loopback::LoopbackRedirect;
+pub use signing_key::SigningKey;
 pub(crate) use tokens::TOKEN_LIMIT;
+pub use workload::{AssertionProvider, WorkloadIdentity};
 
 use crate::cancellation::CancellationToken;
 use crate::sync::lock;
@@ -104,8 +109,12 @@ pub enum GrantType {
     #[default]
     AuthorizationCode,
     /// `client_credentials` (machine to machine): needs a pre-registered `client_id` and
-    /// `client_secret`; no person, no callback.
+    /// its `client_secret` or `client_key`; no person, no callback.
     ClientCredentials,
+    /// The JWT-bearer grant (RFC 7523 section 2.1) for workload identity federation: the
+    /// platform's token for this workload (`workload_identity`) is the grant. A `client_id`
+    /// is sent (and authenticated) only when one is configured.
+    JwtBearer,
 }
 
 /// The library's OAuth client. Client identity, in the order tried: a pre-registered
@@ -116,6 +125,10 @@ pub enum GrantType {
 pub struct OAuthConfig {
     pub client_id: Option<String>,
     pub client_secret: Option<String>,
+    /// The pre-registered client's private key: with it the client authenticates at the
+    /// token endpoint by `private_key_jwt` (RFC 7523), a fresh signed assertion per request,
+    /// instead of a secret (it wins over `client_secret`).
+    pub client_key: Option<SigningKey>,
     /// The issuer the pre-registered client belongs to: with another authorization server the
     /// client is not presented (the flow registers instead). `None`: any issuer.
     pub client_issuer: Option<String>,
@@ -131,6 +144,8 @@ pub struct OAuthConfig {
     /// Scopes to ask for, space-separated, instead of those the server names.
     pub scopes: Option<String>,
     pub grant_type: GrantType,
+    /// Where the JWT-bearer grant gets the workload's token.
+    pub workload_identity: Option<WorkloadIdentity>,
     /// The person's step (authorization code grant).
     pub authorize: Option<AuthorizeHandler>,
     /// Where tokens live; [`MemoryTokenStore`] by default.
@@ -145,6 +160,7 @@ impl Default for OAuthConfig {
         OAuthConfig {
             client_id: None,
             client_secret: None,
+            client_key: None,
             client_issuer: None,
             client_metadata_url: None,
             client_name: None,
@@ -152,6 +168,7 @@ impl Default for OAuthConfig {
             application_type: None,
             scopes: None,
             grant_type: GrantType::AuthorizationCode,
+            workload_identity: None,
             authorize: None,
             token_store: Arc::new(MemoryTokenStore::default()),
             max_authorizations: 3,
@@ -165,11 +182,13 @@ impl fmt::Debug for OAuthConfig {
         f.debug_struct("OAuthConfig")
             .field("client_id", &self.client_id)
             .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("client_key", &self.client_key)
             .field("client_issuer", &self.client_issuer)
             .field("client_metadata_url", &self.client_metadata_url)
             .field("redirect_uri", &self.redirect_uri)
             .field("scopes", &self.scopes)
             .field("grant_type", &self.grant_type)
+            .field("workload_identity", &self.workload_identity)
             .field("authorize", &self.authorize.is_some())
             .finish_non_exhaustive()
     }

@@ -6,6 +6,7 @@
 use super::discovery::ServerMetadata;
 use super::flow::LearnSecret;
 use super::form::{failed, post_json};
+use super::signing_key::SigningKey;
 use super::{GrantType, OAuthConfig};
 use crate::error::Result;
 use crate::transport::http::redact::display_url;
@@ -17,6 +18,8 @@ pub enum AuthMethod {
     Basic,
     Post,
     None,
+    /// A JWT signed with the host's key (RFC 7523); pre-registered clients only.
+    PrivateKeyJwt,
 }
 
 impl AuthMethod {
@@ -25,6 +28,7 @@ impl AuthMethod {
             AuthMethod::Basic => "client_secret_basic",
             AuthMethod::Post => "client_secret_post",
             AuthMethod::None => "none",
+            AuthMethod::PrivateKeyJwt => "private_key_jwt",
         }
     }
 
@@ -43,6 +47,8 @@ impl AuthMethod {
 pub struct ClientCredentials {
     pub client_id: String,
     pub client_secret: Option<String>,
+    /// The host's key, for [`AuthMethod::PrivateKeyJwt`].
+    pub key: Option<SigningKey>,
     pub method: AuthMethod,
     /// Made by dynamic registration (so it is stored with the tokens).
     pub registered: bool,
@@ -64,6 +70,7 @@ impl ClientCredentials {
                 .get("client_secret")
                 .and_then(Value::as_str)
                 .map(str::to_owned),
+            key: None,
             method: value
                 .get("token_endpoint_auth_method")
                 .and_then(Value::as_str)
@@ -89,10 +96,26 @@ pub fn identify(
         .is_none_or(|issuer| *issuer == server.issuer);
     if let (Some(client_id), true) = (&config.client_id, issuer_matches) {
         let secret = config.client_secret.clone();
+        let method = match &config.client_key {
+            Some(_) => AuthMethod::PrivateKeyJwt,
+            None => choose_method(server, None, secret.is_some()),
+        };
         return Ok(ClientCredentials {
             client_id: client_id.clone(),
-            method: choose_method(server, None, secret.is_some()),
+            method,
             client_secret: secret,
+            key: config.client_key.clone(),
+            registered: false,
+        });
+    }
+    if config.grant_type == GrantType::JwtBearer {
+        // The workload's token identifies it; without a configured client there is no
+        // client to present (nor any registration to make).
+        return Ok(ClientCredentials {
+            client_id: String::new(),
+            client_secret: None,
+            key: None,
+            method: AuthMethod::None,
             registered: false,
         });
     }
@@ -106,13 +129,15 @@ pub fn identify(
         return Ok(ClientCredentials {
             client_id: url.clone(),
             client_secret: None,
+            key: None,
             method: AuthMethod::None,
             registered: false,
         });
     }
     if config.grant_type == GrantType::ClientCredentials {
         return Err(failed(
-            "the client_credentials grant needs a pre-registered client id and secret",
+            "the client_credentials grant needs a pre-registered client id (with its secret \
+             or private key)",
         ));
     }
     let Some(endpoint) = &server.registration_endpoint else {
@@ -184,6 +209,7 @@ fn register(
         client_id: client_id.to_owned(),
         method: choose_method(server, registered_method, secret.is_some()),
         client_secret: secret,
+        key: None,
         registered: true,
     })
 }

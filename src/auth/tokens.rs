@@ -1,6 +1,7 @@
 //! Token requests (authorization code, refresh, client credentials) and what is stored per
 //! server and issuer: the tokens and the client registration made with that issuer.
 
+use super::client_assertion::{client_assertion, JWT_BEARER_ASSERTION};
 use super::discovery::ServerMetadata;
 use super::flow::LearnSecret;
 use super::form::{self, failed, post_form};
@@ -68,8 +69,20 @@ pub fn request(
     learn: &LearnSecret,
 ) -> Result<Tokens> {
     let mut pairs: Vec<(&str, &str)> = params.to_vec();
-    let basic = match (client.method, &client.client_secret) {
-        (AuthMethod::Basic, Some(secret)) => {
+    let assertion;
+    let basic = match (client.method, &client.client_secret, &client.key) {
+        // No client at all (the JWT-bearer grant without a configured client).
+        _ if client.client_id.is_empty() => None,
+        (AuthMethod::PrivateKeyJwt, _, Some(key)) => {
+            // The audience is the authorization server, named by its issuer.
+            assertion = client_assertion(key, &client.client_id, &server.issuer)?;
+            learn(&assertion);
+            pairs.push(("client_id", &client.client_id));
+            pairs.push(("client_assertion_type", JWT_BEARER_ASSERTION));
+            pairs.push(("client_assertion", &assertion));
+            None
+        }
+        (AuthMethod::Basic, Some(secret), _) => {
             // RFC 6749 section 2.3.1: each part form-encoded, then base64.
             let pair = format!(
                 "{}:{}",
@@ -80,7 +93,7 @@ pub fn request(
             learn(&encoded);
             Some(encoded)
         }
-        (AuthMethod::Post, Some(secret)) => {
+        (AuthMethod::Post, Some(secret), _) => {
             pairs.push(("client_id", &client.client_id));
             pairs.push(("client_secret", secret));
             None
@@ -164,6 +177,7 @@ mod tests {
         let registered = ClientCredentials {
             client_id: "c1".into(),
             client_secret: Some("s1".into()),
+            key: None,
             method: AuthMethod::Post,
             registered: true,
         };

@@ -22,6 +22,10 @@ pub enum mcp_oauth_grant {
     AuthorizationCode = 0,
     /// `client_credentials`: a pre-registered client id and secret, no person involved.
     ClientCredentials = 1,
+    /// The JWT-bearer grant (RFC 7523) for workload identity federation: the platform's token
+    /// for this workload, from `mcp_client_options_set_oauth_workload_token_file`, is the
+    /// grant; no person involved.
+    JwtBearer = 2,
 }
 
 /// Where the authorize callback puts its answer.

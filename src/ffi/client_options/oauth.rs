@@ -5,7 +5,9 @@
 //! `ffi::auth`.
 
 use super::mcp_client_options;
-use crate::auth::{AuthorizationRequest, GrantType, HeaderProvider, OAuthConfig};
+use crate::auth::{
+    AuthorizationRequest, GrantType, HeaderProvider, OAuthConfig, SigningKey, WorkloadIdentity,
+};
 use crate::error::Error;
 use crate::ffi::auth::{
     mcp_auth_reply, mcp_authorize_callback, mcp_header_list, mcp_header_provider,
@@ -35,6 +37,53 @@ pub unsafe extern "C" fn mcp_client_options_set_oauth_client(
         let oauth = oauth(o);
         oauth.client_secret = id.as_ref().and(secret);
         oauth.client_id = id;
+        Ok(())
+    })
+}
+
+/// The pre-registered client's private key, for `private_key_jwt` client authentication
+/// (RFC 7523): at the token endpoint the client sends a fresh assertion signed with it instead
+/// of a secret. `private_key_pem` is PKCS#8 ("BEGIN PRIVATE KEY": ECDSA P-256, signing ES256,
+/// or RSA, signing RS256) or PKCS#1 ("BEGIN RSA PRIVATE KEY"); `key_id` (NULL: none) goes in
+/// each assertion's `kid`. The key is parsed here (a bad one: MCP_STATUS_INVALID_ARGUMENT;
+/// a build without TLS: MCP_STATUS_NOT_SUPPORTED) and the text is not kept. Set the client id
+/// with `mcp_client_options_set_oauth_client`. NULL `private_key_pem` clears the key.
+///
+/// # Safety
+/// `options` is NULL or live; the strings are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_oauth_client_key(
+    options: *mut mcp_client_options,
+    private_key_pem: *const c_char,
+    key_id: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        let key_id = optional_str(key_id, "key id")?;
+        let key = match optional_str(private_key_pem, "private key")? {
+            Some(pem) => Some(SigningKey::from_pem(pem, key_id)?),
+            None => None,
+        };
+        oauth(o).client_key = key;
+        Ok(())
+    })
+}
+
+/// The file that holds the workload's JWT for the JWT-bearer grant
+/// (MCP_OAUTH_GRANT_JWT_BEARER; workload identity federation), e.g. a Kubernetes projected
+/// service account token. It is read again for every token request, so the platform may
+/// rotate it; a file that cannot be read, or does not hold a compact JWT, fails the request
+/// with MCP_STATUS_UNAUTHORIZED (its content never quoted). NULL clears it.
+///
+/// # Safety
+/// `options` is NULL or live; `path` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_oauth_workload_token_file(
+    options: *mut mcp_client_options,
+    path: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        let path = optional_str(path, "workload token file")?;
+        oauth(o).workload_identity = path.map(|p| WorkloadIdentity::File(p.into()));
         Ok(())
     })
 }
@@ -143,6 +192,7 @@ pub unsafe extern "C" fn mcp_client_options_set_oauth_grant(
         oauth(o).grant_type = match grant {
             0 => GrantType::AuthorizationCode,
             1 => GrantType::ClientCredentials,
+            2 => GrantType::JwtBearer,
             _ => return Err(Error::invalid(format!("unknown OAuth grant {grant}"))),
         };
         Ok(())

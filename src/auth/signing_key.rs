@@ -1,0 +1,184 @@
+//! The host's private key for `private_key_jwt` (RFC 7523 section 2.2): a PEM the host gives,
+//! parsed once when it is set, then used only to sign the client's assertions. An ECDSA
+//! P-256 key signs ES256, an RSA key RS256. The key never leaves this type: its `Debug` shows
+//! the algorithm and key id only.
+//!
+//! Signing uses ring (through the `tls` feature, as rustls does); without it, setting a key
+//! fails with NOT_SUPPORTED.
+
+use crate::error::{Error, Result, Status};
+use std::fmt;
+use std::sync::Arc;
+
+/// A parsed private key and the JWS algorithm it signs with.
+#[derive(Clone)]
+pub struct SigningKey {
+    signer: Arc<Signer>,
+    /// The `kid` put in each assertion's header (how the authorization server finds the
+    /// public key in the client's JWKS), if the host gave one.
+    key_id: Option<String>,
+}
+
+impl SigningKey {
+    /// Parses a PEM private key: PKCS#8 (`BEGIN PRIVATE KEY`, ECDSA P-256 or RSA) or PKCS#1
+    /// (`BEGIN RSA PRIVATE KEY`). An encrypted key, another curve, or anything else is
+    /// refused with INVALID_ARGUMENT; the message never quotes the text.
+    pub fn from_pem(pem: &str, key_id: Option<&str>) -> Result<SigningKey> {
+        let (label, der) = pem_block(pem)?;
+        let signer = Signer::from_der(&label, &der)?;
+        Ok(SigningKey {
+            signer: Arc::new(signer),
+            key_id: key_id.map(str::to_owned),
+        })
+    }
+
+    /// The JWS `alg` of this key: "ES256" or "RS256".
+    pub fn algorithm(&self) -> &'static str {
+        self.signer.algorithm()
+    }
+
+    pub fn key_id(&self) -> Option<&str> {
+        self.key_id.as_deref()
+    }
+
+    /// The JWS signature of `message` (for ES256, the raw `r || s` JWS wants, not DER).
+    pub fn sign(&self, message: &[u8]) -> Result<Vec<u8>> {
+        self.signer.sign(message)
+    }
+}
+
+impl fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SigningKey")
+            .field("algorithm", &self.algorithm())
+            .field("key_id", &self.key_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The one PEM block of `pem`: its label and its decoded bytes.
+fn pem_block(pem: &str) -> Result<(String, Vec<u8>)> {
+    let refused = || Error::invalid("the private key is not a PEM block");
+    let begin = pem.find("-----BEGIN ").ok_or_else(refused)?;
+    let after_begin = &pem[begin + "-----BEGIN ".len()..];
+    let label_end = after_begin.find("-----").ok_or_else(refused)?;
+    let label = after_begin[..label_end].to_owned();
+    let body = &after_begin[label_end + "-----".len()..];
+    let end = body
+        .find(&format!("-----END {label}-----"))
+        .ok_or_else(refused)?;
+    let der = crate::protocol::base64::decode_base64(&body[..end])
+        .ok_or_else(|| Error::invalid("the private key's PEM body is not base64"))?;
+    Ok((label, der))
+}
+
+#[cfg(feature = "tls")]
+enum Signer {
+    Es256(ring::signature::EcdsaKeyPair),
+    Rs256(ring::signature::RsaKeyPair),
+}
+
+#[cfg(feature = "tls")]
+impl Signer {
+    fn from_der(label: &str, der: &[u8]) -> Result<Signer> {
+        use ring::signature::{EcdsaKeyPair, RsaKeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
+        match label {
+            "PRIVATE KEY" => {
+                let rng = ring::rand::SystemRandom::new();
+                if let Ok(pair) =
+                    EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, der, &rng)
+                {
+                    return Ok(Signer::Es256(pair));
+                }
+                RsaKeyPair::from_pkcs8(der).map(Signer::Rs256).map_err(|_| {
+                    Error::invalid(
+                        "the private key is neither an ECDSA P-256 nor an RSA PKCS#8 key \
+                         (or it is malformed)",
+                    )
+                })
+            }
+            "RSA PRIVATE KEY" => RsaKeyPair::from_der(der)
+                .map(Signer::Rs256)
+                .map_err(|_| Error::invalid("the RSA private key is malformed or too weak")),
+            "ENCRYPTED PRIVATE KEY" => Err(Error::invalid(
+                "the private key is encrypted; give it decrypted (PKCS#8)",
+            )),
+            _ => Err(Error::invalid(
+                "the PEM block is not a private key this library signs with (PKCS#8 \
+                 \"PRIVATE KEY\" for ECDSA P-256 or RSA, or \"RSA PRIVATE KEY\")",
+            )),
+        }
+    }
+
+    fn algorithm(&self) -> &'static str {
+        match self {
+            Signer::Es256(_) => "ES256",
+            Signer::Rs256(_) => "RS256",
+        }
+    }
+
+    fn sign(&self, message: &[u8]) -> Result<Vec<u8>> {
+        let rng = ring::rand::SystemRandom::new();
+        let failed = || Error::new(Status::InternalError, "signing the client assertion failed");
+        match self {
+            Signer::Es256(pair) => pair
+                .sign(&rng, message)
+                .map(|signature| signature.as_ref().to_vec())
+                .map_err(|_| failed()),
+            Signer::Rs256(pair) => {
+                let mut signature = vec![0; pair.public().modulus_len()];
+                pair.sign(
+                    &ring::signature::RSA_PKCS1_SHA256,
+                    &rng,
+                    message,
+                    &mut signature,
+                )
+                .map_err(|_| failed())?;
+                Ok(signature)
+            }
+        }
+    }
+}
+
+/// Without ring there is nothing to sign with.
+#[cfg(not(feature = "tls"))]
+enum Signer {}
+
+#[cfg(not(feature = "tls"))]
+impl Signer {
+    fn from_der(_label: &str, _der: &[u8]) -> Result<Signer> {
+        Err(Error::new(
+            Status::NotSupported,
+            "private_key_jwt needs the library's tls feature (ring signs the assertions)",
+        ))
+    }
+
+    fn algorithm(&self) -> &'static str {
+        match *self {}
+    }
+
+    fn sign(&self, _message: &[u8]) -> Result<Vec<u8>> {
+        match *self {}
+    }
+}
+
+#[cfg(all(test, feature = "tls"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn garbage_and_unsupported_keys_are_refused_without_quoting_them() {
+        let cases = [
+            "not a pem",
+            "-----BEGIN PRIVATE KEY-----\nc2VjcmV0LWtleS1ieXRlcw==\n-----END PRIVATE KEY-----",
+            "-----BEGIN PRIVATE KEY-----\n*not base64*\n-----END PRIVATE KEY-----",
+            "-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----",
+            "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----",
+        ];
+        for pem in cases {
+            let error = SigningKey::from_pem(pem, None).unwrap_err();
+            assert_eq!(error.status, Status::InvalidArgument, "{pem}");
+            assert!(!error.message.contains("c2VjcmV0"), "{}", error.message);
+        }
+    }
+}
