@@ -6,6 +6,8 @@
 
 mod cache;
 mod connect;
+mod idle;
+mod lazy;
 mod listen;
 mod mrtr;
 mod notify;
@@ -75,6 +77,12 @@ pub struct ClientOptions {
     pub elicitation_url: bool,
     /// The `sampling/createMessage` handler accepts `tools`: declares `sampling.tools`.
     pub sampling_tools: bool,
+    /// Connect on the first request instead of at `connect` (see `lazy.rs`): nothing starts
+    /// (no process, socket or thread) until a request needs the server.
+    pub lazy_connect: bool,
+    /// Stop a stdio server that has had no request for this long (none in flight, no listen
+    /// open); the next request starts it again, as a lazy connect does (see `idle.rs`).
+    pub idle_shutdown: Option<Duration>,
 }
 
 impl Default for ClientOptions {
@@ -93,6 +101,8 @@ impl Default for ClientOptions {
             tasks: false,
             elicitation_url: false,
             sampling_tools: false,
+            lazy_connect: false,
+            idle_shutdown: None,
         }
     }
 }
@@ -170,6 +180,8 @@ impl std::ops::Deref for Client {
 /// What a [`Client`] is made of, shared with the operations it has started (which may outlive
 /// a method call: see [`Client::start`]).
 pub struct ClientCore {
+    /// This core itself, for the process-wide idle timer (which must not keep it alive).
+    me: std::sync::Weak<ClientCore>,
     options: ClientOptions,
     /// Numbers the progress tokens the library makes.
     next_progress_token: AtomicU64,
@@ -209,6 +221,15 @@ struct State {
     /// The server ended the session (HTTP): the next `connect` opens a new one.
     expired: bool,
     closed: bool,
+    /// The next request connects when there is no session: the lazy option, or the server
+    /// was stopped for idleness.
+    connect_on_request: bool,
+    /// Idle shutdown's account (kept only with that option; see `idle.rs`).
+    idle: idle::Account,
+    /// How many connects have ended, and the last one's failure: requests that waited for a
+    /// lazy connect learn its outcome from them.
+    connects_ended: u64,
+    last_connect_failure: Option<Error>,
 }
 
 /// What connecting learned.
@@ -291,14 +312,18 @@ impl Client {
             trace::Tracer::start(handler, log, transport_name, gate.clone())
         });
         Client {
-            core: Arc::new(ClientCore {
+            core: Arc::new_cyclic(|me| ClientCore {
+                me: me.clone(),
+                state: Mutex::new(State {
+                    connect_on_request: options.lazy_connect,
+                    ..State::default()
+                }),
                 tracer,
                 cache: Arc::default(),
                 changes: Arc::default(),
                 options,
                 next_progress_token: AtomicU64::new(1),
                 open_transport: Box::new(factory),
-                state: Mutex::default(),
                 connecting: Mutex::new(()),
                 opened: Condvar::new(),
                 gate,
@@ -322,7 +347,23 @@ impl ClientCore {
     /// and returns the new server's result. A `close` from another thread ends a connect at
     /// any point with CLOSED.
     pub fn connect(&self) -> Result<Value> {
-        let _one_at_a_time = lock(&self.connecting);
+        self.connect_then_tell(lock(&self.connecting))
+    }
+
+    /// `connect` with its one-at-a-time lock taken (a lazy connect takes it without waiting),
+    /// then, the lock freed, tells the requests waiting for a lazy connect to look again.
+    fn connect_then_tell(&self, one_at_a_time: MutexGuard<'_, ()>) -> Result<Value> {
+        let outcome = self.connect_holding(one_at_a_time);
+        {
+            let mut state = self.lock();
+            state.connects_ended += 1;
+            state.last_connect_failure = outcome.as_ref().err().cloned();
+        }
+        self.changes.notify();
+        outcome
+    }
+
+    fn connect_holding(&self, _one_at_a_time: MutexGuard<'_, ()>) -> Result<Value> {
         let failed = {
             let mut state = self.lock();
             if state.closed {
@@ -423,6 +464,7 @@ impl ClientCore {
                     envelope: negotiated.envelope,
                     task_tools: Mutex::default(),
                 }));
+                self.idle_connected(&mut state);
                 Ok(server_info)
             }
             Err(error) => {

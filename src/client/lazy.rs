@@ -1,0 +1,167 @@
+//! Lazy connect: with [`ClientOptions::lazy_connect`](super::ClientOptions), a client starts
+//! nothing when it is made (no process, no socket, no thread) and connects on the first
+//! request that needs a server, so a host may make many clients and pay only for those it uses.
+//!
+//! - The request that finds no connection connects on its own thread, as `connect` does
+//!   (bounded by the connect timeout, ended by `close` with CLOSED); the time it took comes out
+//!   of the request's timeout. When the connect fails, the request fails with the connect's
+//!   status, its message prefixed "lazy connect failed".
+//! - Requests that come while that connect runs wait for it, each bounded by its own timeout
+//!   and cancel; `close` ends the wait with CLOSED. A failed connect fails them too (they do
+//!   not try it again one after another).
+//! - The next request after a failed connect tries again: the server may be up by then.
+//! - An explicit `connect` still works, and is the way to connect before the first request.
+//! - A connection that failed after connecting is not replaced here (that is the reconnect
+//!   contract of `connect`): requests get its failure. Only a client with no connection at
+//!   all connects on request: never connected, the last connect failed, the server was
+//!   stopped for idleness (`idle.rs`), or the HTTP server ended the session.
+
+use super::idle::Busy;
+use super::{closed_error, ClientCore, RequestOptions, Session};
+use crate::error::{Error, Result, Status};
+use std::sync::{Arc, TryLockError};
+use std::time::{Duration, Instant};
+
+/// Where a request goes.
+pub(super) enum Route {
+    /// To this session, counted busy while the request lasts (for idle shutdown).
+    Session(Arc<Session>, Option<Busy>),
+    /// Nowhere yet: the request connects first (`connect_for_request`).
+    ConnectFirst,
+}
+
+impl ClientCore {
+    /// The session a request goes to, or whether it must connect first.
+    pub(super) fn route(&self) -> Result<Route> {
+        let mut state = self.lock();
+        if state.closed {
+            return Err(closed_error());
+        }
+        match state.session.clone() {
+            Some(session) => {
+                let busy = self.busy(&mut state);
+                Ok(Route::Session(session, busy))
+            }
+            None if state.connect_on_request => Ok(Route::ConnectFirst),
+            None => Err(not_connected()),
+        }
+    }
+
+    /// Connects for a request that began at `started` (see the module docs).
+    pub(super) fn connect_for_request(
+        &self,
+        opts: &RequestOptions,
+        started: Instant,
+    ) -> Result<()> {
+        let deadline = self.timeout_of(opts).and_then(|t| started.checked_add(t));
+        self.connect_before(opts, deadline)
+    }
+
+    /// The request's options, with the time since `started` (the connect) taken out of its
+    /// timeout; TIMEOUT when none is left.
+    pub(super) fn time_left(
+        &self,
+        opts: &RequestOptions,
+        started: Instant,
+    ) -> Result<RequestOptions> {
+        let timeout = match self.timeout_of(opts) {
+            // `Duration::ZERO` is "no timeout" to the request.
+            None => Duration::ZERO,
+            Some(timeout) => match timeout.checked_sub(started.elapsed()) {
+                Some(left) if !left.is_zero() => left,
+                _ => return Err(timed_out(timeout)),
+            },
+        };
+        Ok(RequestOptions {
+            timeout: Some(timeout),
+            ..opts.clone()
+        })
+    }
+
+    /// The request's timeout: its own, or the client's.
+    fn timeout_of(&self, opts: &RequestOptions) -> Option<Duration> {
+        match opts.timeout.or(self.options.timeout) {
+            Some(Duration::ZERO) => None,
+            other => other,
+        }
+    }
+
+    /// Connects, or waits for the connect under way, until `deadline`, the request's cancel
+    /// or `close`.
+    pub(super) fn connect_before(
+        &self,
+        opts: &RequestOptions,
+        deadline: Option<Instant>,
+    ) -> Result<()> {
+        let hook = opts.cancellation.as_ref().and_then(|token| {
+            let changes = self.changes.clone();
+            token.on_cancel(move |_| changes.notify())
+        });
+        let outcome = self.connect_or_wait(opts, deadline);
+        if let (Some(token), Some(hook)) = (&opts.cancellation, hook) {
+            token.off_cancel(hook);
+        }
+        outcome
+    }
+
+    fn connect_or_wait(&self, opts: &RequestOptions, deadline: Option<Instant>) -> Result<()> {
+        let connects_before = self.lock().connects_ended;
+        loop {
+            let seen = self.changes.seen();
+            if let Some(token) = opts.cancellation.as_ref().filter(|t| t.is_cancelled()) {
+                let reason = token.reason();
+                return Err(Error {
+                    message: match &reason {
+                        Some(reason) => format!("cancelled while connecting: {reason}"),
+                        None => "cancelled while connecting".to_owned(),
+                    },
+                    cancel_reason: reason,
+                    ..Error::new(Status::Cancelled, "")
+                });
+            }
+            {
+                let state = self.lock();
+                if state.closed {
+                    return Err(closed_error());
+                }
+                if state.session.is_some() {
+                    return Ok(());
+                }
+                if state.connects_ended != connects_before {
+                    // The connect this request waited for failed.
+                    if let Some(failure) = &state.last_connect_failure {
+                        return Err(failure.clone().context("lazy connect failed"));
+                    }
+                }
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(timed_out(self.timeout_of(opts).unwrap_or_default()));
+            }
+            let one_at_a_time = match self.connecting.try_lock() {
+                Ok(guard) => guard,
+                Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) => {
+                    self.changes.wait(seen, deadline);
+                    continue;
+                }
+            };
+            return self
+                .connect_then_tell(one_at_a_time)
+                .map(drop)
+                .map_err(|e| e.context("lazy connect failed"));
+        }
+    }
+}
+
+fn not_connected() -> Error {
+    Error::new(Status::NotConnected, "not connected: call connect first")
+}
+
+fn timed_out(timeout: Duration) -> Error {
+    let reason = format!("timed out after {} ms", timeout.as_millis());
+    Error {
+        message: format!("{reason} waiting for the lazy connect"),
+        cancel_reason: Some(reason),
+        ..Error::new(Status::Timeout, "")
+    }
+}
