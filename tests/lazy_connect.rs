@@ -294,3 +294,104 @@ fn a_lazy_http_client_opens_no_connection_before_its_first_request() {
         "the first request connected"
     );
 }
+
+/// Through the C API: `mcp_client_options_set_lazy_connect` and
+/// `mcp_client_options_set_idle_shutdown_ms`.
+mod c_api {
+    use super::*;
+    use mcpc::ffi::*;
+    use std::ffi::{CStr, CString};
+    use std::ptr::{null, null_mut};
+
+    /// A stdio client of `argv` with lazy connect and, if not 0, idle shutdown.
+    unsafe fn client(argv: &[&str], idle_ms: u64) -> *mut mcp_client {
+        let options = mcp_client_options_new();
+        assert_eq!(
+            mcp_client_options_set_lazy_connect(options, true),
+            mcp_status::Ok
+        );
+        assert_eq!(
+            mcp_client_options_set_idle_shutdown_ms(options, idle_ms),
+            mcp_status::Ok
+        );
+        let argv: Vec<CString> = argv.iter().map(|a| CString::new(*a).unwrap()).collect();
+        let mut pointers: Vec<*const std::ffi::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+        pointers.push(null());
+        let client = mcp_client_new_stdio(pointers.as_ptr(), options);
+        mcp_client_options_free(options);
+        assert!(!client.is_null());
+        client
+    }
+
+    /// Pings; the status and message.
+    unsafe fn ping(client: *mut mcp_client) -> (mcp_status, String) {
+        let result = mcp_client_ping(client, null());
+        let status = mcp_result_status(result);
+        let message = mcp_result_message(result);
+        let message = match message.is_null() {
+            true => String::new(),
+            false => CStr::from_ptr(message).to_string_lossy().into_owned(),
+        };
+        mcp_result_free(result);
+        (status, message)
+    }
+
+    #[test]
+    fn a_lazy_c_client_starts_its_server_on_the_first_request_and_again_after_idle_shutdown() {
+        let marker = marker("lazy-c");
+        let script = format!(
+            "echo $$ >> '{}'; exec '{}'",
+            marker.display(),
+            SERVER.as_str()
+        );
+        unsafe {
+            let client = client(&["/bin/sh", "-c", &script], 300);
+            std::thread::sleep(Duration::from_millis(300));
+            assert!(
+                starts(&marker).is_empty(),
+                "a server started before any request"
+            );
+            assert_eq!(ping(client).0, mcp_status::Ok);
+            let first = starts(&marker);
+            assert_eq!(first.len(), 1);
+
+            let began = Instant::now();
+            while process_exists(first[0]) {
+                assert!(
+                    began.elapsed() < Duration::from_secs(10),
+                    "never stopped when idle"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            assert_eq!(
+                mcp_client_connection_state(client),
+                mcp_connection_state::NotConnected
+            );
+            assert_eq!(ping(client).0, mcp_status::Ok);
+            let both = starts(&marker);
+            assert_eq!(both.len(), 2, "the next request started a new server");
+            assert_ne!(both[0], both[1]);
+            mcp_client_free(client);
+        }
+    }
+
+    #[test]
+    fn a_lazy_c_client_whose_server_cannot_start_fails_the_request_with_the_connects_status() {
+        unsafe {
+            let client = client(&["/nonexistent/mcpc-no-such-server"], 0);
+            let (status, message) = ping(client);
+            assert_eq!(status, mcp_status::TransportError, "{message}");
+            assert!(message.starts_with("lazy connect failed: "), "{message}");
+            mcp_client_free(client);
+            // NULL options are refused with a status, not a crash.
+            assert_ne!(
+                mcp_client_options_set_lazy_connect(null_mut(), true),
+                mcp_status::Ok
+            );
+            assert_ne!(
+                mcp_client_options_set_idle_shutdown_ms(null_mut(), 1),
+                mcp_status::Ok
+            );
+        }
+    }
+}
