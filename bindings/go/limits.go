@@ -34,3 +34,23 @@ func WithInputRequiredMaxRounds(rounds uint32) Option {
 		return C.mcp_client_options_set_input_required_max_rounds(o, C.uint32_t(rounds))
 	})
 }
+
+// WithLazyConnect makes the client connect on its first request instead of at Connect:
+// NewStdio and NewHTTP then start nothing (no process, socket or thread). When that connect
+// fails, the request fails with the connect's status and a message starting "lazy connect
+// failed"; requests made meanwhile wait for the same connect, each bounded by its own
+// context; the next request after a failed connect tries again. Connect still connects at once.
+func WithLazyConnect() Option {
+	return withSetter("lazy connect", func(o *C.mcp_client_options) C.mcp_status {
+		return C.mcp_client_options_set_lazy_connect(o, C.bool(true))
+	})
+}
+
+// WithIdleShutdown stops a stdio server that has had no request for d (none in flight, no
+// listen open), as Close stops one; the next request starts it again, as a lazy connect does.
+// 0 means never (the default). HTTP clients ignore it.
+func WithIdleShutdown(d time.Duration) Option {
+	return withSetter("idle shutdown", func(o *C.mcp_client_options) C.mcp_status {
+		return C.mcp_client_options_set_idle_shutdown_ms(o, millis(d))
+	})
+}
