@@ -186,6 +186,23 @@ fn concurrent_first_requests_start_one_server() {
 fn a_request_waiting_for_a_lazy_connect_keeps_its_own_timeout_and_cancel() {
     // The server never answers the handshake: the first request's connect hangs.
     let client = Arc::new(Client::stdio(config(&["--silent-initialize"]), lazy()));
+    // The request that starts the connect is bounded by its own timeout too.
+    let began = Instant::now();
+    let err = client
+        .ping(&RequestOptions::with_timeout(Duration::from_millis(300)))
+        .expect_err("the connect hangs");
+    assert_eq!(err.status, Status::Timeout, "{}", err.message);
+    assert!(
+        began.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(
+        client.state(),
+        ConnectionState::Connecting,
+        "the connect goes on"
+    );
+
     let first = {
         let client = client.clone();
         std::thread::spawn(move || client.ping(&none()))

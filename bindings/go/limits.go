@@ -36,10 +36,10 @@ func WithInputRequiredMaxRounds(rounds uint32) Option {
 }
 
 // WithLazyConnect makes the client connect on its first request instead of at Connect:
-// NewStdio and NewHTTP then start nothing (no process, socket or thread). When that connect
-// fails, the request fails with the connect's status and a message starting "lazy connect
-// failed"; requests made meanwhile wait for the same connect, each bounded by its own
-// context; the next request after a failed connect tries again. Connect still connects at once.
+// NewStdio and NewHTTP then start nothing (no process, socket or thread). The requests that
+// find no connection wait for one connect, each bounded by its own context; when it fails,
+// they fail with its status and a message starting "lazy connect failed", and the next
+// request tries again. Connect still connects at once.
 func WithLazyConnect() Option {
 	return withSetter("lazy connect", func(o *C.mcp_client_options) C.mcp_status {
 		return C.mcp_client_options_set_lazy_connect(o, C.bool(true))

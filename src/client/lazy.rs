@@ -2,13 +2,14 @@
 //! nothing when it is made (no process, no socket, no thread) and connects on the first
 //! request that needs a server, so a host may make many clients and pay only for those it uses.
 //!
-//! - The request that finds no connection connects on its own thread, as `connect` does
-//!   (bounded by the connect timeout, ended by `close` with CLOSED); the time it took comes out
-//!   of the request's timeout. When the connect fails, the request fails with the connect's
-//!   status, its message prefixed "lazy connect failed".
-//! - Requests that come while that connect runs wait for it, each bounded by its own timeout
-//!   and cancel; `close` ends the wait with CLOSED. A failed connect fails them too (they do
-//!   not try it again one after another).
+//! - The request that finds no connection starts the connect, on a thread of its own (living
+//!   only as long as the connect), and waits for it; requests that come meanwhile wait for
+//!   the same connect. Each waits bounded by its own timeout and cancel, and `close` ends the
+//!   connect and the waits with CLOSED; a request that gives up leaves the connect running for
+//!   the next one. The connect itself is bounded by the connect timeout, and the time it took
+//!   comes out of the request's timeout.
+//! - When the connect fails, the requests that waited for it fail with its status, its message
+//!   prefixed "lazy connect failed" (they do not try it again one after another).
 //! - The next request after a failed connect tries again: the server may be up by then.
 //! - An explicit `connect` still works, and is the way to connect before the first request.
 //! - A connection that failed after connecting is not replaced here (that is the reconnect
@@ -19,7 +20,8 @@
 use super::idle::Busy;
 use super::{closed_error, ClientCore, RequestOptions, Session};
 use crate::error::{Error, Result, Status};
-use std::sync::{Arc, TryLockError};
+use crate::sync::{lock, spawn};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Where a request goes.
@@ -120,7 +122,7 @@ impl ClientCore {
                 });
             }
             {
-                let state = self.lock();
+                let mut state = self.lock();
                 if state.closed {
                     return Err(closed_error());
                 }
@@ -133,22 +135,47 @@ impl ClientCore {
                         return Err(failure.clone().context("lazy connect failed"));
                     }
                 }
+                if !state.lazy_connect_running {
+                    state.lazy_connect_running = true;
+                    drop(state);
+                    self.start_lazy_connect();
+                    continue;
+                }
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Err(timed_out(self.timeout_of(opts).unwrap_or_default()));
             }
-            let one_at_a_time = match self.connecting.try_lock() {
-                Ok(guard) => guard,
-                Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-                Err(TryLockError::WouldBlock) => {
-                    self.changes.wait(seen, deadline);
-                    continue;
+            self.changes.wait(seen, deadline);
+        }
+    }
+
+    /// Runs `connect` on a thread of its own, so that every request waiting for it, the one
+    /// that started it included, keeps its own timeout and cancel; a request that gives up
+    /// leaves the connect running for the next request. Failing a thread, runs it here.
+    fn start_lazy_connect(&self) {
+        let Some(core) = self.me.upgrade() else {
+            return;
+        };
+        let connect = move || {
+            let _ = core.connect();
+            core.lock().lazy_connect_running = false;
+            core.changes.notify();
+        };
+        let inline = Arc::new(Mutex::new(Some(connect)));
+        let on_thread = inline.clone();
+        let spawned = spawn(
+            "mcpc-lazy-connect",
+            move || {
+                if let Some(connect) = lock(&on_thread).take() {
+                    connect()
                 }
-            };
-            return self
-                .connect_then_tell(one_at_a_time)
-                .map(drop)
-                .map_err(|e| e.context("lazy connect failed"));
+            },
+            |_| {},
+        );
+        if spawned.is_err() {
+            if let Some(connect) = lock(&inline).take() {
+                connect()
+            }
         }
     }
 }

@@ -230,6 +230,8 @@ struct State {
     /// lazy connect learn its outcome from them.
     connects_ended: u64,
     last_connect_failure: Option<Error>,
+    /// A lazy connect runs on its thread (see `lazy.rs`).
+    lazy_connect_running: bool,
 }
 
 /// What connecting learned.
@@ -350,8 +352,8 @@ impl ClientCore {
         self.connect_then_tell(lock(&self.connecting))
     }
 
-    /// `connect` with its one-at-a-time lock taken (a lazy connect takes it without waiting),
-    /// then, the lock freed, tells the requests waiting for a lazy connect to look again.
+    /// `connect` with its one-at-a-time lock taken, then tells the requests waiting for a lazy
+    /// connect how it ended.
     fn connect_then_tell(&self, one_at_a_time: MutexGuard<'_, ()>) -> Result<Value> {
         let outcome = self.connect_holding(one_at_a_time);
         {
