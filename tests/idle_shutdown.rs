@@ -8,11 +8,13 @@
 mod common;
 
 use common::*;
-use mcpc::{CancellationToken, Client, ClientOptions, ConnectionState, Listen, RequestOptions};
+use mcpc::handlers::Callbacks;
+use mcpc::RequestOptions;
+use mcpc::{CancellationToken, Client, ClientOptions, ConnectionState, Listen, LogLevel};
 use mcpc::{Status, StdioConfig};
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const IDLE: Duration = Duration::from_millis(300);
@@ -65,7 +67,18 @@ fn none() -> RequestOptions {
 #[test]
 fn an_idle_server_is_stopped_and_the_next_request_starts_a_new_one() {
     let marker = marker("idle-restart");
-    let client = Client::stdio(counted_server(&marker), idle_after(IDLE));
+    let logged = Arc::new(Mutex::new(Vec::<String>::new()));
+    let keep = logged.clone();
+    let options = ClientOptions {
+        callbacks: Callbacks {
+            on_log: Some(Arc::new(move |_: LogLevel, message: &str| {
+                keep.lock().unwrap().push(message.to_owned());
+            })),
+            ..Callbacks::default()
+        },
+        ..idle_after(IDLE)
+    };
+    let client = Client::stdio(counted_server(&marker), options);
     client.connect().expect("connect");
     client.ping(&none()).expect("ping");
     let first = starts(&marker);
@@ -75,6 +88,15 @@ fn an_idle_server_is_stopped_and_the_next_request_starts_a_new_one() {
         "the idle server still runs 10 s later"
     );
     assert_eq!(client.state(), ConnectionState::NotConnected);
+    assert!(
+        logged
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|m| m.contains("no request for 300 ms: stopping it")),
+        "the log says why the server stopped: {:?}",
+        logged.lock().unwrap()
+    );
 
     let result = client
         .call_tool("echo", Some(json!({ "text": "again" })), &none())
