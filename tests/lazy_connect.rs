@@ -142,7 +142,10 @@ fn pings_at_once(client: &Arc<Client>, requests: usize) -> Vec<mcpc::Result<serd
     let threads: Vec<_> = (0..requests)
         .map(|_| {
             let client = client.clone();
-            std::thread::spawn(move || client.ping(&none()))
+            // A wide bound, so that a regression fails instead of hanging.
+            std::thread::spawn(move || {
+                client.ping(&RequestOptions::with_timeout(Duration::from_secs(10)))
+            })
         })
         .collect();
     threads.into_iter().map(|t| t.join().unwrap()).collect()
