@@ -9,6 +9,9 @@
 //! idle, its server is stopped (on a short-lived thread, so the timer never waits for a
 //! server's exit); busy since, it is armed again for the new time. A client is in the timer's
 //! list at most once, and held weakly, so the timer never keeps a client alive.
+//!
+//! A server still being stopped when the client closes finishes its stop in the background
+//! (the same bounded sequence); close does not wait for it.
 
 use super::{ClientCore, State};
 use crate::error::{Error, Status};

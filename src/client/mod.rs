@@ -77,11 +77,15 @@ pub struct ClientOptions {
     pub elicitation_url: bool,
     /// The `sampling/createMessage` handler accepts `tools`: declares `sampling.tools`.
     pub sampling_tools: bool,
-    /// Connect on the first request instead of at `connect` (see `lazy.rs`): nothing starts
-    /// (no process, socket or thread) until a request needs the server.
+    /// Connect on the first request instead of at `connect`: nothing starts (no process,
+    /// socket or thread) until a request needs the server. The requests that find no
+    /// connection wait for one connect, each bounded by its own timeout and cancel; when it
+    /// fails they fail with its status, the message prefixed "lazy connect failed", and the
+    /// next request tries again. `connect` still connects at once.
     pub lazy_connect: bool,
     /// Stop a stdio server that has had no request for this long (none in flight, no listen
-    /// open); the next request starts it again, as a lazy connect does (see `idle.rs`).
+    /// open), as `close` stops one; the next request starts it again, as a lazy connect does.
+    /// `state()` is then NotConnected, and the log says why. HTTP clients ignore it.
     pub idle_shutdown: Option<Duration>,
 }
 
@@ -349,14 +353,9 @@ impl ClientCore {
     /// and returns the new server's result. A `close` from another thread ends a connect at
     /// any point with CLOSED.
     pub fn connect(&self) -> Result<Value> {
-        self.connect_then_tell(lock(&self.connecting))
-    }
-
-    /// `connect` with its one-at-a-time lock taken, then tells the requests waiting for a lazy
-    /// connect how it ended.
-    fn connect_then_tell(&self, one_at_a_time: MutexGuard<'_, ()>) -> Result<Value> {
-        let outcome = self.connect_holding(one_at_a_time);
+        let outcome = self.connect_holding(lock(&self.connecting));
         {
+            // Requests waiting for a lazy connect learn how it ended (see `lazy.rs`).
             let mut state = self.lock();
             state.connects_ended += 1;
             state.last_connect_failure = outcome.as_ref().err().cloned();
@@ -365,6 +364,7 @@ impl ClientCore {
         outcome
     }
 
+    /// `connect`, one at a time.
     fn connect_holding(&self, _one_at_a_time: MutexGuard<'_, ()>) -> Result<Value> {
         let failed = {
             let mut state = self.lock();
