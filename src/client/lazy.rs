@@ -126,7 +126,8 @@ impl ClientCore {
                 if state.closed {
                     return Err(closed_error());
                 }
-                if state.session.is_some() {
+                // Once the connect has ended too, so that `state()` says Connected.
+                if state.session.is_some() && !state.connecting {
                     return Ok(());
                 }
                 if state.connects_ended != connects_before {
