@@ -89,6 +89,8 @@ static const char USAGE[] =
     "  --header 'Name: value' add a header to every HTTP request (repeatable)\n"
     "  --sse                  speak the old HTTP+SSE transport (2024-11-05): URL is the\n"
     "                         server's event stream (without it, found by itself)\n"
+    "  --lazy                 connect with the call instead of before it (a failed connect is\n"
+    "                         that call's failure, with the same exit codes)\n"
     "  --trace                print every JSON-RPC frame in and out on stderr, one JSON line\n"
     "                         each: {\"direction\":\"in\"|\"out\",\"transport\":...,\"frame\":...}\n"
     "  --proxy URL            HTTP(S) proxy: http://[user:password@]host[:port] or https://...\n"
@@ -184,6 +186,7 @@ struct command_line {
     int listen_uri_count;
     const char *listen_level;
     bool trace;
+    bool lazy; /* --lazy */
 };
 
 static int usage_error(const char *what, const char *arg) {
@@ -227,7 +230,7 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
                        strcmp(opt, "--list-resources") == 0 ||
                        strcmp(opt, "--list-templates") == 0 ||
                        strcmp(opt, "--list-prompts") == 0 || strcmp(opt, "--listen") == 0 ||
-                       strcmp(opt, "--trace") == 0 ||
+                       strcmp(opt, "--trace") == 0 || strcmp(opt, "--lazy") == 0 ||
                        strcmp(opt, "--oauth") == 0 || strcmp(opt, "--oauth-manual") == 0 ||
                        strcmp(opt, "--client-credentials") == 0;
         const char *value = NULL;
@@ -334,6 +337,8 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
             cl->listen_level = value;
         } else if (strcmp(opt, "--trace") == 0) {
             cl->trace = true;
+        } else if (strcmp(opt, "--lazy") == 0) {
+            cl->lazy = true;
         } else if (strcmp(opt, "--oauth") == 0) {
             cl->oauth = true;
         } else if (strcmp(opt, "--oauth-manual") == 0) {
@@ -517,6 +522,13 @@ static int report_connect_failure(const mcp_result *result) {
     fputs("mcp-call: the server does not speak the protocol era or version asked for "
           "(see --mode and --protocol-version)\n", stderr);
     return EXIT_UNSUPPORTED;
+}
+
+/* --lazy: the call's failure is the connect's. */
+static bool lazy_connect_failed(const mcp_result *result) {
+    const char *message = mcp_result_message(result);
+    const char *prefix = "lazy connect failed";
+    return message != NULL && strncmp(message, prefix, strlen(prefix)) == 0;
 }
 
 /* ---- Callbacks (--progress, --log, --roots) ---------------------------------------------- */
@@ -838,6 +850,11 @@ int main(int argc, char **argv) {
         mcp_client_options_set_notification_callback(copts, on_listen_notification, NULL);
     if (cl.trace)
         mcp_client_options_set_trace_callback(copts, on_trace, NULL);
+    /* With an action, --lazy leaves the connect to the call; without one, the connect is the
+     * action. */
+    bool lazy = cl.lazy && cl.action != ACTION_NONE;
+    if (lazy)
+        mcp_client_options_set_lazy_connect(copts, true);
     signal_thread_t signal_thread;
     bool signals_taken = cl.action == ACTION_LISTEN && block_listen_signals();
     for (int i = 0; i < cl.header_count; i++) {
@@ -892,8 +909,8 @@ int main(int argc, char **argv) {
 
     /* Starting the server and the handshake: a failure here is exit 5 (2 for bad argv, 6 for
      * an era or version the server refused). It comes first: no call, so no cancel either. */
-    mcp_result *result = mcp_client_connect(client);
-    if (mcp_result_status(result) != MCP_STATUS_OK) {
+    mcp_result *result = lazy ? NULL : mcp_client_connect(client);
+    if (result != NULL && mcp_result_status(result) != MCP_STATUS_OK) {
         code = report_connect_failure(result);
         mcp_result_free(result);
         mcp_client_free(client);
@@ -949,6 +966,8 @@ int main(int argc, char **argv) {
                 canceller_finish(&canceller, thread);
             if (listen_ended_as_asked(result))
                 code = EXIT_OK; /* the notifications are the output */
+            else if (lazy && lazy_connect_failed(result))
+                code = report_connect_failure(result);
             else
                 code = report(result);
             mcp_result_free(result);

@@ -820,6 +820,34 @@ mcp_status mcp_client_options_set_connect_timeout_ms(mcp_client_options *options
                                                      uint64_t ms);
 
 /**
+ * Connect on the first request instead of at `mcp_client_connect` (default off): making the
+ * client starts nothing (no process, socket or thread). The first request starts the connect
+ * (on a short-lived thread of the library) and waits for it; requests made meanwhile wait for
+ * the same connect. Each waits bounded by its own timeout and cancel; `mcp_client_close` ends
+ * the connect and the waits with MCP_STATUS_CLOSED. When the connect fails, the requests that
+ * waited for it return its status with a message starting "lazy connect failed"; the next
+ * request tries again. The connect's time comes out of the request's timeout.
+ * `mcp_client_connect` still connects at once.
+ *
+ * # Safety
+ * `options` is NULL or live.
+ */
+MCPC_API mcp_status mcp_client_options_set_lazy_connect(mcp_client_options *options, bool lazy);
+
+/**
+ * Stops a stdio server that has had no request for `ms` milliseconds (none in flight, no
+ * listen open), as close stops one (stdin closed, a grace period, SIGTERM, SIGKILL); the
+ * next request starts it again, as a lazy connect does. 0 means never (the default).
+ * `mcp_client_connection_state` says MCP_CONNECTION_STATE_NOT_CONNECTED while it is stopped. HTTP clients ignore it.
+ *
+ * # Safety
+ * `options` is NULL or live.
+ */
+MCPC_API
+mcp_status mcp_client_options_set_idle_shutdown_ms(mcp_client_options *options,
+                                                   uint64_t ms);
+
+/**
  * The longest line accepted from a stdio server, and the largest JSON body or SSE event from
  * an HTTP server (default 100 MiB). A longer line fails the calls pending at that moment with
  * MCP_STATUS_PROTOCOL_ERROR, whose message names this setter; reading goes on after it. A

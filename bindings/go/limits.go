@@ -35,3 +35,23 @@ func WithInputRequiredMaxRounds(rounds uint32) Option {
 		return C.mcp_client_options_set_input_required_max_rounds(o, C.uint32_t(rounds))
 	})
 }
+
+// WithLazyConnect makes the client connect on its first request instead of at Connect:
+// NewStdio and NewHTTP then start nothing (no process, socket or thread). The requests that
+// find no connection wait for one connect, each bounded by its own context; when it fails,
+// they fail with its status and a message starting "lazy connect failed", and the next
+// request tries again. Connect still connects at once.
+func WithLazyConnect() Option {
+	return withSetter("lazy connect", func(o *C.mcp_client_options) C.mcp_status {
+		return C.mcp_client_options_set_lazy_connect(o, C.bool(true))
+	})
+}
+
+// WithIdleShutdown stops a stdio server that has had no request for d (none in flight, no
+// listen open), as Close stops one; the next request starts it again, as a lazy connect does.
+// 0 means never (the default). HTTP clients ignore it.
+func WithIdleShutdown(d time.Duration) Option {
+	return withSetter("idle shutdown", func(o *C.mcp_client_options) C.mcp_status {
+		return C.mcp_client_options_set_idle_shutdown_ms(o, millis(d))
+	})
+}

@@ -16,6 +16,7 @@
 //! modern HTTP listen stream broke after it had been acknowledged, it listens again at once,
 //! with a growing pause if that keeps happening.
 
+use super::lazy::Route;
 use super::tasks::Leg;
 use super::{closed_error, Client, RequestOptions, Session};
 use crate::engine::router::ListenWatch;
@@ -124,7 +125,10 @@ impl Client {
             let changes = self.changes.clone();
             token.on_cancel(move |_| changes.notify())
         });
+        // An open listen keeps the server from idle shutdown.
+        let busy = self.busy(&mut self.lock());
         let outcome = self.listen_until_end(listen, opts, deadline);
+        drop(busy);
         if let (Some(token), Some(hook)) = (&opts.cancellation, hook) {
             token.off_cancel(hook);
         }
@@ -140,7 +144,13 @@ impl Client {
         let mut pause = RETRY_FIRST;
         loop {
             self.check_listening(opts, deadline)?;
-            let session = self.session()?;
+            let session = match self.route()? {
+                Route::Session(session, _) => session,
+                Route::ConnectFirst => {
+                    self.connect_before(opts, deadline)?;
+                    continue;
+                }
+            };
             if let Some(failure) = session.connection.failure() {
                 if listen.end_on_failure {
                     return Err(failure);

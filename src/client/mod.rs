@@ -7,6 +7,8 @@
 pub(crate) mod cache;
 mod changes;
 mod connect;
+mod idle;
+mod lazy;
 mod listen;
 mod mrtr;
 mod notify;
@@ -79,6 +81,16 @@ pub struct ClientOptions {
     pub elicitation_url: bool,
     /// The `sampling/createMessage` handler accepts `tools`: declares `sampling.tools`.
     pub sampling_tools: bool,
+    /// Connect on the first request instead of at `connect`: nothing starts (no process,
+    /// socket or thread) until a request needs the server. The requests that find no
+    /// connection wait for one connect, each bounded by its own timeout and cancel; when it
+    /// fails they fail with its status, the message prefixed "lazy connect failed", and the
+    /// next request tries again. `connect` still connects at once.
+    pub lazy_connect: bool,
+    /// Stop a stdio server that has had no request for this long (none in flight, no listen
+    /// open), as `close` stops one; the next request starts it again, as a lazy connect does.
+    /// `state()` is then NotConnected, and the log says why. HTTP clients ignore it.
+    pub idle_shutdown: Option<Duration>,
 }
 
 impl Default for ClientOptions {
@@ -97,6 +109,8 @@ impl Default for ClientOptions {
             tasks: false,
             elicitation_url: false,
             sampling_tools: false,
+            lazy_connect: false,
+            idle_shutdown: None,
         }
     }
 }
@@ -175,6 +189,8 @@ impl std::ops::Deref for Client {
 /// What a [`Client`] is made of, shared with the operations it has started (which may outlive
 /// a method call: see [`Client::start`]).
 pub struct ClientCore {
+    /// This core itself, for the process-wide idle timer (which must not keep it alive).
+    me: std::sync::Weak<ClientCore>,
     options: ClientOptions,
     /// Numbers the progress tokens the library makes.
     next_progress_token: AtomicU64,
@@ -217,6 +233,17 @@ struct State {
     /// The server ended the session (HTTP): the next `connect` opens a new one.
     expired: bool,
     closed: bool,
+    /// The next request connects when there is no session: the lazy option, or the server
+    /// was stopped for idleness.
+    connect_on_request: bool,
+    /// Idle shutdown's account (kept only with that option; see `idle.rs`).
+    idle: idle::Account,
+    /// How many connects have ended, and the last one's failure: requests that waited for a
+    /// lazy connect learn its outcome from them.
+    connects_ended: u64,
+    last_connect_failure: Option<Error>,
+    /// A lazy connect runs on its thread (see `lazy.rs`).
+    lazy_connect_running: bool,
 }
 
 /// What connecting learned.
@@ -302,14 +329,18 @@ impl Client {
             trace::Tracer::start(handler, log, transport_name, gate.clone())
         });
         Client {
-            core: Arc::new(ClientCore {
+            core: Arc::new_cyclic(|me| ClientCore {
+                me: me.clone(),
+                state: Mutex::new(State {
+                    connect_on_request: options.lazy_connect,
+                    ..State::default()
+                }),
                 tracer,
                 cache: Arc::default(),
                 changes: Arc::default(),
                 options,
                 next_progress_token: AtomicU64::new(1),
                 open_transport: Box::new(factory),
-                state: Mutex::default(),
                 connect_done: Condvar::new(),
                 opened: Condvar::new(),
                 gate,
@@ -338,6 +369,20 @@ impl ClientCore {
     /// while the failed connection is reported and ended, so any callback (the log, a stderr
     /// line, a handler) may call connect on its own client.
     pub fn connect(&self) -> Result<Value> {
+        let outcome = self.connect_once();
+        {
+            // Requests waiting for a lazy connect learn how it ended (see `lazy.rs`).
+            let mut state = self.lock();
+            state.connects_ended += 1;
+            state.last_connect_failure = outcome.as_ref().err().cloned();
+        }
+        self.changes.notify();
+        outcome
+    }
+
+    /// `connect` itself: one new connection at a time; a connect made meanwhile waits for its
+    /// outcome.
+    fn connect_once(&self) -> Result<Value> {
         // `None`: a timeout too long to represent, which is none.
         let deadline = Instant::now().checked_add(self.options.connect_timeout);
         loop {
@@ -468,6 +513,7 @@ impl ClientCore {
                     envelope: negotiated.envelope,
                     task_tools: Mutex::default(),
                 }));
+                self.idle_connected(&mut state);
                 Ok(server_info)
             }
             Err(error) => {

@@ -3,6 +3,7 @@
 //! list page, the all-pages walks.
 
 use super::connect::{supported_versions, UNSUPPORTED_VERSION};
+use super::lazy::Route;
 use super::mrtr::{input_required, is_input_required};
 use super::operation::{on_ok, Arguments, Method, Request, Step};
 use super::tasks::Leg;
@@ -19,7 +20,7 @@ use crate::protocol::versions;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 impl Client {
     /// Sends any request and returns its `result`. An `input_required` result ends with
@@ -236,8 +237,30 @@ impl ClientCore {
                 return next(Err(Error::invalid("params must be a JSON object")));
             }
         }
-        let session = match self.session() {
-            Ok(session) => session,
+        let (session, busy) = match self.route() {
+            Ok(Route::Session(session, busy)) => (session, busy),
+            Ok(Route::ConnectFirst) => {
+                // The request pays for the connect, where it may block (see `lazy.rs`), then
+                // goes on with the time it has left.
+                let started = Instant::now();
+                let (core, opts) = (self.clone(), opts.clone());
+                let connecting = (core.clone(), opts.clone());
+                return Step::Blocking {
+                    job: Box::new(move || {
+                        let (core, opts) = connecting;
+                        core.connect_for_request(&opts, started)
+                            .map(|()| Reply::from(Value::Null))
+                    }),
+                    then: Box::new(move |connected| {
+                        match connected.and_then(|_| core.request_time_left(&opts, started)) {
+                            Ok(opts) => {
+                                core.send_raw_then(method, params, &opts, leg, listen, next)
+                            }
+                            Err(error) => next(Err(error)),
+                        }
+                    }),
+                };
+            }
             Err(error) => return next(Err(error)),
         };
         let progress_token = match leg {
@@ -291,6 +314,8 @@ impl ClientCore {
         };
         let core = self.clone();
         sent.and_then(move |result| {
+            // The request has its answer: the server may go idle.
+            drop(busy);
             if let Err(e) = &result {
                 if e.status == Status::SessionExpired {
                     // The server forgot us: the next connect starts a new session. Closing the

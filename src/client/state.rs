@@ -3,7 +3,8 @@
 /// The state of a client's connection (the C API's `mcp_connection_state`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConnectionState {
-    /// `connect` has not been called, or the last connect failed.
+    /// `connect` has not been called, or the last connect failed, or the server was stopped
+    /// for idleness (`ClientOptions::idle_shutdown`).
     NotConnected,
     /// A `connect` is under way (starting the server, handshake or discovery).
     Connecting,

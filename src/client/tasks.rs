@@ -18,6 +18,7 @@
 //! while that is pending, answered by the host's handlers). A cancel sends `tasks/cancel`.
 
 use super::changes::PauseEnd;
+use super::lazy::Route;
 use super::mrtr::input_required;
 use super::{closed_error, Client, ClientCore, RequestOptions};
 use crate::cancellation::CancellationToken;
@@ -207,6 +208,8 @@ struct TaskCall<'a> {
     /// `reset_timeout_on_progress`, never past `hard_deadline`.
     deadline: Cell<Option<Instant>>,
     hard_deadline: Option<Instant>,
+    /// The server is not idle while the task runs, polls and pauses included.
+    _busy: Option<super::idle::Busy>,
 }
 
 /// How a poll ended without a final result.
@@ -224,7 +227,10 @@ impl<'a> TaskCall<'a> {
         opts: &'a RequestOptions,
         started: Instant,
     ) -> Result<Self> {
-        let session = client.session()?;
+        let (session, busy) = match client.route()? {
+            Route::Session(session, busy) => (session, busy),
+            Route::ConnectFirst => return Err(Error::new(Status::NotConnected, "not connected")),
+        };
         let own = opts.on_progress.clone();
         let progress = session
             .connection
@@ -245,6 +251,7 @@ impl<'a> TaskCall<'a> {
             legacy: session.envelope.is_none(),
             deadline: Cell::new(deadline),
             hard_deadline,
+            _busy: busy,
         })
     }
 
