@@ -115,12 +115,12 @@ impl Changes {
         self.changed.notify_all();
     }
 
-    fn seen(&self) -> u64 {
+    pub fn seen(&self) -> u64 {
         *lock(&self.count)
     }
 
     /// Waits until something changed after `seen`, or `deadline`.
-    fn wait(&self, seen: u64, deadline: Option<Instant>) {
+    pub fn wait(&self, seen: u64, deadline: Option<Instant>) {
         let mut count = lock(&self.count);
         while *count == seen {
             match wait_until(&self.changed, count, deadline) {
@@ -169,6 +169,10 @@ impl Client {
         let mut pause = RETRY_FIRST;
         loop {
             self.check_listening(opts, deadline)?;
+            // Self-healing: the listen connects again itself, and listens there.
+            if !listen.end_on_failure && self.needs_healing() {
+                self.heal(opts, deadline)?;
+            }
             let session = self.session()?;
             if let Some(failure) = session.connection.failure() {
                 if listen.end_on_failure {
@@ -205,7 +209,9 @@ impl Client {
                         error.message
                     ),
                 );
-                self.await_new_session(&session, opts, deadline)?;
+                if self.options.reconnect.is_none() {
+                    self.await_new_session(&session, opts, deadline)?;
+                }
                 pause = RETRY_FIRST;
                 continue;
             }

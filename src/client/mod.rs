@@ -10,7 +10,9 @@ mod listen;
 mod mrtr;
 mod notify;
 mod operation;
+mod reconnect_policy;
 mod requests;
+mod self_heal;
 mod state;
 mod tasks;
 pub(crate) mod trace;
@@ -32,8 +34,10 @@ pub use connect::ConnectMode;
 use listen::Changes;
 pub use listen::Listen;
 pub use operation::{Arguments, Request};
+pub use reconnect_policy::ReconnectPolicy;
 use serde_json::{json, Map, Value};
-pub use state::ConnectionState;
+use state::StateReports;
+pub use state::{ConnectionState, StateHandler};
 use std::collections::HashSet;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -75,6 +79,12 @@ pub struct ClientOptions {
     pub elicitation_url: bool,
     /// The `sampling/createMessage` handler accepts `tools`: declares `sampling.tools`.
     pub sampling_tools: bool,
+    /// Self-healing connections: a request that finds the connection failed connects again
+    /// first (see [`ReconnectPolicy`]). `None` (the default): the host calls `connect`.
+    pub reconnect: Option<ReconnectPolicy>,
+    /// Told each transition of the connection (connecting, connected, failed, reconnecting,
+    /// closed), in order, on a thread of the client's own that runs no other callback.
+    pub on_state: Option<StateHandler>,
 }
 
 impl Default for ClientOptions {
@@ -93,6 +103,8 @@ impl Default for ClientOptions {
             tasks: false,
             elicitation_url: false,
             sampling_tools: false,
+            reconnect: None,
+            on_state: None,
         }
     }
 }
@@ -191,6 +203,8 @@ pub struct ClientCore {
     cache: Arc<cache::Cache>,
     /// Where started (non-blocking) requests end; see `engine::completer`.
     completer: Completer,
+    /// The host's connection-state callback, told of each transition.
+    reports: Arc<StateReports>,
 }
 
 #[derive(Default)]
@@ -206,8 +220,12 @@ struct State {
     /// that short step to end, so it can end the new connection itself, the way it ends one
     /// in its handshake, and `connect` returns CLOSED at once.
     opening: bool,
-    /// The server ended the session (HTTP): the next `connect` opens a new one.
-    expired: bool,
+    /// Why the last connection is gone (the server ended the HTTP session, or connecting
+    /// again after a failure failed too): the state is Failed, and the next `connect` opens
+    /// a new one.
+    lost: Option<Error>,
+    /// The connect under way replaces a failed connection.
+    reconnecting: bool,
     closed: bool,
 }
 
@@ -293,8 +311,14 @@ impl Client {
             let log = options.callbacks.on_log.clone();
             trace::Tracer::start(handler, log, transport_name, gate.clone())
         });
+        let reports = Arc::new(StateReports::new(
+            options.on_state.clone(),
+            gate.clone(),
+            options.callbacks.on_log.clone(),
+        ));
         Client {
             core: Arc::new(ClientCore {
+                reports,
                 tracer,
                 cache: Arc::default(),
                 changes: Arc::default(),
@@ -323,10 +347,11 @@ impl ClientCore {
     /// stdio server exited, the HTTP server ended the session), it starts a new connection
     /// (the server is started again, a new session is opened), says so to the log callback,
     /// and returns the new server's result. A `close` from another thread ends a connect at
-    /// any point with CLOSED.
+    /// any point with CLOSED. With a reconnect policy, requests do this themselves (see
+    /// [`ReconnectPolicy`]).
     pub fn connect(&self) -> Result<Value> {
         let _one_at_a_time = lock(&self.connecting);
-        let failed = {
+        let (failed, number) = {
             let mut state = self.lock();
             if state.closed {
                 return Err(closed_error());
@@ -336,23 +361,43 @@ impl ClientCore {
                     None => return Ok(session.server_info.clone()),
                     Some(failure) => Some(failure),
                 },
-                None if state.expired => Some(Error::new(
-                    Status::SessionExpired,
-                    "the server ended the session",
-                )),
-                None => None,
+                None => state.lost.take(),
             };
             state.connecting = true;
-            state.expired = false;
-            failure.map(|failure| (failure, state.session.take()))
+            state.reconnecting = failure.is_some();
+            let number = self.reports.connecting(failure.is_some());
+            (
+                failure.map(|failure| (failure, state.session.take())),
+                number,
+            )
         };
-        let outcome = self.connect_anew(failed);
-        self.lock().connecting = false;
+        let replacing = failed.as_ref().map(|(failure, _)| failure.clone());
+        let outcome = self.connect_anew(failed, number);
+        let mut state = self.lock();
+        state.connecting = false;
+        state.reconnecting = false;
+        if let (Err(_), false) = (&outcome, state.closed) {
+            let now = match replacing {
+                // The old connection is gone and no new one came: still Failed.
+                Some(failure) => {
+                    state.lost = Some(failure);
+                    ConnectionState::Failed
+                }
+                None => ConnectionState::NotConnected,
+            };
+            drop(state);
+            self.reports.of(number, now);
+        }
         outcome
     }
 
-    /// Replaces a failed connection (if any) by a new one.
-    fn connect_anew(&self, failed: Option<(Error, Option<Arc<Session>>)>) -> Result<Value> {
+    /// Replaces a failed connection (if any) by a new one; `number` is this connect's, for the
+    /// state reports.
+    fn connect_anew(
+        &self,
+        failed: Option<(Error, Option<Arc<Session>>)>,
+        number: u64,
+    ) -> Result<Value> {
         if let Some((failure, old)) = failed {
             self.log(
                 LogLevel::Info,
@@ -415,8 +460,13 @@ impl ClientCore {
             _ if state.closed => Err(closed_error()),
             Ok(negotiated) => {
                 let server_info = negotiated.server_info.clone();
-                let changes = self.changes.clone();
-                connection.on_failure(move || changes.notify());
+                // Reported before the failure hook is set, so that CONNECTED comes first.
+                self.reports.of(number, ConnectionState::Connected);
+                let (changes, reports) = (self.changes.clone(), self.reports.clone());
+                connection.on_failure(move || {
+                    changes.notify();
+                    reports.of(number, ConnectionState::Failed);
+                });
                 self.changes.notify();
                 state.session = Some(Arc::new(Session {
                     connection,
@@ -457,6 +507,7 @@ impl ClientCore {
             }
             (state.session.take(), state.handshaking.take())
         };
+        self.reports.closed();
         self.changes.notify();
         // The tasks/cancel of a call cancelled just before is let through (as queued cancel
         // notices are), within the bound close keeps.
@@ -488,6 +539,7 @@ impl ClientCore {
         if let Some(tracer) = &self.tracer {
             tracer.drain(deadline);
         }
+        self.reports.drain(deadline);
         self.gate.shut();
         if !self.gate.wait_until(deadline) {
             // On this thread, which is the host's own and holds no lock of ours.
@@ -496,6 +548,7 @@ impl ClientCore {
                 "a callback was still running 2 s after close began; close returns without it",
             );
         }
+        self.reports.stop(deadline);
         for connection in connections {
             connection.close_by(error.clone(), deadline);
         }
@@ -547,10 +600,11 @@ impl ClientCore {
         let state = self.lock();
         match &state.session {
             _ if state.closed => ConnectionState::Closed,
+            _ if state.reconnecting => ConnectionState::Reconnecting,
             _ if state.connecting => ConnectionState::Connecting,
             Some(session) if session.connection.failure().is_some() => ConnectionState::Failed,
             Some(_) => ConnectionState::Connected,
-            None if state.expired => ConnectionState::Failed,
+            None if state.lost.is_some() => ConnectionState::Failed,
             None => ConnectionState::NotConnected,
         }
     }
@@ -581,7 +635,9 @@ impl ClientCore {
             let mut state = self.lock();
             match &state.session {
                 Some(current) if Arc::ptr_eq(current, session) => {
-                    state.expired = true;
+                    state.lost = Some(session_ended());
+                    // Under the lock: before a connect that replaces it can report.
+                    self.reports.failed();
                     state.session.take()
                 }
                 _ => None,
@@ -589,10 +645,7 @@ impl ClientCore {
         };
         self.changes.notify();
         if let Some(forgotten) = forgotten {
-            forgotten.connection.close(Error::new(
-                Status::SessionExpired,
-                "the server ended the session",
-            ));
+            forgotten.connection.close(session_ended());
         }
     }
 
@@ -669,6 +722,10 @@ impl Drop for Client {
     fn drop(&mut self) {
         self.core.close();
     }
+}
+
+fn session_ended() -> Error {
+    Error::new(Status::SessionExpired, "the server ended the session")
 }
 
 fn closed_error() -> Error {

@@ -19,7 +19,7 @@ use crate::protocol::versions;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 impl Client {
     /// Sends any request and returns its `result`. An `input_required` result ends with
@@ -236,6 +236,45 @@ impl ClientCore {
                 return next(Err(Error::invalid("params must be a JSON object")));
             }
         }
+        if self.needs_healing() {
+            // Connecting again may wait: where blocking is allowed, never on a started
+            // request's caller or on the completion thread.
+            let (core, opts) = (self.clone(), opts.clone());
+            let deadline = match &listen {
+                Some(_) => opts
+                    .timeout
+                    .filter(|t| !t.is_zero())
+                    .map(|t| Instant::now() + t),
+                None => self.request_deadline(&opts),
+            };
+            let heal = {
+                let (core, opts) = (core.clone(), opts.clone());
+                move || {
+                    core.heal(&opts, deadline)
+                        .map(|()| Reply::from(Value::Null))
+                }
+            };
+            return Step::Blocking {
+                job: Box::new(heal),
+                then: Box::new(move |healed| match healed {
+                    Ok(_) => core.send_on_session(method, params, &opts, leg, listen, next),
+                    Err(error) => next(Err(error)),
+                }),
+            };
+        }
+        self.send_on_session(method, params, opts, leg, listen, next)
+    }
+
+    /// `send_raw_then` on the current session as it is.
+    fn send_on_session(
+        self: &Arc<Self>,
+        method: Method,
+        params: Option<Arc<Params>>,
+        opts: &RequestOptions,
+        leg: Leg,
+        listen: Option<Arc<ListenWatch>>,
+        next: impl FnOnce(Result<Reply>) -> Step + Send + 'static,
+    ) -> Step {
         let session = match self.session() {
             Ok(session) => session,
             Err(error) => return next(Err(error)),

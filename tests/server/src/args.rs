@@ -32,6 +32,8 @@ usage: mcpc-test-server [FLAGS]
   --emit-on-listen JSON   events (as test/emit takes them) every listen gets at once
   --stall-reading-while PATH  once initialized, stop reading stdin while PATH exists
                           (a server that stops reading; it goes on when PATH is removed)
+  --fail-start-while PATH while PATH exists, append a line to it and exit with status 1
+                          at start (a server that cannot start; counts the attempts)
   --stderr-lines N        write N lines to stderr at startup
   --stderr-every-request  write one stderr line per request
   --http PORT             serve Streamable HTTP at http://127.0.0.1:PORT/mcp instead of
@@ -89,6 +91,7 @@ pub struct Args {
     pub slow_start_ms: u64,
     /// After `notifications/initialized`, read nothing while this file exists.
     pub stall_reading_while: Option<PathBuf>,
+    pub fail_start_while: Option<PathBuf>,
     pub stderr_lines: usize,
     pub stderr_every_request: bool,
     pub http: Option<u16>,
@@ -167,6 +170,7 @@ impl Args {
                 "--ttl-ms" => args.ttl_ms = parse_number(&flag, value()?)? as u64,
                 "--slow-start-ms" => args.slow_start_ms = parse_number(&flag, value()?)? as u64,
                 "--stall-reading-while" => args.stall_reading_while = Some(value()?.into()),
+                "--fail-start-while" => args.fail_start_while = Some(value()?.into()),
                 "--stderr-lines" => args.stderr_lines = parse_number(&flag, value()?)?,
                 "--stderr-every-request" => args.stderr_every_request = true,
                 "--http" => {
