@@ -251,6 +251,38 @@ fn an_ended_http_session_is_opened_again_by_the_next_request_and_listens_come_ba
     );
 }
 
+#[cfg(unix)]
+#[test]
+fn a_stdio_server_that_died_while_idle_is_started_again_and_the_request_goes_there_once() {
+    let log = log_path("self_heal_idle");
+    let (options, heard) = options(quick_policy(), ConnectMode::Legacy);
+    let client = connect_with(config(&["--log", log.to_str().unwrap()]), options);
+    let first = client.server_pid().unwrap();
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &first.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    heard.wait_state(Failed);
+    assert_eq!(client.state(), Failed);
+
+    assert_eq!(text(&echo(&client, "after").unwrap()), "after");
+    assert_ne!(client.server_pid(), Some(first));
+    assert_eq!(calls_of(&log, "echo"), 1, "sent once, to the new server");
+    client.close();
+    assert_eq!(
+        heard.states(),
+        [
+            Connecting,
+            Connected,
+            Failed,
+            Reconnecting,
+            Connected,
+            Closed
+        ]
+    );
+}
+
 /// A client connected to a server that will refuse to start again while `gate` exists.
 fn refusing(name: &str, policy: ReconnectPolicy) -> (Arc<Client>, Arc<Heard>, std::path::PathBuf) {
     let gate = log_path(name);
@@ -371,11 +403,25 @@ fn close_cancel_and_timeout_end_a_backoff_at_once() {
     };
     let before = refused_starts(&gate);
     wait_until(|| refused_starts(&gate) > before);
+    // A started request reconnects on a thread of its own: start returns at once.
+    let (done_tx, done) = std::sync::mpsc::channel();
+    let began = Instant::now();
+    client
+        .start(mcpc::Request::Ping, &none(), move |result| {
+            let _ = done_tx.send(result);
+        })
+        .unwrap();
+    assert!(began.elapsed() < Duration::from_secs(5), "start waited");
     std::thread::sleep(Duration::from_millis(100));
     let began = Instant::now();
     client.close();
     let error = waiting.join().unwrap().unwrap_err();
     assert_eq!(error.status, Status::Closed, "{error}");
+    let started = done
+        .recv_timeout(Duration::from_secs(5))
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(started.status, Status::Closed, "{started}");
     assert!(
         began.elapsed() < Duration::from_secs(5),
         "{:?}",
@@ -421,6 +467,10 @@ fn the_c_api_sets_the_policy_and_hears_the_transitions() {
         }
         assert_eq!(
             mcp_client_options_set_reconnect_policy(null_mut(), 10, 100, 0.1, 3),
+            mcp_status::InvalidArgument
+        );
+        assert_eq!(
+            mcp_client_options_set_state_callback(null_mut(), Some(on_state), userdata),
             mcp_status::InvalidArgument
         );
         // A fresh options object: the refused values above would be reported by connect.

@@ -54,7 +54,10 @@ impl ReconnectPolicy {
         };
         // A factor in [1 - jitter, 1 + jitter].
         let factor = 1.0 + jitter * (2.0 * random_fraction() - 1.0);
-        base.mul_f64(factor).min(self.max_delay)
+        // Computed in seconds: any Duration may be given, the largest ones included.
+        Duration::try_from_secs_f64(base.as_secs_f64() * factor)
+            .unwrap_or(self.max_delay)
+            .min(self.max_delay)
     }
 
     /// The number of attempts one request makes.
@@ -103,10 +106,23 @@ mod tests {
         assert_eq!(
             ReconnectPolicy {
                 max_attempts: 0,
-                ..exact
+                ..exact.clone()
             }
             .attempts(),
             1
         );
+        // The largest values neither panic nor wrap; a jitter that is not a number is none.
+        let huge = ReconnectPolicy {
+            first_delay: Duration::MAX,
+            max_delay: Duration::MAX,
+            jitter: 1.0,
+            max_attempts: u32::MAX,
+        };
+        assert!(huge.delay_after(u32::MAX) <= Duration::MAX);
+        let nan = ReconnectPolicy {
+            jitter: f64::NAN,
+            ..exact
+        };
+        assert_eq!(nan.delay_after(1), Duration::from_millis(100));
     }
 }

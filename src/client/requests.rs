@@ -244,7 +244,7 @@ impl ClientCore {
                 Some(_) => opts
                     .timeout
                     .filter(|t| !t.is_zero())
-                    .map(|t| Instant::now() + t),
+                    .and_then(|t| Instant::now().checked_add(t)),
                 None => self.request_deadline(&opts),
             };
             let heal = {

@@ -72,7 +72,8 @@ impl ClientCore {
                     delay.as_millis()
                 ),
             );
-            if let Err(stop) = self.pause(Instant::now() + delay, opts, deadline) {
+            // A wait too long for the clock lasts until the cancel, the deadline or close.
+            if let Err(stop) = self.pause(Instant::now().checked_add(delay), opts, deadline) {
                 break Err(stop);
             }
         };
@@ -82,21 +83,25 @@ impl ClientCore {
         outcome
     }
 
-    /// Waits until `until`, unless the token, `deadline` or a close comes first.
+    /// Waits until `until` (`None`: no end of its own), unless the token, `deadline` or a
+    /// close comes first.
     fn pause(
         &self,
-        until: Instant,
+        until: Option<Instant>,
         opts: &RequestOptions,
         deadline: Option<Instant>,
     ) -> Result<()> {
         loop {
             let seen = self.changes.seen();
             self.may_go_on(opts, deadline)?;
-            if Instant::now() >= until {
+            if until.is_some_and(|until| Instant::now() >= until) {
                 return Ok(());
             }
-            let wake = deadline.map_or(until, |d| d.min(until));
-            self.changes.wait(seen, Some(wake));
+            let wake = match (until, deadline) {
+                (Some(until), Some(deadline)) => Some(until.min(deadline)),
+                (until, deadline) => until.or(deadline),
+            };
+            self.changes.wait(seen, wake);
         }
     }
 
