@@ -305,7 +305,8 @@ impl From<ConnectionState> for mcp_connection_state {
 
 /// Where the client stands. MCP_CONNECTION_STATE_FAILED means the connection failed after
 /// connecting (the stdio server exited, the HTTP server ended the session); the next
-/// `mcp_client_connect` starts a new one. NULL: MCP_CONNECTION_STATE_NOT_CONNECTED.
+/// `mcp_client_connect` (with a reconnect policy, the next request) starts a new one,
+/// MCP_CONNECTION_STATE_RECONNECTING while it runs. NULL: MCP_CONNECTION_STATE_NOT_CONNECTED.
 ///
 /// # Safety
 /// `client` is NULL or a live client.
