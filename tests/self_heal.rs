@@ -38,13 +38,25 @@ impl Heard {
 
     /// Waits (up to 10 s) until `count` notices start with `prefix`.
     fn wait_for(&self, prefix: &str, count: usize) {
-        let deadline = Instant::now() + Duration::from_secs(10);
+        assert!(
+            self.heard_within(prefix, count, Duration::from_secs(10)),
+            "no {count} x {prefix:?} in {:?}",
+            self.notices.lock().unwrap()
+        );
+    }
+
+    /// Whether `count` notices start with `prefix` within `time`.
+    fn heard_within(&self, prefix: &str, count: usize, time: Duration) -> bool {
+        let deadline = Instant::now() + time;
         let mut notices = self.notices.lock().unwrap();
         while notices.iter().filter(|n| n.starts_with(prefix)).count() < count {
             let left = deadline.saturating_duration_since(Instant::now());
-            assert!(!left.is_zero(), "no {count} x {prefix:?} in {notices:?}");
+            if left.is_zero() {
+                return false;
+            }
             notices = self.changed.wait_timeout(notices, left).unwrap().0;
         }
+        true
     }
 
     /// Waits (up to 10 s) until the last state heard is `state`.
@@ -218,18 +230,16 @@ fn an_ended_http_session_is_opened_again_by_the_next_request_and_listens_come_ba
     );
     assert_eq!(header(calls[3], "mcp-session-id"), Some("session-2"));
 
-    // The listen is back: a list change sent on the new session's stream reaches it.
+    // The listen is back: a list change sent on the new session's stream reaches it (sent
+    // again until it does: the new stream may open after the first send).
     heard.wait_for(ACK, 2);
     let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let notice = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
-        if server.broadcast(&notice) > 0 {
-            break;
-        }
+    let notice = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+    server.broadcast(&notice);
+    while !heard.heard_within("list tools", 1, Duration::from_millis(100)) {
         assert!(Instant::now() < deadline, "no standalone stream came back");
-        std::thread::sleep(Duration::from_millis(20));
+        server.broadcast(&notice);
     }
-    heard.wait_for("list tools", 1);
 
     token.cancel(None);
     assert_eq!(
