@@ -528,3 +528,57 @@ fn the_c_api_sets_the_policy_and_hears_the_transitions() {
         ]
     );
 }
+
+/// The state callback runs under no library lock: it may ask the client where it stands, and
+/// make a request, from inside the report.
+#[test]
+fn the_state_callback_may_call_into_the_client() {
+    // A callback run under a lock of the client would deadlock: bounded here.
+    let (done_tx, done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        state_callback_calls_into_the_client();
+        let _ = done_tx.send(());
+    });
+    done.recv_timeout(Duration::from_secs(30))
+        .expect("the state callback and the client deadlocked, or the test failed");
+}
+
+fn state_callback_calls_into_the_client() {
+    let slot: Arc<std::sync::OnceLock<std::sync::Weak<Client>>> = Arc::default();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (callback_slot, callback_seen) = (slot.clone(), seen.clone());
+    let options = ClientOptions {
+        reconnect: Some(quick_policy()),
+        on_state: Some(Arc::new(move |state: ConnectionState| {
+            let Some(client) = callback_slot.get().and_then(std::sync::Weak::upgrade) else {
+                return;
+            };
+            let now = client.state();
+            let pinged = match state {
+                Connected => client.ping(&RequestOptions::default()).is_ok(),
+                _ => false,
+            };
+            callback_seen.lock().unwrap().push((state, now, pinged));
+        })),
+        ..ClientOptions::default()
+    };
+    let client = Arc::new(Client::stdio(config(&[]), options));
+    slot.set(Arc::downgrade(&client)).unwrap();
+    client.connect().unwrap();
+    let _ = client.call_tool("crash", None, &none());
+    assert_eq!(text(&echo(&client, "fine").unwrap()), "fine");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while seen.lock().unwrap().len() < 5 {
+        assert!(Instant::now() < deadline, "{:?}", seen.lock().unwrap());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let seen = seen.lock().unwrap().clone();
+    // The first ping may meet the crash the test makes meanwhile; the last one cannot.
+    let pings: Vec<bool> = seen
+        .iter()
+        .filter(|s| s.0 == Connected)
+        .map(|s| s.2)
+        .collect();
+    assert_eq!(pings.last(), Some(&true), "{seen:?}");
+    client.close();
+}
