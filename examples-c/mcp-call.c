@@ -85,6 +85,11 @@ static const char USAGE[] =
     "                              the initialize handshake)\n"
     "  --protocol-version V   pin a protocol version (e.g. 2025-11-25 or 2026-07-28)\n"
     "  --log                  print the server's log messages on stderr, one JSON line each\n"
+    "  --reconnect            when the connection fails (the stdio server exits, the HTTP\n"
+    "                         session ends), connect again by itself: a --listen listens\n"
+    "                         again there (waits of 100 ms doubling to 30 s, 5 attempts\n"
+    "                         at a time); each change of the connection's state is printed\n"
+    "                         on stderr as {\"state\":\"connected\"} (connecting, failed...)\n"
     "  --roots DIR            answer the server's roots/list with DIR\n"
     "  --header 'Name: value' add a header to every HTTP request (repeatable)\n"
     "  --sse                  speak the old HTTP+SSE transport (2024-11-05): URL is the\n"
@@ -155,6 +160,7 @@ struct command_line {
     int mode; /* an mcp_connect_mode */
     const char *protocol_version;
     bool log;
+    bool reconnect; /* --reconnect */
     const char *roots_dir;
     const char *http_url;
     bool sse; /* --sse: the HTTP+SSE transport */
@@ -231,6 +237,7 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
                        strcmp(opt, "--list-templates") == 0 ||
                        strcmp(opt, "--list-prompts") == 0 || strcmp(opt, "--listen") == 0 ||
                        strcmp(opt, "--trace") == 0 || strcmp(opt, "--lazy") == 0 ||
+                       strcmp(opt, "--reconnect") == 0 ||
                        strcmp(opt, "--oauth") == 0 || strcmp(opt, "--oauth-manual") == 0 ||
                        strcmp(opt, "--client-credentials") == 0;
         const char *value = NULL;
@@ -293,6 +300,8 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
             cl->protocol_version = value;
         } else if (strcmp(opt, "--log") == 0) {
             cl->log = true;
+        } else if (strcmp(opt, "--reconnect") == 0) {
+            cl->reconnect = true;
         } else if (strcmp(opt, "--roots") == 0) {
             cl->roots_dir = value;
         } else if (strcmp(opt, "--http") == 0) {
@@ -560,6 +569,17 @@ static void on_message(void *userdata, const char *level, const char *logger,
     fprintf(stderr, ",\"data\":%s}\n", data_json);
 }
 
+/* --reconnect: each transition of the connection, on the library's state-callback thread. */
+static void on_state(void *userdata, mcp_connection_state state) {
+    (void)userdata;
+    /* Indexed by the enum's stable numbers. */
+    static const char *const NAMES[] = {"not_connected", "connecting", "connected",
+                                        "failed",        "closed",     "reconnecting"};
+    unsigned index = (unsigned)state;
+    const char *name = index < sizeof NAMES / sizeof NAMES[0] ? NAMES[index] : "unknown";
+    fprintf(stderr, "{\"state\":\"%s\"}\n", name);
+}
+
 /* Answers roots/list with the directory given to --roots (userdata: its file:// URI). */
 static bool on_roots(void *userdata, const char *method, const char *params_json,
                      mcp_handler_reply *reply) {
@@ -670,8 +690,9 @@ static mcp_listen *make_listen(const struct command_line *cl) {
         mcp_listen_add_resource(listen, cl->listen_uris[i]);
     if (cl->listen_level != NULL)
         mcp_listen_set_log_level(listen, cl->listen_level);
-    /* mcp-call cannot connect again: a failed connection ends the listen (exit 5). */
-    mcp_listen_set_end_on_failure(listen, true);
+    /* Without --reconnect nothing connects again: a failed connection ends the listen (exit 5).
+     * With it, the listen connects again itself and listens there. */
+    mcp_listen_set_end_on_failure(listen, !cl->reconnect);
     return listen; /* a bad value is reported by mcp_client_listen (exit 2) */
 }
 
@@ -841,6 +862,10 @@ int main(int argc, char **argv) {
         mcp_client_options_set_protocol_version(copts, cl.protocol_version);
     if (cl.log)
         mcp_client_options_set_message_callback(copts, on_message, NULL);
+    if (cl.reconnect) {
+        mcp_client_options_set_reconnect_policy(copts, 100, 30000, 0.2, 5);
+        mcp_client_options_set_state_callback(copts, on_state, NULL);
+    }
     if (roots_uri != NULL)
         mcp_client_options_set_request_handler(copts, "roots/list", on_roots, roots_uri);
     if (cl.task)

@@ -179,13 +179,18 @@ typedef enum {
   MCP_CONNECTION_STATE_CONNECTED = 2,
   /**
    * The connection failed after connecting (the stdio server exited, the HTTP server
-   * ended the session): calls fail, and the next `connect` starts a new connection.
+   * ended the session), or connecting again after that failed: calls fail, and the next
+   * `connect` (with a reconnect policy, the next request) starts a new connection.
    */
   MCP_CONNECTION_STATE_FAILED = 3,
   /**
    * `close` was called: everything returns CLOSED from now on.
    */
   MCP_CONNECTION_STATE_CLOSED = 4,
+  /**
+   * A connect is under way that replaces a failed connection.
+   */
+  MCP_CONNECTION_STATE_RECONNECTING = 5,
 } mcp_connection_state;
 
 /**
@@ -504,6 +509,11 @@ typedef void (*mcp_token_save_callback)(void *userdata,
 typedef bool (*mcp_header_provider)(void *userdata, const char *url, mcp_header_list *headers);
 
 /**
+ * The connection went into `state` (see `mcp_client_options_set_state_callback`).
+ */
+typedef void (*mcp_state_callback)(void *userdata, mcp_connection_state state);
+
+/**
  * One frame of the wire trace: its direction, the transport ("stdio", "http" or "custom")
  * and its JSON text (what arrived is re-encoded after parsing). Strings are valid during the
  * call only.
@@ -729,7 +739,8 @@ MCPC_API bool mcp_client_is_modern(const mcp_client *client);
 /**
  * Where the client stands. MCP_CONNECTION_STATE_FAILED means the connection failed after
  * connecting (the stdio server exited, the HTTP server ended the session); the next
- * `mcp_client_connect` starts a new one. NULL: MCP_CONNECTION_STATE_NOT_CONNECTED.
+ * `mcp_client_connect` (with a reconnect policy, the next request) starts a new one,
+ * MCP_CONNECTION_STATE_RECONNECTING while it runs. NULL: MCP_CONNECTION_STATE_NOT_CONNECTED.
  *
  * # Safety
  * `client` is NULL or a live client.
@@ -1385,6 +1396,47 @@ MCPC_API
 mcp_status mcp_client_options_set_header_provider(mcp_client_options *options,
                                                   mcp_header_provider callback,
                                                   void *userdata);
+
+/**
+ * Self-healing connections (default off: the host calls `mcp_client_connect` again). A request
+ * that finds the connection failed (the stdio server exited, the HTTP server ended the
+ * session) connects again first, with the same handshake, and the listens open are
+ * established again there. A request already sent when the failure came fails (with
+ * MCP_STATUS_TRANSPORT_ERROR, or MCP_STATUS_SESSION_EXPIRED for the HTTP request the server
+ * refused) and is never sent again by the library.
+ *
+ * Each such request makes up to `max_attempts` connects (0 counts as 1). After a failed one it
+ * waits `first_delay_ms`, doubled after each further failure up to `max_delay_ms`, each wait
+ * moved by up to `jitter` (0 to 1) of itself either way. The request's cancel, its timeout and
+ * close end a wait at once. When every attempt failed, the request returns the last connect's
+ * status and message, and the next request starts again. Suggested: 100, 30000, 0.2, 5.
+ * `first_delay_ms` must be positive and at most `max_delay_ms`; `jitter` within 0 and 1.
+ *
+ * # Safety
+ * `options` is NULL or live.
+ */
+MCPC_API
+mcp_status mcp_client_options_set_reconnect_policy(mcp_client_options *options,
+                                                   uint64_t first_delay_ms,
+                                                   uint64_t max_delay_ms,
+                                                   double jitter,
+                                                   uint32_t max_attempts);
+
+/**
+ * Hears each transition of the connection, in order: CONNECTING, CONNECTED, FAILED (the
+ * connection failed, or a connect that replaces it did), RECONNECTING (a connect that
+ * replaces a failed connection), NOT_CONNECTED (a first connect failed) and, last, CLOSED. It runs on a thread
+ * of the client's own that runs no other callback, never while the library holds a lock; it
+ * may call into the client. NULL removes it.
+ *
+ * # Safety
+ * `options` is NULL or live; `callback` is safe to call from another thread with `userdata`
+ * for as long as a client made from these options is alive.
+ */
+MCPC_API
+mcp_status mcp_client_options_set_state_callback(mcp_client_options *options,
+                                                 mcp_state_callback callback,
+                                                 void *userdata);
 
 /**
  * Declares the tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28 era; default off):

@@ -131,8 +131,10 @@ HOSTILE = [
      ["tests/connect_close.rs"], [], ["close during a stdio connect", "close during an HTTP connect"]),
     ("7", "a cancelled or timed-out call does not wait for unrelated callbacks",
      ["tests/callbacks_cancel.rs"], [], ["cancel with an unrelated"]),
-    ("8", "connect after a failed connection makes a new one (stdio and HTTP)",
-     ["tests/reconnect.rs"], [], []),
+    ("8", "connect after a failed connection makes a new one (stdio and HTTP); with a reconnect "
+     "policy the next request does, the failed call is never sent again, listens come back, "
+     "the waits grow and stop at the maximum, and close ends them at once",
+     ["tests/reconnect.rs", "tests/self_heal.rs"], [], ["self-healing"]),
     ("9", "a flooding server cannot exhaust memory; close stays bounded",
      ["tests/flood_stdio.rs", "tests/flood_http.rs", "tests/flood_notifications.rs",
       "tests/flood_handlers.rs"], ["stress_paused", "stress_callbacks"],

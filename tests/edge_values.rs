@@ -48,7 +48,7 @@ impl Edge {
 type ClientSetter = unsafe fn(*mut mcp_client_options, Edge) -> mcp_status;
 type RequestSetter = unsafe fn(*mut mcp_request_options, Edge) -> mcp_status;
 
-const CLIENT_SETTERS: [(&str, ClientSetter); 10] = [
+const CLIENT_SETTERS: [(&str, ClientSetter); 11] = [
     ("timeout_ms", |o, e| unsafe {
         mcp_client_options_set_timeout_ms(o, e.u64())
     }),
@@ -78,6 +78,9 @@ const CLIENT_SETTERS: [(&str, ClientSetter); 10] = [
     }),
     ("http_idle_timeout_ms", |o, e| unsafe {
         mcp_client_options_set_http_idle_timeout_ms(o, e.u64())
+    }),
+    ("reconnect_policy", |o, e| unsafe {
+        mcp_client_options_set_reconnect_policy(o, e.u64(), e.u64(), 1.0, e.u32())
     }),
 ];
 

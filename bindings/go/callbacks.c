@@ -27,6 +27,10 @@ static void on_stderr(void *userdata, const char *line) {
     mcpcGoStderr((uintptr_t)userdata, (char *)line);
 }
 
+static void on_state(void *userdata, mcp_connection_state state) {
+    mcpcGoState((uintptr_t)userdata, (int)state);
+}
+
 mcp_status mcpc_go_client_progress(mcp_client_options *options, uintptr_t handle) {
     return mcp_client_options_set_progress_callback(options, on_progress, (void *)handle);
 }
@@ -41,6 +45,10 @@ mcp_status mcpc_go_notification(mcp_client_options *options, uintptr_t handle) {
 
 mcp_status mcpc_go_stderr(mcp_client_options *options, uintptr_t handle) {
     return mcp_client_options_set_stderr_callback(options, on_stderr, (void *)handle);
+}
+
+mcp_status mcpc_go_state(mcp_client_options *options, uintptr_t handle) {
+    return mcp_client_options_set_state_callback(options, on_state, (void *)handle);
 }
 
 mcp_status mcpc_go_start(mcp_client *client, const mcp_request *request,

@@ -19,6 +19,7 @@ type callbacks struct {
 	progress     func(Progress)
 	notification func(method string, params json.RawMessage)
 	stderr       func(line string)
+	state        func(ConnectionState) // state.go
 	// OAuth and the header provider (oauth.go).
 	authorize AuthorizeFunc
 	tokenLoad func(serverURL, issuer string) (json.RawMessage, bool)
@@ -34,7 +35,8 @@ type callbacks struct {
 }
 
 func (cb *callbacks) any() bool {
-	return cb.progress != nil || cb.notification != nil || cb.stderr != nil || cb.anyAuth() ||
+	return cb.progress != nil || cb.notification != nil || cb.stderr != nil || cb.state != nil ||
+		cb.anyAuth() ||
 		len(cb.handlers) > 0 || cb.log != nil || cb.message != nil || cb.listChanged != nil ||
 		cb.resourceUpdated != nil || cb.trace != nil
 }
@@ -57,6 +59,9 @@ func (cb *callbacks) install(o *C.mcp_client_options) (cgo.Handle, Status) {
 	}
 	if cb.stderr != nil {
 		set(C.mcpc_go_stderr(o, C.uintptr_t(h)))
+	}
+	if cb.state != nil {
+		set(C.mcpc_go_state(o, C.uintptr_t(h)))
 	}
 	cb.installAuth(o, C.uintptr_t(h), set)
 	if status == StatusOK {
@@ -134,4 +139,9 @@ func mcpcGoNotification(h C.uintptr_t, method, params *C.char) {
 //export mcpcGoStderr
 func mcpcGoStderr(h C.uintptr_t, line *C.char) {
 	callbacksOf(h).stderr(C.GoString(line))
+}
+
+//export mcpcGoState
+func mcpcGoState(h C.uintptr_t, state C.int) {
+	callbacksOf(h).state(ConnectionState(state))
 }

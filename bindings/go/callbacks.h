@@ -10,6 +10,7 @@ mcp_status mcpc_go_client_progress(mcp_client_options *options, uintptr_t handle
 mcp_status mcpc_go_call_progress(mcp_request_options *options, uintptr_t key);
 mcp_status mcpc_go_notification(mcp_client_options *options, uintptr_t handle);
 mcp_status mcpc_go_stderr(mcp_client_options *options, uintptr_t handle);
+mcp_status mcpc_go_state(mcp_client_options *options, uintptr_t handle);
 mcp_status mcpc_go_start(mcp_client *client, const mcp_request *request,
                          const mcp_request_options *options, uintptr_t handle);
 

@@ -144,6 +144,10 @@ impl Client {
         let mut pause = RETRY_FIRST;
         loop {
             self.check_listening(opts, deadline)?;
+            // Self-healing: the listen connects again itself, and listens there.
+            if !listen.end_on_failure && self.needs_healing() {
+                self.heal(opts, deadline)?;
+            }
             let session = match self.route()? {
                 Route::Session(session, _) => session,
                 Route::ConnectFirst => {
@@ -186,7 +190,9 @@ impl Client {
                         error.message
                     ),
                 );
-                self.await_new_session(&session, opts, deadline)?;
+                if self.options.reconnect.is_none() {
+                    self.await_new_session(&session, opts, deadline)?;
+                }
                 pause = RETRY_FIRST;
                 continue;
             }

@@ -13,7 +13,9 @@ mod listen;
 mod mrtr;
 mod notify;
 mod operation;
+mod reconnect_policy;
 mod requests;
+mod self_heal;
 mod state;
 mod tasks;
 pub(crate) mod trace;
@@ -35,8 +37,10 @@ use changes::Changes;
 pub use connect::ConnectMode;
 pub use listen::Listen;
 pub use operation::{Arguments, Request};
+pub use reconnect_policy::ReconnectPolicy;
 use serde_json::{json, Map, Value};
-pub use state::ConnectionState;
+use state::StateReports;
+pub use state::{ConnectionState, StateHandler};
 use std::collections::HashSet;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -91,6 +95,12 @@ pub struct ClientOptions {
     /// open), as `close` stops one; the next request starts it again, as a lazy connect does.
     /// `state()` is then NotConnected, and the log says why. HTTP clients ignore it.
     pub idle_shutdown: Option<Duration>,
+    /// Self-healing connections: a request that finds the connection failed connects again
+    /// first (see [`ReconnectPolicy`]). `None` (the default): the host calls `connect`.
+    pub reconnect: Option<ReconnectPolicy>,
+    /// Told each transition of the connection (connecting, connected, failed, reconnecting,
+    /// closed), in order, on a thread of the client's own that runs no other callback.
+    pub on_state: Option<StateHandler>,
 }
 
 impl Default for ClientOptions {
@@ -111,6 +121,8 @@ impl Default for ClientOptions {
             sampling_tools: false,
             lazy_connect: false,
             idle_shutdown: None,
+            reconnect: None,
+            on_state: None,
         }
     }
 }
@@ -213,6 +225,8 @@ pub struct ClientCore {
     cache: Arc<cache::Cache>,
     /// Where started (non-blocking) requests end; see `engine::completer`.
     completer: Completer,
+    /// The host's connection-state callback, told of each transition.
+    reports: Arc<StateReports>,
 }
 
 #[derive(Default)]
@@ -230,8 +244,12 @@ struct State {
     opening: bool,
     /// Closes waiting for the opening to end (each gives up at its deadline).
     closers_waiting: usize,
-    /// The server ended the session (HTTP): the next `connect` opens a new one.
-    expired: bool,
+    /// Why the last connection is gone (the server ended the HTTP session, or connecting
+    /// again after a failure failed too): the state is Failed, and the next `connect` opens
+    /// a new one.
+    lost: Option<Error>,
+    /// The connect under way replaces a failed connection.
+    reconnecting: bool,
     closed: bool,
     /// The next request connects when there is no session: the lazy option, or the server
     /// was stopped for idleness.
@@ -328,6 +346,11 @@ impl Client {
             let log = options.callbacks.on_log.clone();
             trace::Tracer::start(handler, log, transport_name, gate.clone())
         });
+        let reports = Arc::new(StateReports::new(
+            options.on_state.clone(),
+            gate.clone(),
+            options.callbacks.on_log.clone(),
+        ));
         Client {
             core: Arc::new_cyclic(|me| ClientCore {
                 me: me.clone(),
@@ -335,6 +358,7 @@ impl Client {
                     connect_on_request: options.lazy_connect,
                     ..State::default()
                 }),
+                reports,
                 tracer,
                 cache: Arc::default(),
                 changes: Arc::default(),
@@ -362,7 +386,8 @@ impl ClientCore {
     /// stdio server exited, the HTTP server ended the session), it starts a new connection
     /// (the server is started again, a new session is opened), says so to the log callback,
     /// and returns the new server's result. A `close` from another thread ends a connect at
-    /// any point with CLOSED.
+    /// any point with CLOSED. With a reconnect policy, requests do this themselves (see
+    /// [`ReconnectPolicy`]).
     ///
     /// `connect_timeout` bounds the whole of it. A connect made while another makes a new
     /// connection waits for that one's outcome, within its own timeout. No lock of ours is held
@@ -385,7 +410,10 @@ impl ClientCore {
     fn connect_once(&self) -> Result<Value> {
         // `None`: a timeout too long to represent, which is none.
         let deadline = Instant::now().checked_add(self.options.connect_timeout);
-        loop {
+        // The failure of the connection this connect replaces: the state says Reconnecting
+        // meanwhile, and Failed again should no new connection come.
+        let mut replacing: Option<Error> = None;
+        let (number, reconnecting) = loop {
             let failed = {
                 let mut state = self.lock();
                 loop {
@@ -404,18 +432,21 @@ impl ClientCore {
                         None => return Ok(session.server_info.clone()),
                         Some(failure) => Some(failure),
                     },
-                    None if state.expired => Some(Error::new(
-                        Status::SessionExpired,
-                        "the server ended the session",
-                    )),
-                    None => None,
+                    None => state.lost.take(),
                 };
-                state.expired = false;
                 match failure {
-                    Some(failure) => (failure, state.session.take()),
+                    Some(failure) => {
+                        state.reconnecting = true;
+                        replacing = Some(failure.clone());
+                        (failure, state.session.take())
+                    }
                     None => {
+                        // Another connect may be retiring the failed connection: this one
+                        // then replaces it.
                         state.connecting = true;
-                        break;
+                        state.reconnecting |= replacing.is_some();
+                        let reconnecting = state.reconnecting;
+                        break (self.reports.connecting(reconnecting), reconnecting);
                     }
                 }
             };
@@ -423,10 +454,24 @@ impl ClientCore {
             // the log callback and the old connection's own callbacks (a stderr line) may call
             // connect, and the first to find no connection makes the new one.
             self.retire(failed);
-        }
-        let outcome = self.connect_anew(deadline);
-        self.lock().connecting = false;
+        };
+        let outcome = self.connect_anew(deadline, number);
+        let mut state = self.lock();
+        state.connecting = false;
+        state.reconnecting = false;
         self.connect_done.notify_all();
+        if let (Err(error), false) = (&outcome, state.closed) {
+            let now = match reconnecting {
+                // The old connection is gone and no new one came: still Failed.
+                true => {
+                    state.lost = Some(replacing.unwrap_or_else(|| error.clone()));
+                    ConnectionState::Failed
+                }
+                false => ConnectionState::NotConnected,
+            };
+            drop(state);
+            self.reports.of(number, now);
+        }
         outcome
     }
 
@@ -444,8 +489,9 @@ impl ClientCore {
         }
     }
 
-    /// Opens a new connection and learns its era, by `deadline`.
-    fn connect_anew(&self, deadline: Option<Instant>) -> Result<Value> {
+    /// Opens a new connection and learns its era, by `deadline`; `number` is this connect's,
+    /// for the state reports.
+    fn connect_anew(&self, deadline: Option<Instant>, number: u64) -> Result<Value> {
         {
             let mut state = self.lock();
             if state.closed {
@@ -502,8 +548,13 @@ impl ClientCore {
             _ if state.closed => Err(closed_error()),
             Ok(negotiated) => {
                 let server_info = negotiated.server_info.clone();
-                let changes = self.changes.clone();
-                connection.on_failure(move || changes.notify());
+                // Reported before the failure hook is set, so that CONNECTED comes first.
+                self.reports.of(number, ConnectionState::Connected);
+                let (changes, reports) = (self.changes.clone(), self.reports.clone());
+                connection.on_failure(move || {
+                    changes.notify();
+                    reports.of(number, ConnectionState::Failed);
+                });
                 self.changes.notify();
                 state.session = Some(Arc::new(Session {
                     connection,
@@ -564,6 +615,7 @@ impl ClientCore {
             state.closers_waiting -= 1;
             (state.session.take(), state.handshaking.take())
         };
+        self.reports.closed();
         // Calls waiting between requests (a task's next poll, an input round's pause, a
         // listen) end now.
         self.changes.close();
@@ -596,6 +648,7 @@ impl ClientCore {
         if let Some(tracer) = &self.tracer {
             tracer.drain(deadline);
         }
+        self.reports.drain(deadline);
         self.gate.shut();
         if !self.gate.wait_until(deadline) {
             // On this thread, which is the host's own and holds no lock of ours.
@@ -604,6 +657,7 @@ impl ClientCore {
                 "a callback was still running 2 s after close began; close returns without it",
             );
         }
+        self.reports.stop(deadline);
         for connection in connections {
             connection.close_by(error.clone(), deadline);
         }
@@ -655,10 +709,11 @@ impl ClientCore {
         let state = self.lock();
         match &state.session {
             _ if state.closed => ConnectionState::Closed,
+            _ if state.reconnecting => ConnectionState::Reconnecting,
             _ if state.connecting => ConnectionState::Connecting,
             Some(session) if session.connection.failure().is_some() => ConnectionState::Failed,
             Some(_) => ConnectionState::Connected,
-            None if state.expired => ConnectionState::Failed,
+            None if state.lost.is_some() => ConnectionState::Failed,
             None => ConnectionState::NotConnected,
         }
     }
@@ -689,7 +744,9 @@ impl ClientCore {
             let mut state = self.lock();
             match &state.session {
                 Some(current) if Arc::ptr_eq(current, session) => {
-                    state.expired = true;
+                    state.lost = Some(session_ended());
+                    // Under the lock: before a connect that replaces it can report.
+                    self.reports.failed();
                     state.session.take()
                 }
                 _ => None,
@@ -697,10 +754,7 @@ impl ClientCore {
         };
         self.changes.notify();
         if let Some(forgotten) = forgotten {
-            forgotten.connection.close(Error::new(
-                Status::SessionExpired,
-                "the server ended the session",
-            ));
+            forgotten.connection.close(session_ended());
         }
     }
 
@@ -777,6 +831,10 @@ impl Drop for Client {
     fn drop(&mut self) {
         self.core.close();
     }
+}
+
+fn session_ended() -> Error {
+    Error::new(Status::SessionExpired, "the server ended the session")
 }
 
 fn closed_error() -> Error {

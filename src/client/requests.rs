@@ -237,6 +237,45 @@ impl ClientCore {
                 return next(Err(Error::invalid("params must be a JSON object")));
             }
         }
+        if self.needs_healing() {
+            // Connecting again may wait: where blocking is allowed, never on a started
+            // request's caller or on the completion thread.
+            let (core, opts) = (self.clone(), opts.clone());
+            let deadline = match &listen {
+                Some(_) => opts
+                    .timeout
+                    .filter(|t| !t.is_zero())
+                    .and_then(|t| Instant::now().checked_add(t)),
+                None => self.request_deadline(&opts),
+            };
+            let heal = {
+                let (core, opts) = (core.clone(), opts.clone());
+                move || {
+                    core.heal(&opts, deadline)
+                        .map(|()| Reply::from(Value::Null))
+                }
+            };
+            return Step::Blocking {
+                job: Box::new(heal),
+                then: Box::new(move |healed| match healed {
+                    Ok(_) => core.send_on_session(method, params, &opts, leg, listen, next),
+                    Err(error) => next(Err(error)),
+                }),
+            };
+        }
+        self.send_on_session(method, params, opts, leg, listen, next)
+    }
+
+    /// `send_raw_then` on the current session as it is.
+    fn send_on_session(
+        self: &Arc<Self>,
+        method: Method,
+        params: Option<Arc<Params>>,
+        opts: &RequestOptions,
+        leg: Leg,
+        listen: Option<Arc<ListenWatch>>,
+        next: impl FnOnce(Result<Reply>) -> Step + Send + 'static,
+    ) -> Step {
         let (session, busy) = match self.route() {
             Ok(Route::Session(session, busy)) => (session, busy),
             Ok(Route::ConnectFirst) => {

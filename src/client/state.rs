@@ -1,4 +1,12 @@
-//! Where a client stands, as `Client::state` reports it.
+//! Where a client stands, as `Client::state` reports it, and the host's connection-state
+//! callback, told of each transition in order.
+
+use crate::engine::callback_thread::CallbackThread;
+use crate::engine::gate::Gate;
+use crate::handlers::LogHandler;
+use crate::sync::lock;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// The state of a client's connection (the C API's `mcp_connection_state`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,8 +19,106 @@ pub enum ConnectionState {
     /// Connected: calls go to the server.
     Connected,
     /// The connection failed after connecting (the stdio server exited, the HTTP server
-    /// ended the session): calls fail, and the next `connect` starts a new connection.
+    /// ended the session), or connecting again after that failed: calls fail, and the next
+    /// `connect` (or, with a reconnect policy, the next request) starts a new connection.
     Failed,
     /// `close` was called: everything returns CLOSED from now on.
     Closed,
+    /// A connect is under way that replaces a failed connection.
+    Reconnecting,
+}
+
+/// Told each transition of a client's connection, on the client's state-callback thread, in
+/// the order they happened; never while the library holds a lock.
+pub type StateHandler = Arc<dyn Fn(ConnectionState) + Send + Sync>;
+
+/// Tells the host's state callback of each transition, in order, on a thread of its own
+/// (started with the first transition), so that a transition found on a reader thread or under
+/// the client's lock never runs host code there.
+pub(super) struct StateReports {
+    target: Option<(StateHandler, CallbackThread)>,
+    now: Mutex<Now>,
+}
+
+struct Now {
+    reported: ConnectionState,
+    /// Numbers the connects: a failure is reported only for the connection of the current one.
+    connect: u64,
+}
+
+impl StateReports {
+    pub fn new(handler: Option<StateHandler>, gate: Arc<Gate>, log: Option<LogHandler>) -> Self {
+        StateReports {
+            target: handler.map(|handler| (handler, CallbackThread::new(gate, log))),
+            now: Mutex::new(Now {
+                reported: ConnectionState::NotConnected,
+                connect: 0,
+            }),
+        }
+    }
+
+    /// A connect begins: CONNECTING, or RECONNECTING when it replaces a failed connection
+    /// (after FAILED, when that was not reported yet). Returns the connect's number.
+    pub fn connecting(&self, replacing_failed: bool) -> u64 {
+        let mut now = lock(&self.now);
+        now.connect += 1;
+        if replacing_failed {
+            self.report(&mut now, ConnectionState::Failed);
+            self.report(&mut now, ConnectionState::Reconnecting);
+        } else {
+            self.report(&mut now, ConnectionState::Connecting);
+        }
+        now.connect
+    }
+
+    /// `state` for the connection made by connect number `connect`, unless a newer connect
+    /// has begun since (a late failure of a replaced connection says nothing).
+    pub fn of(&self, connect: u64, state: ConnectionState) {
+        let mut now = lock(&self.now);
+        if now.connect == connect {
+            self.report(&mut now, state);
+        }
+    }
+
+    /// The current connection failed.
+    pub fn failed(&self) {
+        let mut now = lock(&self.now);
+        self.report(&mut now, ConnectionState::Failed);
+    }
+
+    /// The client is closing: CLOSED, the last report (the failure of the connection that
+    /// close ends is not one).
+    pub fn closed(&self) {
+        let mut now = lock(&self.now);
+        self.report(&mut now, ConnectionState::Closed);
+    }
+
+    /// Waits until `deadline` for the reports queued to run (before the gate shuts).
+    pub fn drain(&self, deadline: Instant) {
+        if let Some((_, thread)) = &self.target {
+            thread.drain(deadline);
+        }
+    }
+
+    /// After the gate shut: the thread ends.
+    pub fn stop(&self, deadline: Instant) {
+        if let Some((_, thread)) = &self.target {
+            thread.stop(deadline);
+        }
+    }
+
+    /// Queues the callback for `state` if it is a change (never after CLOSED). Called under
+    /// `now`'s lock so that reports queue in the order the transitions happened; queueing
+    /// never runs host code.
+    fn report(&self, now: &mut Now, state: ConnectionState) {
+        if now.reported == state || now.reported == ConnectionState::Closed {
+            return;
+        }
+        now.reported = state;
+        if let Some((handler, thread)) = &self.target {
+            let handler = handler.clone();
+            // Fails only when the thread cannot start: the host then misses the report.
+            let _ = thread.send(Box::new(move || handler(state)), 0);
+        }
+    }
 }

@@ -290,10 +290,13 @@ pub enum mcp_connection_state {
     /// Connected: calls go to the server.
     Connected = 2,
     /// The connection failed after connecting (the stdio server exited, the HTTP server
-    /// ended the session): calls fail, and the next `connect` starts a new connection.
+    /// ended the session), or connecting again after that failed: calls fail, and the next
+    /// `connect` (with a reconnect policy, the next request) starts a new connection.
     Failed = 3,
     /// `close` was called: everything returns CLOSED from now on.
     Closed = 4,
+    /// A connect is under way that replaces a failed connection.
+    Reconnecting = 5,
 }
 
 impl From<ConnectionState> for mcp_connection_state {
@@ -304,13 +307,15 @@ impl From<ConnectionState> for mcp_connection_state {
             ConnectionState::Connected => mcp_connection_state::Connected,
             ConnectionState::Failed => mcp_connection_state::Failed,
             ConnectionState::Closed => mcp_connection_state::Closed,
+            ConnectionState::Reconnecting => mcp_connection_state::Reconnecting,
         }
     }
 }
 
 /// Where the client stands. MCP_CONNECTION_STATE_FAILED means the connection failed after
 /// connecting (the stdio server exited, the HTTP server ended the session); the next
-/// `mcp_client_connect` starts a new one. NULL: MCP_CONNECTION_STATE_NOT_CONNECTED.
+/// `mcp_client_connect` (with a reconnect policy, the next request) starts a new one,
+/// MCP_CONNECTION_STATE_RECONNECTING while it runs. NULL: MCP_CONNECTION_STATE_NOT_CONNECTED.
 ///
 /// # Safety
 /// `client` is NULL or a live client.

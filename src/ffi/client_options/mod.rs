@@ -20,12 +20,14 @@ use std::time::Duration;
 mod callbacks;
 mod handlers;
 mod oauth;
+mod reconnect;
 mod tasks;
 mod trace;
 
 pub use callbacks::*;
 pub use handlers::*;
 pub use oauth::*;
+pub use reconnect::*;
 pub use tasks::*;
 pub use trace::*;
 

@@ -34,6 +34,8 @@ usage: mcpc-test-server [FLAGS]
                           (a server that stops reading; it goes on when PATH is removed)
   --hold-memory-mib N     be a helper, not a server: touch N MiB, say \"ready\" on stdout,
                           then sleep (300 s at most); what the tool group_helper starts
+  --fail-start-while PATH while PATH exists, append a line to it and exit with status 1
+                          at start (a server that cannot start; counts the attempts)
   --stderr-lines N        write N lines to stderr at startup
   --stderr-every-request  write one stderr line per request
   --http PORT             serve Streamable HTTP at http://127.0.0.1:PORT/mcp instead of
@@ -93,6 +95,7 @@ pub struct Args {
     pub stall_reading_while: Option<PathBuf>,
     /// Be a helper holding this many MiB (see `tools::group_helper`), not a server.
     pub hold_memory_mib: Option<usize>,
+    pub fail_start_while: Option<PathBuf>,
     pub stderr_lines: usize,
     pub stderr_every_request: bool,
     pub http: Option<u16>,
@@ -172,6 +175,7 @@ impl Args {
                 "--slow-start-ms" => args.slow_start_ms = parse_number(&flag, value()?)? as u64,
                 "--stall-reading-while" => args.stall_reading_while = Some(value()?.into()),
                 "--hold-memory-mib" => args.hold_memory_mib = Some(parse_number(&flag, value()?)?),
+                "--fail-start-while" => args.fail_start_while = Some(value()?.into()),
                 "--stderr-lines" => args.stderr_lines = parse_number(&flag, value()?)?,
                 "--stderr-every-request" => args.stderr_every_request = true,
                 "--http" => {

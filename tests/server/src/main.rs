@@ -52,6 +52,9 @@ fn main() {
     if let Some(mib) = args.hold_memory_mib {
         tools::hold_memory(mib);
     }
+    if let Some(path) = &args.fail_start_while {
+        fail_start_while(path);
+    }
     if args.slow_start_ms > 0 {
         thread::sleep(std::time::Duration::from_millis(args.slow_start_ms));
     }
@@ -136,6 +139,18 @@ fn is_initialized(line: &[u8]) -> bool {
 fn is_request(line: &[u8]) -> bool {
     serde_json::from_slice::<Value>(line)
         .is_ok_and(|m| m.get("method").is_some() && m.get("id").is_some())
+}
+
+/// `--fail-start-while`: a start that fails, counted in the file itself.
+fn fail_start_while(path: &Path) {
+    if path.exists() {
+        let _ = writeln!(open_log(path), "start refused");
+        eprintln!(
+            "mcpc-test-server: {} exists: refusing to start",
+            path.display()
+        );
+        process::exit(1);
+    }
 }
 
 fn open_log(path: &Path) -> File {
