@@ -99,6 +99,7 @@ cargo_test() {
 
 api_docs() {
   bash scripts/api-docs.sh
+  python3 scripts/check-doc-links.py
 }
 
 c_examples() {
@@ -214,7 +215,7 @@ stage install "install what the tests need (scripts/install-*.sh)" install_tools
 stage fmt "cargo fmt --check" fmt
 stage clippy "cargo clippy -D warnings" clippy
 stage test "cargo test" cargo_test
-stage apidocs "API reference: doxygen on include/mcpc.h (no undocumented export)" api_docs
+stage apidocs "API reference: doxygen on include/mcpc.h (no undocumented export); every link in the docs resolves" api_docs
 stage ctest "C examples under ctest (plain, ASan/UBSan, TSan, valgrind)" c_examples
 stage abi "ABI: the header's C ABI against abi/, and the baseline's history (scripts/abi.sh baseline)" abi
 stage exports "exported symbols: libmcpc.so's are exactly the header's functions" exports
