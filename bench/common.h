@@ -1,5 +1,6 @@
-/* What bench.c, floor.c and many_clients.c share: clocks, percentiles, the output format,
- * spawning servers. Each program uses some of them: `static inline` keeps the rest quiet. */
+/* What bench.c, floor.c, many_clients.c and large_results.c share: clocks, percentiles, the
+ * output format, spawning servers. Each program uses some of them: `static inline` keeps the
+ * rest quiet. */
 #ifndef MCPC_BENCH_COMMON_H
 #define MCPC_BENCH_COMMON_H
 
@@ -130,20 +131,16 @@ static inline pid_t spawn(char *const argv[], int *to_child, int *from_child) {
     return pid;
 }
 
-/* Starts the test server on HTTP (any free port) and copies its URL into `url`. It exits when
- * `*to_server` is closed. */
-static inline pid_t spawn_http_server(const char *server, int modern, const char *log,
-                                      char *url, int *to_server) {
-    char *argv[8];
+/* Starts the test server on HTTP (any free port) with `flags` (NULL-terminated, at most 6)
+ * after `--http 0`, and copies its URL into `url`. It exits when `*to_server` is closed. */
+static inline pid_t spawn_http_server_with(const char *server, const char *const *flags,
+                                           char *url, int *to_server) {
+    char *argv[10];
     int argc = 0;
     argv[argc++] = (char *)server;
     argv[argc++] = "--http";
     argv[argc++] = "0";
-    if (modern) argv[argc++] = "--modern";
-    if (log) {
-        argv[argc++] = "--log";
-        argv[argc++] = (char *)log;
-    }
+    while (*flags && argc < 9) argv[argc++] = (char *)*flags++;
     argv[argc] = NULL;
     int from_server;
     pid_t pid = spawn(argv, to_server, &from_server);
@@ -158,6 +155,20 @@ static inline pid_t spawn_http_server(const char *server, int modern, const char
     if (strncmp(line, prefix, strlen(prefix)) != 0) die("the HTTP server did not start");
     strcpy(url, line + strlen(prefix));
     return pid;
+}
+
+/* The same, with --modern when `modern` and `--log LOG` when `log` is not NULL. */
+static inline pid_t spawn_http_server(const char *server, int modern, const char *log,
+                                      char *url, int *to_server) {
+    const char *flags[4];
+    int n = 0;
+    if (modern) flags[n++] = "--modern";
+    if (log) {
+        flags[n++] = "--log";
+        flags[n++] = log;
+    }
+    flags[n] = NULL;
+    return spawn_http_server_with(server, flags, url, to_server);
 }
 
 #endif

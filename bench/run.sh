@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Builds mcpc, the test server, the minimal C echo server (echo_server.c), the C harness
-# (bench.c), the floor (floor.c), wait_cost.c, many_clients.c and the peer drivers; runs every
-# case against both servers, unpinned and pinned to one core (taskset -c 0: client and server
-# share it, so every context switch is paid), in MCPC_BENCH_ROUNDS (3) interleaved rounds; then
-# many idle clients in one process (many_clients.c and the rmcp driver's `many` mode, at each N
-# of MCPC_BENCH_MANY, "10 100 1000"); prints the tables with the median of the rounds
-# (bench/table.py), the targets of issues 16 and 33 and their status.
+# (bench.c), the floor (floor.c), wait_cost.c, many_clients.c, large_results.c and the peer
+# drivers; runs every case against both servers, unpinned and pinned to one core (taskset -c 0:
+# client and server share it, so every context switch is paid), in MCPC_BENCH_ROUNDS (3)
+# interleaved rounds; then many idle clients in one process (many_clients.c and the rmcp
+# driver's `many` mode, at each N of MCPC_BENCH_MANY, "10 100 1000"); then one large result per
+# transport and size of MCPC_BENCH_LARGE_MIB, "1 16 64" (large_results.c); prints the tables
+# with the median of the rounds (bench/table.py), the targets of issues 16, 33 and 36 and their
+# status.
 #
 #   bash bench/run.sh            the full run (about 15 minutes on 2 cores), peers included
-#   bash bench/run.sh --smoke    a few iterations, one round, no peers, 10 clients at once:
-#                                proves it still builds and runs (scripts/test.sh calls this);
-#                                its figures mean nothing
+#   bash bench/run.sh --smoke    a few iterations, one round, no peers, 10 clients at once,
+#                                1 MiB results: proves it still builds and runs
+#                                (scripts/test.sh calls this); its figures mean nothing
 #   bash bench/run.sh --many     only the many-clients cases (mcpc and rmcp), a few minutes
+#   bash bench/run.sh --large    only the large results (a few seconds)
 #   bash bench/run.sh > tables.md   the tables of docs/benchmarks.md, to paste over its run section
 #
 # Exits non-zero when a case fails to run, never because a figure is slow. A peer that cannot be
@@ -24,17 +27,20 @@ root=$PWD
 out="${MCPC_BENCH_OUT:-$root/.cache/bench}" # MCPC_BENCH_OUT: another place for it all
 mkdir -p "$out"
 
-smoke=0 many_only=0
+smoke=0 many_only=0 large_only=0
 [ "${1:-}" = "--smoke" ] && smoke=1
 [ "${1:-}" = "--many" ] && many_only=1
+[ "${1:-}" = "--large" ] && large_only=1
 many_counts=${MCPC_BENCH_MANY:-10 100 1000} # how many clients at once, each count a run
+large_sizes=${MCPC_BENCH_LARGE_MIB:-1 16 64} # the sizes of the large results, in MiB
 if [ $smoke = 1 ]; then
-  iterations=20 seconds=0.05 cancels=5 rounds=1 many_counts=10
+  iterations=20 seconds=0.05 cancels=5 rounds=1 many_counts=10 large_sizes=1
 else
   iterations=${MCPC_BENCH_ITERATIONS:-3000} seconds=${MCPC_BENCH_SECONDS:-1.5}
   cancels=${MCPC_BENCH_CANCELS:-1000} rounds=${MCPC_BENCH_ROUNDS:-3}
 fi
-[ $many_only = 1 ] && rounds=0
+[ $many_only = 1 ] && rounds=0 large_sizes=""
+[ $large_only = 1 ] && rounds=0 many_counts=""
 
 echo "== building mcpc and the test server (release)" >&2
 cargo build --release --quiet
@@ -48,6 +54,8 @@ cc "${cflags[@]}" -I include -o "$out/bench" bench/bench.c "$target/release/libm
   -lpthread -ldl -lm
 cc "${cflags[@]}" -o "$out/floor" bench/floor.c -lpthread
 cc "${cflags[@]}" -I include -o "$out/many_clients" bench/many_clients.c \
+  "$target/release/libmcpc.a" -lpthread -ldl -lm
+cc "${cflags[@]}" -I include -o "$out/large_results" bench/large_results.c \
   "$target/release/libmcpc.a" -lpthread -ldl -lm
 cc "${cflags[@]}" -o "$out/echo_server" bench/echo_server.c
 echo_server="$out/echo_server"
@@ -80,7 +88,7 @@ fi
 
 rmcp="" ts="" python=""
 peers=" ${MCPC_BENCH_PEERS-rmcp ts python} " # which peers run (a quick run may name fewer)
-[ $smoke = 1 ] && peers=""
+if [ $smoke = 1 ] || [ $large_only = 1 ]; then peers=""; fi
 [ $many_only = 1 ] && peers=${peers/ ts / } && peers=${peers/ python / }
 if [[ $peers == *" rmcp "* ]]; then
   # rmcp: a driver crate of its own, never part of the mcpc workspace or package.
@@ -153,6 +161,15 @@ for n in $many_counts; do
   tag="server=test mode=unpinned round=1"
   run "$out/many_clients" http-legacy "$server" "$n"
   run "$out/many_clients" http-modern "$server" "$n"
+done
+
+# The peak memory of one large result (issue 36), once and unpinned: one process per transport
+# and size, so that no call inherits another's buffers.
+tag="server=test mode=unpinned round=1"
+for mib in $large_sizes; do
+  for transport in stdio http-legacy http-json http-modern; do
+    run "$out/large_results" "$transport" "$server" "$mib"
+  done
 done
 
 echo >&2

@@ -1,5 +1,6 @@
-"""Turns the `key=value` lines of bench, floor, many_clients and the peer drivers into the
-Markdown tables of docs/benchmarks.md, with the targets of issues 16 and 33 and their status.
+"""Turns the `key=value` lines of bench, floor, many_clients, large_results and the peer drivers
+into the Markdown tables of docs/benchmarks.md, with the targets of issues 16 and 33 and their
+status, and issue 36's for large results beside its figures.
 
 usage: python3 table.py RESULTS_FILE
 
@@ -322,10 +323,38 @@ def many_servers(t):
     t.emit()
 
 
+# The large-result cases (bench/large_results.c): transport in the case name, and its label.
+LARGE = [("stdio", "stdio"), ("http-legacy", "HTTP, handshake era, SSE"),
+         ("http-json", "HTTP, handshake era, JSON body"), ("http-modern", "HTTP, modern era, SSE")]
+
+
+def large_results(t):
+    """"Memory per large result": the client's peak RSS growth for one result of S MiB."""
+    sizes = sorted({int(case.rsplit(".", 1)[1]) for (_, case, _, _) in t.results
+                    if case.startswith("large.")})
+    g = lambda transport, mib, key: t.get("mcpc", f"large.{transport}.{mib}", "test",
+                                          "unpinned", key)
+    t.emit("### Memory per large result: peak RSS growth of the client for one result of S "
+           "(target: at most about 2 S plus a constant)\n")
+    t.emit("| transport | " + " | ".join(f"S = {mib} MiB" for mib in sizes)
+           + " | most beyond 2 S |")
+    t.emit("|---" * (len(sizes) + 2) + "|")
+    for transport, label in LARGE:
+        peaks = {mib: g(transport, mib, "peak_mib") for mib in sizes}
+        if all(p is None for p in peaks.values()):
+            continue
+        cells = [f"{fmt(p, 1)} MiB ({p / mib:.2f} S)" if p is not None else "-"
+                 for mib, p in peaks.items()]
+        beyond = max(p - 2 * mib for mib, p in peaks.items() if p is not None)
+        t.emit(f"| {label} | " + " | ".join(cells) + f" | {beyond:.1f} MiB |")
+    t.emit()
+
+
 def main():
     results, errors = load(sys.argv[1])
     many = {k: v for k, v in results.items() if k[1].startswith("many.")}
-    single = {k: v for k, v in results.items() if k not in many}
+    large = {k: v for k, v in results.items() if k[1].startswith("large.")}
+    single = {k: v for k, v in results.items() if k not in many and k not in large}
     modes = [m for m in ("pinned", "unpinned") if any(k[3] == m for k in single)]
     t = Tables(results, errors)
     if single:
@@ -337,6 +366,8 @@ def main():
         t.first_round_tables(modes)
     if many:
         many_servers(t)
+    if large:
+        large_results(t)
     for impl, why in errors.items():
         t.emit(f"{NAMES.get(impl, impl)}: not run: {why}")
     print("\n".join(t.out))
