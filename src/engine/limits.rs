@@ -84,7 +84,7 @@ pub const THREAD_WAIT_ON_CLOSE: std::time::Duration = std::time::Duration::from_
 pub const CLOSE_BOUND: std::time::Duration = std::time::Duration::from_secs(
     CALLBACK_WAIT_ON_CLOSE.as_secs()
         + 2 * crate::transport::stdio::CLOSE_GRACE.as_secs()
-        + crate::transport::child::GROUP_EXIT_WAIT.as_secs()
+        + crate::transport::stdio::GROUP_EXIT_WAIT.as_secs()
         + THREAD_WAIT_ON_CLOSE.as_secs()
         + 1,
 );

@@ -6,6 +6,7 @@
 //! (`WNOWAIT`), so until close has signalled the group, the group's id (the server's pid)
 //! cannot be given to another process, and close's signals can only reach the server's own.
 
+use super::stdio::GROUP_EXIT_WAIT;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
@@ -78,11 +79,6 @@ pub fn exit_status(child: &Child) -> Option<ExitStatus> {
         Some(ExitStatus::from_raw(raw))
     }
 }
-
-/// How long close waits, once the group got SIGKILL, for the last of its processes to end.
-/// SIGKILL ends a process at once, but a process holding much memory takes a while to give
-/// it back; one that is stuck in the kernel (uninterruptible sleep) is left after this.
-pub const GROUP_EXIT_WAIT: Duration = Duration::from_secs(1);
 
 /// The close escalation after stdin was closed: wait, SIGTERM, wait, SIGKILL; then SIGKILL to
 /// any process left in the group, reap the child, and wait until every process of the group

@@ -10,7 +10,7 @@ mod workers;
 
 // The stdio transport's process and pipes on unix (Linux and macOS).
 #[cfg(unix)]
-pub(crate) mod child;
+mod child;
 #[cfg(unix)]
 mod sigpipe;
 #[cfg(unix)]

@@ -26,10 +26,15 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 100 * 1024 * 1024;
 
 /// How long close waits at each step (after closing stdin, after SIGTERM). Close takes at
 /// most about twice this (a server that ignores both), and then up to one second more for the
-/// rest of the server's process group to end after SIGKILL (`child::GROUP_EXIT_WAIT`);
+/// rest of the server's process group to end after SIGKILL ([`GROUP_EXIT_WAIT`]);
 /// processes the server started outside its group that still hold its pipes are abandoned,
 /// never waited for.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
+/// How long close waits, once the group got SIGKILL, for the last of its processes to end
+/// (unix; on Windows the job object ends the server's processes with it). SIGKILL ends a
+/// process at once, but a process holding much memory takes a while to give it back; one that
+/// is stuck in the kernel (uninterruptible sleep) is left after this.
+pub const GROUP_EXIT_WAIT: Duration = Duration::from_secs(1);
 /// How much of the server's stderr is kept when nobody else takes it.
 pub(super) const STDERR_TAIL_LINES: usize = 50;
 pub(super) const STDERR_LINE_MAX: usize = 8 * 1024;
