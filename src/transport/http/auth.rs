@@ -13,7 +13,7 @@ use crate::error::Result;
 use std::io::Read;
 use std::sync::Arc;
 use ureq::http::Response;
-use ureq::Body;
+use ureq::{Body, ResponseExt};
 
 /// How much of a refused request's body is read (so its connection can be reused).
 const REFUSED_BODY_LIMIT: u64 = 64 * 1024;
@@ -29,7 +29,14 @@ pub(super) fn add_headers<B>(
     mut request: ureq::RequestBuilder<B>,
 ) -> Result<ureq::RequestBuilder<B>> {
     if let Some(auth) = &shared.auth {
-        let added = auth.headers()?;
+        let method = request
+            .method_ref()
+            .map_or("GET", |m| m.as_str())
+            .to_owned();
+        let url = request
+            .uri_ref()
+            .map_or_else(|| shared.config.url.clone(), |u| u.to_string());
+        let added = auth.headers(&method, &url)?;
         // The provider's headers obey the rules of the configured ones.
         headers::check_extra(&added)?;
         for (name, value) in added {
@@ -50,6 +57,12 @@ pub(super) fn refused(
     refusals: &mut u32,
     generation: u64,
 ) -> Result<()> {
+    let url = response.get_uri().to_string();
+    let nonce = response
+        .headers()
+        .get(crate::auth::dpop::NONCE_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
     let challenge = challenge(response);
     let Some(auth) = &shared.auth else {
         return Err(unauthorized(
@@ -58,6 +71,9 @@ pub(super) fn refused(
         ));
     };
     *refusals += 1;
+    if let Some(outcome) = auth.on_nonce_refusal(&url, nonce.as_deref(), &challenge, *refusals) {
+        return outcome;
+    }
     let cancel = CancellationToken::new();
     let hook = exchange.map(|exchange| exchange.cancel_on_abort(&cancel));
     // Close reaches the flow also where no exchange does (a notification's).
