@@ -182,14 +182,13 @@ fn authorization_server(always_refuse: bool) -> Server {
     })
 }
 
+/// How an MCP server refuses a proof for want of its nonce: the challenge and the nonce.
+type Refusal = Option<(String, String)>;
+
 /// An MCP server whose authorization server is `issuer`: `initialize` needs no token; every
-/// other request needs `DPoP <TOKEN>`, and a proof with its nonce (`refusal` builds the
-/// challenge of a refusal for want of it, given the proof it refused).
-fn mcp_server(
-    issuer: String,
-    refusal: impl Fn(&str) -> String + Send + Sync + 'static,
-    always_refuse: bool,
-) -> Server {
+/// other request needs `DPoP <TOKEN>` and a proof `refuse` accepts (given the proof, it says
+/// how to refuse it, or `None`).
+fn mcp_server(issuer: String, refuse: impl Fn(&str) -> Refusal + Send + Sync + 'static) -> Server {
     Server::start(move |request, base| {
         let path = request.path.as_str();
         if path == "/.well-known/oauth-protected-resource/mcp" {
@@ -216,18 +215,17 @@ fn mcp_server(
                 "DPoP resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\""
             );
             return (401, vec![("WWW-Authenticate".into(), challenge)], json!({}));
+        } else if let Some((challenge, nonce)) = refuse(request.header("dpop").unwrap_or_default())
+        {
+            return (
+                401,
+                vec![
+                    ("WWW-Authenticate".into(), challenge),
+                    ("DPoP-Nonce".into(), nonce),
+                ],
+                json!({"error": "use_dpop_nonce"}),
+            );
         } else {
-            let proof = request.header("dpop").unwrap_or_default();
-            if always_refuse || claims(proof)["nonce"] != RS_NONCE {
-                return (
-                    401,
-                    vec![
-                        ("WWW-Authenticate".into(), refusal(proof)),
-                        ("DPoP-Nonce".into(), RS_NONCE.into()),
-                    ],
-                    json!({"error": "use_dpop_nonce"}),
-                );
-            }
             json!({})
         };
         json_reply(
@@ -237,8 +235,21 @@ fn mcp_server(
     })
 }
 
-fn use_nonce(_proof: &str) -> String {
-    "DPoP error=\"use_dpop_nonce\"".into()
+/// Refuses a proof without the server's nonce.
+fn wants_nonce(proof: &str) -> Refusal {
+    match claims(proof)["nonce"] == RS_NONCE {
+        true => None,
+        false => use_nonce(),
+    }
+}
+
+/// Refuses every proof.
+fn always_wants_nonce(_proof: &str) -> Refusal {
+    use_nonce()
+}
+
+fn use_nonce() -> Refusal {
+    Some(("DPoP error=\"use_dpop_nonce\"".into(), RS_NONCE.into()))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -378,7 +389,7 @@ fn checked_proof(proof: &str, public_key: &[u8], method: &str, url: &str) -> Val
 fn every_request_carries_a_fresh_proof_and_each_nonce_is_honoured_once() {
     let (pem, public_key) = p256_key();
     let auth = authorization_server(false);
-    let mcp = mcp_server(auth.base.clone(), use_nonce, false);
+    let mcp = mcp_server(auth.base.clone(), wants_nonce);
     let client = connected(&mcp, dpop_machine(&pem));
     client
         .ping(&RequestOptions::default())
@@ -444,13 +455,13 @@ fn every_request_carries_a_fresh_proof_and_each_nonce_is_honoured_once() {
 fn a_server_that_keeps_refusing_its_nonce_gets_one_retry() {
     let (pem, _) = p256_key();
     let stubborn_auth = authorization_server(true);
-    let mcp = mcp_server(stubborn_auth.base.clone(), use_nonce, false);
+    let mcp = mcp_server(stubborn_auth.base.clone(), wants_nonce);
     let client = connected(&mcp, dpop_machine(&pem));
     refused(&client);
     assert_eq!(stubborn_auth.requests("/token").len(), 2);
 
     let auth = authorization_server(false);
-    let stubborn_mcp = mcp_server(auth.base.clone(), use_nonce, true);
+    let stubborn_mcp = mcp_server(auth.base.clone(), always_wants_nonce);
     let client = connected(&stubborn_mcp, dpop_machine(&pem));
     let error = refused(&client);
     assert!(error.message.contains("nonce"), "{error}");
@@ -462,6 +473,49 @@ fn a_server_that_keeps_refusing_its_nonce_gets_one_retry() {
     assert_eq!(with_token, 2, "one retry with the nonce");
 }
 
+/// Two requests in flight when the server changes its nonce are both refused with the new
+/// one; each is sent again with it (the second must not read the nonce the first's refusal
+/// already stored as "the proof had it").
+#[test]
+fn concurrent_requests_refused_for_the_same_new_nonce_are_each_sent_again() {
+    const NEXT: &str = "the-next-nonce";
+    let (pem, _) = p256_key();
+    let auth = authorization_server(false);
+    // Armed: the next two proofs without NEXT wait for each other, then both are refused.
+    let armed = Arc::new(Mutex::new((false, 0usize)));
+    let gate = armed.clone();
+    let mcp = mcp_server(auth.base.clone(), move |proof| {
+        let nonce = claims(proof)["nonce"].clone();
+        if !gate.lock().unwrap().0 {
+            return wants_nonce(proof);
+        }
+        if nonce == NEXT {
+            return None;
+        }
+        gate.lock().unwrap().1 += 1;
+        let deadline = Instant::now() + BOUND;
+        while gate.lock().unwrap().1 < 2 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        Some(("DPoP error=\"use_dpop_nonce\"".into(), NEXT.into()))
+    });
+    let client = Arc::new(connected(&mcp, dpop_machine(&pem)));
+    client
+        .ping(&RequestOptions::default())
+        .expect("a token and the first nonce");
+    armed.lock().unwrap().0 = true;
+    let pings: Vec<_> = (0..2)
+        .map(|_| {
+            let client = client.clone();
+            std::thread::spawn(move || client.ping(&RequestOptions::default()))
+        })
+        .collect();
+    for ping in pings {
+        ping.join().unwrap().expect("sent again with the new nonce");
+    }
+    assert_eq!(armed.lock().unwrap().1, 2, "both were refused once");
+}
+
 /// A proof is a credential while it is fresh, the key always: a careless server that quotes
 /// the proof it refused in its challenge (which goes into the error's data) never gets it
 /// shown, nor any line of the key in the error or the configuration's Debug.
@@ -471,14 +525,11 @@ fn no_proof_or_key_reaches_an_error_message() {
     let auth = authorization_server(false);
     let last_proof = Arc::new(Mutex::new(String::new()));
     let seen = last_proof.clone();
-    let mcp = mcp_server(
-        auth.base.clone(),
-        move |proof| {
-            *seen.lock().unwrap() = proof.to_owned();
-            format!("DPoP error=\"use_dpop_nonce\", error_description=\"{proof}\"")
-        },
-        true,
-    );
+    let mcp = mcp_server(auth.base.clone(), move |proof| {
+        *seen.lock().unwrap() = proof.to_owned();
+        let challenge = format!("DPoP error=\"use_dpop_nonce\", error_description=\"{proof}\"");
+        Some((challenge, RS_NONCE.into()))
+    });
     let config = dpop_machine(&pem);
     let shown_config = format!("{config:?}");
     let client = connected(&mcp, config);

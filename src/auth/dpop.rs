@@ -118,8 +118,13 @@ impl Dpop {
         &self.header
     }
 
-    /// Keeps the nonce `url`'s server sent. True when it is new: a request refused for want
-    /// of it is worth sending again (once), with a proof that carries it.
+    /// The nonce proofs for `url` carry now.
+    pub fn nonce_for(&self, url: &str) -> Option<String> {
+        lock(&self.nonces).get(&origin(url)).cloned()
+    }
+
+    /// Keeps the nonce `url`'s server sent, for the proofs to its origin. False when it is
+    /// not one a proof can carry, or not new (the token endpoint's retry: the proof had it).
     pub fn remember_nonce(&self, url: &str, nonce: &str) -> bool {
         let nonce = nonce.trim();
         // A nonce goes in a JWT claim: printable ASCII only (RFC 9449 section 8.1).

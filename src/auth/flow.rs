@@ -25,6 +25,14 @@ use std::sync::{Arc, Mutex};
 /// Learns a secret so the transport's messages never quote it.
 pub(crate) type LearnSecret = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// What a request was sent with, taken just before it: the token generation and the DPoP
+/// nonce its proof carried; handed back when it is refused.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Sent {
+    pub generation: u64,
+    nonce: Option<String>,
+}
+
 /// The auth state of one HTTP transport.
 pub(crate) struct Authorizer {
     hooks: AuthHooks,
@@ -111,16 +119,29 @@ impl Authorizer {
         Ok(headers)
     }
 
+    /// What a request to the MCP server is about to be sent with (see [`Sent`]).
+    pub fn before_request(&self) -> Sent {
+        Sent {
+            generation: self.generation(),
+            nonce: self
+                .dpop
+                .as_ref()
+                .and_then(|d| d.nonce_for(&self.server_url)),
+        }
+    }
+
     /// A 401 from the MCP server (to `url`) that carries a `DPoP-Nonce`: `Some(Ok)` when the
-    /// nonce is new and the request should be sent again with it (once per new nonce, within
-    /// the request's retry limit); `Some(Err)` when the server wants a nonce the proof already
-    /// had; `None` when this is not about a nonce (the flow runs as for any refusal).
+    /// refused proof did not carry that nonce, so the request should be sent again with it
+    /// (within the request's retry limit); `Some(Err)` when the server wants a nonce the
+    /// proof already had; `None` when this is not about a nonce (the flow runs as for any
+    /// refusal).
     pub fn on_nonce_refusal(
         &self,
         url: &str,
         nonce: Option<&str>,
         challenge: &Challenge,
         refusals: u32,
+        sent: &Sent,
     ) -> Option<Result<()>> {
         let (Some(dpop), Some(nonce), 401) = (&self.dpop, nonce, challenge.http_status) else {
             return None;
@@ -131,8 +152,14 @@ impl Authorizer {
             .as_ref()
             .map_or(0, |o| o.max_authorizations);
         let wants_nonce = challenge.error.as_deref() == Some(USE_NONCE_ERROR);
-        if dpop.remember_nonce(url, nonce) && refusals <= limit {
-            return Some(Ok(()));
+        let nonce = nonce.trim();
+        let new_to_the_proof = sent.nonce.as_deref() != Some(nonce);
+        if new_to_the_proof && refusals <= limit {
+            // Remembered for every request; one the proof cannot carry is not retried.
+            dpop.remember_nonce(url, nonce);
+            if dpop.nonce_for(url).as_deref() == Some(nonce) {
+                return Some(Ok(()));
+            }
         }
         wants_nonce.then(|| {
             Err(unauthorized(

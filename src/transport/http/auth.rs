@@ -6,7 +6,7 @@
 use super::connector::Exchange;
 use super::headers;
 use super::Shared;
-use crate::auth::flow::unauthorized;
+use crate::auth::flow::{unauthorized, Sent};
 use crate::auth::Challenge;
 use crate::cancellation::CancellationToken;
 use crate::error::Result;
@@ -46,7 +46,8 @@ pub(super) fn add_headers<B>(
     Ok(request)
 }
 
-/// A 401 or 403: `Ok` when the request should be sent again (a new token is in place), else
+/// A 401 or 403: `Ok` when the request should be sent again (a new token, or the DPoP nonce
+/// the server asked for, is in place), else
 /// the UNAUTHORIZED error with the challenge. `exchange` is the request's: aborting it (a
 /// cancel, a timeout, close) cancels the host's authorization step too. `refusals` counts the
 /// refusals of this request, for the retry limit.
@@ -55,7 +56,7 @@ pub(super) fn refused(
     exchange: Option<&Arc<Exchange>>,
     response: Response<Body>,
     refusals: &mut u32,
-    generation: u64,
+    sent: &Sent,
 ) -> Result<()> {
     let url = response.get_uri().to_string();
     let nonce = response
@@ -71,7 +72,9 @@ pub(super) fn refused(
         ));
     };
     *refusals += 1;
-    if let Some(outcome) = auth.on_nonce_refusal(&url, nonce.as_deref(), &challenge, *refusals) {
+    if let Some(outcome) =
+        auth.on_nonce_refusal(&url, nonce.as_deref(), &challenge, *refusals, sent)
+    {
         return outcome;
     }
     let cancel = CancellationToken::new();
@@ -83,7 +86,13 @@ pub(super) fn refused(
             cancel.cancel(reason);
         }
     });
-    let outcome = auth.on_challenge(&shared.agent, &challenge, *refusals, generation, &cancel);
+    let outcome = auth.on_challenge(
+        &shared.agent,
+        &challenge,
+        *refusals,
+        sent.generation,
+        &cancel,
+    );
     if let (Some(exchange), Some(hook)) = (exchange, hook) {
         exchange.forget_on_abort(hook);
     }
@@ -93,9 +102,12 @@ pub(super) fn refused(
     outcome
 }
 
-/// The token generation before a request (see `Authorizer::generation`).
-pub(super) fn generation(shared: &Shared) -> u64 {
-    shared.auth.as_ref().map_or(0, |auth| auth.generation())
+/// What a request is about to be sent with (see `Authorizer::before_request`), for `refused`.
+pub(super) fn before_request(shared: &Shared) -> Sent {
+    shared
+        .auth
+        .as_ref()
+        .map_or_else(Sent::default, |auth| auth.before_request())
 }
 
 /// A 401 or 403 where no flow runs (a resumed or standalone stream, the session DELETE).
