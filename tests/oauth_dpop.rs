@@ -189,6 +189,15 @@ type Refusal = Option<(String, String)>;
 /// other request needs `DPoP <TOKEN>` and a proof `refuse` accepts (given the proof, it says
 /// how to refuse it, or `None`).
 fn mcp_server(issuer: String, refuse: impl Fn(&str) -> Refusal + Send + Sync + 'static) -> Server {
+    mcp_server_with(issuer, refuse, || None)
+}
+
+/// The same, handing out `next_nonce()` (if any) with each answer it accepts.
+fn mcp_server_with(
+    issuer: String,
+    refuse: impl Fn(&str) -> Refusal + Send + Sync + 'static,
+    next_nonce: impl Fn() -> Option<String> + Send + Sync + 'static,
+) -> Server {
     Server::start(move |request, base| {
         let path = request.path.as_str();
         if path == "/.well-known/oauth-protected-resource/mcp" {
@@ -228,8 +237,13 @@ fn mcp_server(issuer: String, refuse: impl Fn(&str) -> Refusal + Send + Sync + '
         } else {
             json!({})
         };
-        json_reply(
+        let headers = next_nonce()
+            .map(|nonce| ("DPoP-Nonce".to_owned(), nonce))
+            .into_iter()
+            .collect();
+        (
             200,
+            headers,
             json!({"jsonrpc": "2.0", "id": message["id"], "result": result}),
         )
     })
@@ -514,6 +528,46 @@ fn concurrent_requests_refused_for_the_same_new_nonce_are_each_sent_again() {
         ping.join().unwrap().expect("sent again with the new nonce");
     }
     assert_eq!(armed.lock().unwrap().1, 2, "both were refused once");
+}
+
+/// A server that hands out its next nonce with each accepted answer (RFC 9449 section 9) and
+/// wants it in the next proof: the client uses it at once (the first comes with the answer
+/// to `initialize`), so no request is refused.
+#[test]
+fn a_nonce_handed_out_with_an_answer_goes_into_the_next_proof() {
+    let (pem, _) = p256_key();
+    let auth = authorization_server(false);
+    let current = Arc::new(Mutex::new((RS_NONCE.to_owned(), 0u32)));
+    let (check, rotate) = (current.clone(), current.clone());
+    let mcp = mcp_server_with(
+        auth.base.clone(),
+        move |proof| {
+            let nonce = check.lock().unwrap().0.clone();
+            match claims(proof)["nonce"] == nonce.as_str() {
+                true => None,
+                false => Some(("DPoP error=\"use_dpop_nonce\"".into(), nonce)),
+            }
+        },
+        move || {
+            let mut current = rotate.lock().unwrap();
+            current.1 += 1;
+            current.0 = format!("nonce-{}", current.1);
+            Some(current.0.clone())
+        },
+    );
+    let client = connected(&mcp, dpop_machine(&pem));
+    for _ in 0..3 {
+        client
+            .ping(&RequestOptions::default())
+            .expect("the nonce of the last answer");
+    }
+    let refusals = mcp
+        .requests("/mcp")
+        .iter()
+        .filter(|r| r.header("authorization").is_some())
+        .count()
+        - 3;
+    assert_eq!(refusals, 0, "a request lacked the nonce of the last answer");
 }
 
 /// A proof is a credential while it is fresh, the key always: a careless server that quotes

@@ -119,6 +119,14 @@ impl Authorizer {
         Ok(headers)
     }
 
+    /// A nonce the MCP server (at `url`) handed out with an accepted answer, for the next
+    /// proofs (ignored without DPoP).
+    pub fn next_nonce(&self, url: &str, nonce: &str) {
+        if let Some(dpop) = &self.dpop {
+            dpop.remember_nonce(url, nonce);
+        }
+    }
+
     /// What a request to the MCP server is about to be sent with (see [`Sent`]).
     pub fn before_request(&self) -> Sent {
         Sent {

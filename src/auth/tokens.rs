@@ -86,6 +86,14 @@ pub fn request(
             answer = post_once(agent, server, client, params, learn, Some(dpop))?;
         }
     }
+    // A nonce handed out with the tokens is for the next token request (a refresh).
+    if let (Some(dpop), Some(nonce), true) = (
+        dpop,
+        &answer.dpop_nonce,
+        (200..300).contains(&answer.status),
+    ) {
+        dpop.remember_nonce(&server.token_endpoint, nonce);
+    }
     read_tokens(server, answer, learn, dpop.is_some())
 }
 

@@ -59,11 +59,7 @@ pub(super) fn refused(
     sent: &Sent,
 ) -> Result<()> {
     let url = response.get_uri().to_string();
-    let nonce = response
-        .headers()
-        .get(crate::auth::dpop::NONCE_HEADER)
-        .and_then(|value| value.to_str().ok())
-        .map(str::to_owned);
+    let nonce = dpop_nonce(&response);
     let challenge = challenge(response);
     let Some(auth) = &shared.auth else {
         return Err(unauthorized(
@@ -100,6 +96,22 @@ pub(super) fn refused(
         shared.closing.off_cancel(on_close);
     }
     outcome
+}
+
+/// A response the MCP server accepted: a `DPoP-Nonce` on it is the one the next proofs carry
+/// (RFC 9449 section 9: a server may hand out its next nonce with any answer).
+pub(super) fn accepted(shared: &Shared, response: &Response<Body>) {
+    if let (Some(auth), Some(nonce)) = (&shared.auth, dpop_nonce(response)) {
+        auth.next_nonce(&response.get_uri().to_string(), &nonce);
+    }
+}
+
+fn dpop_nonce(response: &Response<Body>) -> Option<String> {
+    response
+        .headers()
+        .get(crate::auth::dpop::NONCE_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
 }
 
 /// What a request is about to be sent with (see `Authorizer::before_request`), for `refused`.

@@ -464,6 +464,7 @@ pub(super) fn post_authorized(
         let sent = auth::before_request(shared);
         let response = post(shared, url, body, headers, timeout)?;
         if !auth::is_refusal(response.status().as_u16()) {
+            auth::accepted(shared, &response);
             return Ok(response);
         }
         auth::refused(shared, exchange, response, &mut refusals, &sent)?;

@@ -373,6 +373,7 @@ fn open(shared: &Shared, stream: &Arc<Exchange>) -> Result<ureq::http::Response<
         let sent = auth::before_request(shared);
         let response = exchange::open_stream(shared, None)?;
         if !auth::is_refusal(response.status().as_u16()) {
+            auth::accepted(shared, &response);
             break response;
         }
         auth::refused(shared, Some(stream), response, &mut refusals, &sent)?;
