@@ -694,6 +694,8 @@ static void set_oauth(mcp_client_options *options, struct span context) {
     free(private_key);
     if (strcmp(scenario_name, "auth/wif-jwt-bearer") == 0)
         set_workload_token(options, context);
+    if (strncmp(scenario_name, "auth/dpop", 9) == 0)
+        mcp_client_options_set_oauth_dpop(options, true, NULL);
     mcp_client_options_set_oauth_client_metadata_url(options, CIMD_URL);
     mcp_client_options_set_oauth_registration(options, "mcpc-conformance-client", "native");
     mcp_client_options_set_oauth_redirect_uri(options, REDIRECT_URI);
@@ -768,6 +770,10 @@ static const struct {
     {"auth/client-credentials-jwt", scenario_auth, false, true, true},
     /* io.modelcontextprotocol/auth/wif: the JWT-bearer grant with a workload's token. */
     {"auth/wif-jwt-bearer", scenario_auth, false, true, true},
+    /* io.modelcontextprotocol/auth/dpop: proof of possession (RFC 9449), with a generated key;
+     * -nonce: both servers want their DPoP nonce in the proofs. */
+    {"auth/dpop", scenario_auth, false, true, true},
+    {"auth/dpop-nonce", scenario_auth, false, true, true},
 };
 
 static void log_library(void *userdata, mcp_log_level level, const char *message) {

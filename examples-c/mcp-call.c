@@ -122,6 +122,9 @@ static const char USAGE[] =
     "  --workload-token-file FILE  the JWT-bearer grant (workload identity federation): FILE\n"
     "                         holds the platform's token for this workload, read again for\n"
     "                         each token request; no person (--client-id optional)\n"
+    "  --dpop                 DPoP (RFC 9449): a proof signed with a key generated for this\n"
+    "                         run on every token and MCP request; DPoP-bound tokens\n"
+    "  --dpop-key FILE        the same with this key (PEM: PKCS#8 ECDSA P-256)\n"
     "  --client-metadata-url URL  an https client ID metadata document, used as client_id\n"
     "                         where the authorization server supports it\n"
     "  --scope SCOPES         scopes to ask for (space-separated) instead of the server's\n"
@@ -181,6 +184,8 @@ struct command_line {
     const char *client_key; /* --client-key FILE */
     bool client_credentials; /* --client-credentials: the grant without a person */
     const char *workload_token_file; /* --workload-token-file: the JWT-bearer grant */
+    bool dpop;                       /* --dpop: proofs with a generated key */
+    const char *dpop_key;            /* --dpop-key FILE: proofs with this key */
     const char *client_metadata_url;
     const char *scope;
     char **server_argv; /* NULL-terminated: it is the tail of main's argv */
@@ -239,7 +244,7 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
                        strcmp(opt, "--trace") == 0 || strcmp(opt, "--lazy") == 0 ||
                        strcmp(opt, "--reconnect") == 0 ||
                        strcmp(opt, "--oauth") == 0 || strcmp(opt, "--oauth-manual") == 0 ||
-                       strcmp(opt, "--client-credentials") == 0;
+                       strcmp(opt, "--client-credentials") == 0 || strcmp(opt, "--dpop") == 0;
         const char *value = NULL;
         if (!is_flag) {
             if (strncmp(opt, "--", 2) != 0)
@@ -362,6 +367,10 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
             cl->client_credentials = true;
         } else if (strcmp(opt, "--workload-token-file") == 0) {
             cl->workload_token_file = value;
+        } else if (strcmp(opt, "--dpop") == 0) {
+            cl->dpop = true;
+        } else if (strcmp(opt, "--dpop-key") == 0) {
+            cl->dpop_key = value;
         } else if (strcmp(opt, "--client-metadata-url") == 0) {
             cl->client_metadata_url = value;
         } else if (strcmp(opt, "--scope") == 0) {
@@ -396,10 +405,10 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
                            "--workload-token-file go with --http", NULL);
     bool oauth_options = cl->client_id != NULL || cl->client_secret != NULL ||
                          cl->client_key != NULL || cl->client_metadata_url != NULL ||
-                         cl->scope != NULL;
+                         cl->scope != NULL || cl->dpop || cl->dpop_key != NULL;
     if (oauth_options && !oauth)
-        return usage_error("--client-id, --client-secret, --client-key, --client-metadata-url "
-                           "and --scope go with --oauth, --oauth-manual, --client-credentials or "
+        return usage_error("--client-id, --client-secret, --client-key, --dpop, --dpop-key, "
+                           "--client-metadata-url and --scope go with --oauth, --oauth-manual, --client-credentials or "
                            "--workload-token-file",
                            NULL);
     if ((cl->client_secret != NULL || cl->client_key != NULL) && cl->client_id == NULL)
@@ -803,12 +812,31 @@ static bool set_client_key(mcp_client_options *copts, const char *path) {
     return true;
 }
 
+/* Turns DPoP on for --dpop (a generated key) or --dpop-key FILE. False (after a message)
+ * when the file cannot be read; a key the library refuses is reported by connect (exit 2). */
+static bool set_dpop(mcp_client_options *copts, const struct command_line *cl) {
+    if (cl->dpop_key == NULL) {
+        if (cl->dpop)
+            mcp_client_options_set_oauth_dpop(copts, true, NULL);
+        return true;
+    }
+    char *pem = read_small_file(cl->dpop_key);
+    if (pem == NULL)
+        return false;
+    mcp_client_options_set_oauth_dpop(copts, true, pem);
+    memset(pem, 0, strlen(pem)); /* a private key: not left in freed memory */
+    free(pem);
+    return true;
+}
+
 /* Sets the OAuth options; for --oauth, opens the loopback listener first (its URL is the
  * redirect URI). False (after a message) when the listener cannot open or the key file
  * cannot be read. */
 static bool set_oauth(mcp_client_options *copts, const struct command_line *cl,
                       struct oauth_step *step) {
     if (cl->client_key != NULL && !set_client_key(copts, cl->client_key))
+        return false;
+    if (!set_dpop(copts, cl))
         return false;
     if (cl->client_credentials || cl->workload_token_file != NULL) {
         if (cl->workload_token_file != NULL) {

@@ -1268,6 +1268,24 @@ mcp_status mcp_client_options_set_oauth_client_key(mcp_client_options *options,
                                                    const char *key_id);
 
 /**
+ * DPoP (RFC 9449): with `enable`, every token request and every request to the MCP server
+ * carries a fresh proof signed with this client's key, the servers' DPoP nonces are honoured
+ * (the request sent once more with a new one), and tokens of type DPoP (bound to the key) are
+ * accepted and sent as "Authorization: DPoP <token>". The key is `key_pem` (PKCS#8 "BEGIN
+ * PRIVATE KEY", ECDSA P-256; the text is not kept) or, when NULL, a P-256 key generated
+ * here for clients made from these options. A key that is not P-256, or not a key:
+ * MCP_STATUS_INVALID_ARGUMENT; a build without TLS: MCP_STATUS_NOT_SUPPORTED. `enable` false
+ * turns DPoP off.
+ *
+ * # Safety
+ * `options` is NULL or live; `key_pem` is NULL or NUL-terminated.
+ */
+MCPC_API
+mcp_status mcp_client_options_set_oauth_dpop(mcp_client_options *options,
+                                             bool enable,
+                                             const char *key_pem);
+
+/**
  * The file that holds the workload's JWT for the JWT-bearer grant
  * (MCP_OAUTH_GRANT_JWT_BEARER; workload identity federation), e.g. a Kubernetes projected
  * service account token. It is read again for every token request, so the platform may

@@ -49,6 +49,13 @@ type OAuth struct {
 	// service account token, say) and is read again for every token request, so it may
 	// rotate. No person; ClientID is sent only if set.
 	WorkloadTokenFile string
+	// DPoP turns on proof of possession (RFC 9449): a fresh proof, signed with the client's
+	// key, on every token request and every request to the MCP server; the servers' DPoP
+	// nonces honoured; tokens of type DPoP accepted and sent as "Authorization: DPoP ...".
+	// DPoPKeyPEM is the key (PKCS#8 ECDSA P-256); empty: one generated for this client. A key
+	// that is not P-256 fails NewHTTP with StatusInvalidArgument.
+	DPoP       bool
+	DPoPKeyPEM string
 	// MaxAuthorizations: how many new authorizations one request may go through before it
 	// fails with StatusUnauthorized (0: the library's default, 3).
 	MaxAuthorizations int
@@ -78,8 +85,8 @@ func WithOAuth(cfg OAuth) Option {
 			id, secret, url := str(cfg.ClientID), str(cfg.ClientSecret), str(cfg.ClientMetadataURL)
 			name, redirect, scopes := str(cfg.ClientName), str(cfg.RedirectURI), str(cfg.Scopes)
 			issuer, key, keyID := str(cfg.ClientIssuer), str(cfg.ClientKeyPEM), str(cfg.ClientKeyID)
-			workload := str(cfg.WorkloadTokenFile)
-			for _, s := range []*C.char{id, secret, url, name, redirect, scopes, issuer, key, keyID, workload} {
+			workload, dpopKey := str(cfg.WorkloadTokenFile), str(cfg.DPoPKeyPEM)
+			for _, s := range []*C.char{id, secret, url, name, redirect, scopes, issuer, key, keyID, workload, dpopKey} {
 				defer C.free(unsafe.Pointer(s))
 			}
 			status := C.mcp_status(C.MCP_STATUS_OK)
@@ -110,6 +117,9 @@ func WithOAuth(cfg OAuth) Option {
 			}
 			if key != nil {
 				then(C.mcp_client_options_set_oauth_client_key(o, key, keyID))
+			}
+			if cfg.DPoP || dpopKey != nil {
+				then(C.mcp_client_options_set_oauth_dpop(o, true, dpopKey))
 			}
 			if url != nil {
 				then(C.mcp_client_options_set_oauth_client_metadata_url(o, url))

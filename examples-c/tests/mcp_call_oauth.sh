@@ -158,12 +158,31 @@ grep -q 'workload token is not a compact JWT' "$err" || fail "the refusal does n
 ! grep -q 'workload-secret' "$err" || fail "the workload token file's text reached stderr"
 check_no_sanitizer_report "$err"
 
+# --dpop: every request carries a proof; this server issues bearer tokens, which still serve.
+# A --dpop-key file that is no key is refused at connect: exit 2, nothing of it on stderr.
+"$mcp_call" --client-credentials --client-id machine --client-secret s3cret-machine --dpop \
+    --call echo --args '{"text":"dpop"}' --http "$cc_url" </dev/null >"$out" 2>"$err"
+code=$?
+show stdout "$out"; show stderr "$err"
+[ "$code" -eq 0 ] || fail "--dpop exited $code"
+grep -qF '"text":"dpop"' "$out" || fail "--dpop printed no result"
+printf -- '-----BEGIN PRIVATE KEY-----\nbm90LWEta2V5LXNlY3JldA==\n-----END PRIVATE KEY-----\n' >"$key"
+"$mcp_call" --client-credentials --client-id machine --client-secret s3cret-machine \
+    --dpop-key "$key" --ping --http "$cc_url" </dev/null >"$out" 2>"$err"
+code=$?
+show stderr "$err"
+[ "$code" -eq 2 ] || fail "a --dpop-key that is no key exited $code, want 2"
+grep -q 'private key' "$err" || fail "the refusal does not name the key"
+! grep -q 'bm90LWEta2V5' "$err" || fail "the key file's text reached stderr"
+check_no_sanitizer_report "$err"
+
 # 5. Usage errors.
 for args in "--oauth --stdio $server" "--client-id x --http $url" "--oauth --oauth-manual --http $url" \
             "--oauth --client-secret s --http $url" "--client-credentials --client-id x --http $url" \
             "--oauth --client-credentials --client-id x --client-secret s --http $url" \
             "--client-key k --http $url" "--oauth --client-key k --http $url" \
-            "--workload-token-file f --stdio $server" "--oauth --workload-token-file f --http $url"; do
+            "--workload-token-file f --stdio $server" "--oauth --workload-token-file f --http $url" \
+            "--dpop --http $url" "--dpop-key k --http $url"; do
     # shellcheck disable=SC2086 # the words are the arguments
     "$mcp_call" $args >"$out" 2>"$err"
     code=$?

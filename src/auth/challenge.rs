@@ -69,7 +69,7 @@ impl Challenge {
     }
 }
 
-/// The auth-params of the `Bearer` challenge in a header that may hold several challenges
+/// The auth-params of the `Bearer` (or `DPoP`) challenge in a header that may hold several challenges
 /// (`Basic realm="x", Bearer scope="a b", error="insufficient_scope"`).
 fn bearer_params(header: &str) -> Option<Vec<(String, String)>> {
     let mut tokens = Tokens {
@@ -95,7 +95,8 @@ fn bearer_params(header: &str) -> Option<Vec<(String, String)>> {
             }
         } else {
             // A new scheme (a token68 after it, if any, is skipped as a stray word).
-            in_bearer = word.eq_ignore_ascii_case("bearer");
+            // A DPoP challenge (RFC 9449 section 7.1) has the same parameters.
+            in_bearer = word.eq_ignore_ascii_case("bearer") || word.eq_ignore_ascii_case("dpop");
             found |= in_bearer;
         }
     }

@@ -9,6 +9,7 @@
 
 use super::challenge::Challenge;
 use super::discovery::{self, ServerMetadata};
+use super::dpop::{Dpop, DPOP_HEADER, USE_NONCE_ERROR};
 use super::form::{self, failed, param, query_params};
 use super::pkce::{random_text, Pkce};
 use super::registration::{self, ClientCredentials};
@@ -24,6 +25,14 @@ use std::sync::{Arc, Mutex};
 /// Learns a secret so the transport's messages never quote it.
 pub(crate) type LearnSecret = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// What a request was sent with, taken just before it: the token generation and the DPoP
+/// nonce its proof carried; handed back when it is refused.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Sent {
+    pub generation: u64,
+    nonce: Option<String>,
+}
+
 /// The auth state of one HTTP transport.
 pub(crate) struct Authorizer {
     hooks: AuthHooks,
@@ -32,6 +41,8 @@ pub(crate) struct Authorizer {
     state: Mutex<State>,
     /// One authorization at a time, which the others then use.
     turns: Arc<Turns>,
+    /// The proof key and server nonces, when the host turned DPoP on.
+    dpop: Option<Dpop>,
 }
 
 #[derive(Default)]
@@ -49,18 +60,28 @@ impl Authorizer {
         if hooks.oauth.is_none() && hooks.header_provider.is_none() {
             return None;
         }
+        let dpop = hooks
+            .oauth
+            .as_ref()
+            .and_then(|oauth| oauth.dpop.clone())
+            .map(Dpop::new);
+        if let Some(dpop) = &dpop {
+            learn(dpop.proof_header());
+        }
         Some(Authorizer {
             hooks: hooks.clone(),
             server_url: server_url.to_owned(),
             learn,
             state: Mutex::default(),
             turns: Arc::default(),
+            dpop,
         })
     }
 
-    /// The headers a request to the MCP server carries: the provider's, then the bearer
-    /// token (unless the provider set Authorization itself).
-    pub fn headers(&self) -> Result<Vec<(String, String)>> {
+    /// The headers a request (`method` to `url`) to the MCP server carries: the provider's,
+    /// then the token (unless the provider set Authorization itself): `Bearer`, or `DPoP`
+    /// for a token bound to the DPoP key; with DPoP on, a fresh proof for this request.
+    pub fn headers(&self, method: &str, url: &str) -> Result<Vec<(String, String)>> {
         let mut headers = match &self.hooks.header_provider {
             Some(provider) => provider(&self.server_url).map_err(|why| {
                 Error::new(
@@ -79,13 +100,81 @@ impl Authorizer {
         let has_authorization = headers
             .iter()
             .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
-        if let (Some(tokens), false) = (&lock(&self.state).current, has_authorization) {
+        let current = lock(&self.state).current.clone();
+        let token = current.filter(|_| !has_authorization);
+        let bound = token
+            .as_ref()
+            .filter(|t| t.dpop_bound && self.dpop.is_some());
+        if let Some(tokens) = &token {
+            let scheme = if bound.is_some() { "DPoP" } else { "Bearer" };
             headers.push((
                 "Authorization".to_owned(),
-                format!("Bearer {}", tokens.access_token),
+                format!("{scheme} {}", tokens.access_token),
             ));
         }
+        if let Some(dpop) = &self.dpop {
+            let proof = dpop.proof(method, url, bound.map(|t| t.access_token.as_str()))?;
+            headers.push((DPOP_HEADER.to_owned(), proof));
+        }
         Ok(headers)
+    }
+
+    /// A nonce the MCP server (at `url`) handed out with an accepted answer, for the next
+    /// proofs (ignored without DPoP).
+    pub fn next_nonce(&self, url: &str, nonce: &str) {
+        if let Some(dpop) = &self.dpop {
+            dpop.remember_nonce(url, nonce);
+        }
+    }
+
+    /// What a request to the MCP server is about to be sent with (see [`Sent`]).
+    pub fn before_request(&self) -> Sent {
+        Sent {
+            generation: self.generation(),
+            nonce: self
+                .dpop
+                .as_ref()
+                .and_then(|d| d.nonce_for(&self.server_url)),
+        }
+    }
+
+    /// A 401 from the MCP server (to `url`) that carries a `DPoP-Nonce`: `Some(Ok)` when the
+    /// refused proof did not carry that nonce, so the request should be sent again with it
+    /// (within the request's retry limit); `Some(Err)` when the server wants a nonce the
+    /// proof already had; `None` when this is not about a nonce (the flow runs as for any
+    /// refusal).
+    pub fn on_nonce_refusal(
+        &self,
+        url: &str,
+        nonce: Option<&str>,
+        challenge: &Challenge,
+        refusals: u32,
+        sent: &Sent,
+    ) -> Option<Result<()>> {
+        let (Some(dpop), Some(nonce), 401) = (&self.dpop, nonce, challenge.http_status) else {
+            return None;
+        };
+        let limit = self
+            .hooks
+            .oauth
+            .as_ref()
+            .map_or(0, |o| o.max_authorizations);
+        let wants_nonce = challenge.error.as_deref() == Some(USE_NONCE_ERROR);
+        let nonce = nonce.trim();
+        let new_to_the_proof = sent.nonce.as_deref() != Some(nonce);
+        if new_to_the_proof && refusals <= limit {
+            // Remembered for every request; one the proof cannot carry is not retried.
+            dpop.remember_nonce(url, nonce);
+            if dpop.nonce_for(url).as_deref() == Some(nonce) {
+                return Some(Ok(()));
+            }
+        }
+        wants_nonce.then(|| {
+            Err(unauthorized(
+                challenge,
+                "the server refused the DPoP proof although it carried the server's nonce",
+            ))
+        })
     }
 
     /// The token generation; taken before a request, handed back to `on_challenge`.
@@ -203,7 +292,14 @@ impl Authorizer {
                     params.push(("scope", scope));
                 }
                 params.push(("resource", &resource));
-                tokens::request(agent, &server, &client, &params, &self.learn)?
+                tokens::request(
+                    agent,
+                    &server,
+                    &client,
+                    &params,
+                    &self.learn,
+                    self.dpop.as_ref(),
+                )?
             }
             GrantType::JwtBearer => {
                 let source = oauth.workload_identity.as_ref().ok_or_else(|| {
@@ -216,7 +312,14 @@ impl Authorizer {
                     params.push(("scope", scope));
                 }
                 params.push(("resource", &resource));
-                tokens::request(agent, &server, &client, &params, &self.learn)?
+                tokens::request(
+                    agent,
+                    &server,
+                    &client,
+                    &params,
+                    &self.learn,
+                    self.dpop.as_ref(),
+                )?
             }
         };
         self.save(oauth, &key, &tokens, Some(client));
@@ -244,7 +347,15 @@ impl Authorizer {
             ("refresh_token", refresh_token),
             ("resource", resource),
         ];
-        let mut refreshed = tokens::request(agent, server, &client, &params, &self.learn).ok()?;
+        let mut refreshed = tokens::request(
+            agent,
+            server,
+            &client,
+            &params,
+            &self.learn,
+            self.dpop.as_ref(),
+        )
+        .ok()?;
         // The server may keep the refresh token as it is (RFC 6749 section 6).
         if refreshed.refresh_token.is_none() {
             refreshed.refresh_token = Some(refresh_token.to_owned());
@@ -390,7 +501,14 @@ impl Authorizer {
             ("code_verifier", &pkce.verifier),
             ("resource", resource),
         ];
-        tokens::request(agent, server, client, &params, &self.learn)
+        tokens::request(
+            agent,
+            server,
+            client,
+            &params,
+            &self.learn,
+            self.dpop.as_ref(),
+        )
     }
 
     fn save(

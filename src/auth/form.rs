@@ -182,14 +182,18 @@ pub struct Answer {
     pub status: u16,
     /// The body as JSON (`Null` if it is not JSON).
     pub json: Value,
+    /// The `DPoP-Nonce` header, if any (RFC 9449 section 8).
+    pub dpop_nonce: Option<String>,
 }
 
-/// POSTs a form (token requests), with HTTP Basic client authentication when given.
+/// POSTs a form (token requests), with HTTP Basic client authentication and a DPoP proof
+/// when given.
 pub fn post_form(
     agent: &ureq::Agent,
     url: &str,
     body: &str,
     basic: Option<&str>,
+    dpop_proof: Option<&str>,
 ) -> Result<Answer> {
     let mut request = agent
         .post(url)
@@ -200,6 +204,9 @@ pub fn post_form(
         .header("Content-Type", "application/x-www-form-urlencoded");
     if let Some(credentials) = basic {
         request = request.header("Authorization", format!("Basic {credentials}"));
+    }
+    if let Some(proof) = dpop_proof {
+        request = request.header(super::dpop::DPOP_HEADER, proof);
     }
     let response = request.send(body).map_err(|e| unreachable_error(url, e))?;
     answer(url, response)
@@ -225,8 +232,14 @@ fn answer(url: &str, response: ureq::http::Response<ureq::Body>) -> Result<Answe
     if status.is_redirection() {
         return Err(redirected(url, status.as_u16()));
     }
+    let dpop_nonce = response
+        .headers()
+        .get(super::dpop::NONCE_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
     Ok(Answer {
         status: status.as_u16(),
+        dpop_nonce,
         json: read_json(url, response.into_body())?.unwrap_or(Value::Null),
     })
 }

@@ -16,6 +16,7 @@
 mod challenge;
 mod client_assertion;
 mod discovery;
+pub(crate) mod dpop;
 pub(crate) mod flow;
 mod form;
 mod loopback;
@@ -27,6 +28,7 @@ mod turn;
 mod workload;
 
 pub use challenge::Challenge;
+pub use dpop::DpopKey;
 pub(crate) use form::{ANSWER_LIMIT, REQUEST_TIMEOUT};
 pub use loopback::LoopbackRedirect;
 pub use signing_key::SigningKey;
@@ -144,6 +146,10 @@ pub struct OAuthConfig {
     /// Scopes to ask for, space-separated, instead of those the server names.
     pub scopes: Option<String>,
     pub grant_type: GrantType,
+    /// DPoP (RFC 9449): with a key, every token request and every request to the MCP server
+    /// carries a fresh proof signed with it, and tokens of type DPoP (bound to the key) are
+    /// accepted and sent as `Authorization: DPoP <token>`.
+    pub dpop: Option<DpopKey>,
     /// Where the JWT-bearer grant gets the workload's token.
     pub workload_identity: Option<WorkloadIdentity>,
     /// The person's step (authorization code grant).
@@ -168,6 +174,7 @@ impl Default for OAuthConfig {
             application_type: None,
             scopes: None,
             grant_type: GrantType::AuthorizationCode,
+            dpop: None,
             workload_identity: None,
             authorize: None,
             token_store: Arc::new(MemoryTokenStore::default()),
@@ -188,6 +195,7 @@ impl fmt::Debug for OAuthConfig {
             .field("redirect_uri", &self.redirect_uri)
             .field("scopes", &self.scopes)
             .field("grant_type", &self.grant_type)
+            .field("dpop", &self.dpop.is_some())
             .field("workload_identity", &self.workload_identity)
             .field("authorize", &self.authorize.is_some())
             .finish_non_exhaustive()

@@ -41,6 +41,20 @@ impl SigningKey {
         self.key_id.as_deref()
     }
 
+    /// A new ECDSA P-256 key (ES256), made with the system's random source.
+    pub fn generate_es256() -> Result<SigningKey> {
+        let signer = Signer::generate_es256()?;
+        Ok(SigningKey {
+            signer: Arc::new(signer),
+            key_id: None,
+        })
+    }
+
+    /// The public point of an ES256 key (uncompressed SEC1: 0x04, x, y); `None` for RSA.
+    pub(crate) fn es256_public_point(&self) -> Option<Vec<u8>> {
+        self.signer.es256_public_point()
+    }
+
     /// The JWS signature of `message` (for ES256, the raw `r || s` JWS wants, not DER).
     pub fn sign(&self, message: &[u8]) -> Result<Vec<u8>> {
         self.signer.sign(message)
@@ -110,6 +124,25 @@ impl Signer {
         }
     }
 
+    fn generate_es256() -> Result<Signer> {
+        use ring::signature::{EcdsaKeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
+        let rng = ring::rand::SystemRandom::new();
+        let failed = || Error::new(Status::InternalError, "generating a P-256 key failed");
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
+            .map_err(|_| failed())?;
+        EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
+            .map(Signer::Es256)
+            .map_err(|_| failed())
+    }
+
+    fn es256_public_point(&self) -> Option<Vec<u8>> {
+        use ring::signature::KeyPair;
+        match self {
+            Signer::Es256(pair) => Some(pair.public_key().as_ref().to_vec()),
+            Signer::Rs256(_) => None,
+        }
+    }
+
     fn algorithm(&self) -> &'static str {
         match self {
             Signer::Es256(_) => "ES256",
@@ -151,6 +184,17 @@ impl Signer {
             Status::NotSupported,
             "private_key_jwt needs the library's tls feature (ring signs the assertions)",
         ))
+    }
+
+    fn generate_es256() -> Result<Signer> {
+        Err(Error::new(
+            Status::NotSupported,
+            "DPoP needs the library's tls feature (ring signs the proofs)",
+        ))
+    }
+
+    fn es256_public_point(&self) -> Option<Vec<u8>> {
+        match *self {}
     }
 
     fn algorithm(&self) -> &'static str {

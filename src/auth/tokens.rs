@@ -3,6 +3,7 @@
 
 use super::client_assertion::{client_assertion, JWT_BEARER_ASSERTION};
 use super::discovery::ServerMetadata;
+use super::dpop::{Dpop, USE_NONCE_ERROR};
 use super::flow::LearnSecret;
 use super::form::{self, failed, post_form};
 use super::registration::{error_code, AuthMethod, ClientCredentials};
@@ -22,6 +23,8 @@ pub struct Tokens {
     /// Seconds since the Unix epoch.
     pub expires_at: Option<u64>,
     pub scope: Option<String>,
+    /// token_type DPoP: bound to the client's DPoP key, sent with a proof.
+    pub dpop_bound: bool,
 }
 
 /// What the token store holds for one server and issuer.
@@ -39,6 +42,9 @@ impl Stored {
             value["refresh_token"] = json!(tokens.refresh_token);
             value["expires_at"] = json!(tokens.expires_at);
             value["scope"] = json!(tokens.scope);
+            if tokens.dpop_bound {
+                value["token_type"] = json!("DPoP");
+            }
         }
         if let Some(client) = self.client.as_ref().filter(|c| c.registered) {
             value["client"] = client.to_json();
@@ -54,20 +60,52 @@ impl Stored {
                 refresh_token: text("refresh_token"),
                 expires_at: value.get("expires_at").and_then(Value::as_u64),
                 scope: text("scope"),
+                dpop_bound: text("token_type").is_some_and(|t| t.eq_ignore_ascii_case("dpop")),
             }),
             client: value.get("client").and_then(ClientCredentials::from_json),
         }
     }
 }
 
-/// POSTs a token request with the client's authentication, and reads the tokens.
+/// POSTs a token request with the client's authentication (and a DPoP proof when `dpop`
+/// is on), and reads the tokens. An authorization server that wants its DPoP nonce
+/// (`use_dpop_nonce` with a new `DPoP-Nonce`) gets the request once more, with it.
 pub fn request(
     agent: &ureq::Agent,
     server: &ServerMetadata,
     client: &ClientCredentials,
     params: &[(&str, &str)],
     learn: &LearnSecret,
+    dpop: Option<&Dpop>,
 ) -> Result<Tokens> {
+    let mut answer = post_once(agent, server, client, params, learn, dpop)?;
+    if let (Some(dpop), Some(nonce)) = (dpop, &answer.dpop_nonce) {
+        let wants_nonce = answer.status == 400
+            && answer.json.get("error").and_then(Value::as_str) == Some(USE_NONCE_ERROR);
+        if wants_nonce && dpop.remember_nonce(&server.token_endpoint, nonce) {
+            answer = post_once(agent, server, client, params, learn, Some(dpop))?;
+        }
+    }
+    // A nonce handed out with the tokens is for the next token request (a refresh).
+    if let (Some(dpop), Some(nonce), true) = (
+        dpop,
+        &answer.dpop_nonce,
+        (200..300).contains(&answer.status),
+    ) {
+        dpop.remember_nonce(&server.token_endpoint, nonce);
+    }
+    read_tokens(server, answer, learn, dpop.is_some())
+}
+
+/// One token request: a fresh client assertion and DPoP proof each time.
+fn post_once(
+    agent: &ureq::Agent,
+    server: &ServerMetadata,
+    client: &ClientCredentials,
+    params: &[(&str, &str)],
+    learn: &LearnSecret,
+    dpop: Option<&Dpop>,
+) -> Result<form::Answer> {
     let mut pairs: Vec<(&str, &str)> = params.to_vec();
     let assertion;
     let basic = match (client.method, &client.client_secret, &client.key) {
@@ -103,12 +141,27 @@ pub fn request(
             None
         }
     };
-    let answer = post_form(
+    let proof = match dpop {
+        Some(dpop) => Some(dpop.proof("POST", &server.token_endpoint, None)?),
+        None => None,
+    };
+    post_form(
         agent,
         &server.token_endpoint,
         &form::form(&pairs),
         basic.as_deref(),
-    )?;
+        proof.as_deref(),
+    )
+}
+
+/// The tokens of a token response; `dpop`: the request carried a proof, so a DPoP-bound
+/// token is usable.
+fn read_tokens(
+    server: &ServerMetadata,
+    answer: form::Answer,
+    learn: &LearnSecret,
+    dpop: bool,
+) -> Result<Tokens> {
     let access_token = answer.json.get("access_token").and_then(Value::as_str);
     let (true, Some(access_token)) = ((200..300).contains(&answer.status), access_token) else {
         return Err(failed(format!(
@@ -118,9 +171,10 @@ pub fn request(
             error_code(&answer.json)
         )));
     };
-    // Only bearer tokens are sent as such (a DPoP-bound token would need a proof).
+    // Bearer tokens, and DPoP-bound ones when this client makes proofs.
     let token_type = answer.json.get("token_type").and_then(Value::as_str);
-    if token_type.is_some_and(|t| !t.eq_ignore_ascii_case("bearer")) {
+    let dpop_bound = token_type.is_some_and(|t| t.eq_ignore_ascii_case("dpop"));
+    if token_type.is_some_and(|t| !t.eq_ignore_ascii_case("bearer")) && !(dpop && dpop_bound) {
         learn(access_token);
         return Err(failed(format!(
             "the token endpoint {} issued a token of an unsupported type",
@@ -154,6 +208,7 @@ pub fn request(
             .and_then(Value::as_u64)
             .map(|seconds| now().saturating_add(seconds)),
         scope: text("scope"),
+        dpop_bound,
     };
     learn(&tokens.access_token);
     if let Some(refresh) = &tokens.refresh_token {
@@ -187,6 +242,7 @@ mod tests {
                 refresh_token: Some("r".into()),
                 expires_at: Some(42),
                 scope: Some("x y".into()),
+                dpop_bound: false,
             }),
             client: Some(registered),
         };

@@ -6,7 +6,8 @@
 
 use super::mcp_client_options;
 use crate::auth::{
-    AuthorizationRequest, GrantType, HeaderProvider, OAuthConfig, SigningKey, WorkloadIdentity,
+    AuthorizationRequest, DpopKey, GrantType, HeaderProvider, OAuthConfig, SigningKey,
+    WorkloadIdentity,
 };
 use crate::error::Error;
 use crate::ffi::auth::{
@@ -64,6 +65,35 @@ pub unsafe extern "C" fn mcp_client_options_set_oauth_client_key(
             None => None,
         };
         oauth(o).client_key = key;
+        Ok(())
+    })
+}
+
+/// DPoP (RFC 9449): with `enable`, every token request and every request to the MCP server
+/// carries a fresh proof signed with this client's key, the servers' DPoP nonces are honoured
+/// (the request sent once more with a new one), and tokens of type DPoP (bound to the key) are
+/// accepted and sent as "Authorization: DPoP <token>". The key is `key_pem` (PKCS#8 "BEGIN
+/// PRIVATE KEY", ECDSA P-256; the text is not kept) or, when NULL, a P-256 key generated
+/// here for clients made from these options. A key that is not P-256, or not a key:
+/// MCP_STATUS_INVALID_ARGUMENT; a build without TLS: MCP_STATUS_NOT_SUPPORTED. `enable` false
+/// turns DPoP off.
+///
+/// # Safety
+/// `options` is NULL or live; `key_pem` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_oauth_dpop(
+    options: *mut mcp_client_options,
+    enable: bool,
+    key_pem: *const c_char,
+) -> mcp_status {
+    set(options, |o| {
+        let pem = optional_str(key_pem, "DPoP key")?;
+        let key = match (enable, pem) {
+            (false, _) => None,
+            (true, Some(pem)) => Some(DpopKey::from_pem(pem)?),
+            (true, None) => Some(DpopKey::generate()?),
+        };
+        oauth(o).dpop = key;
         Ok(())
     })
 }

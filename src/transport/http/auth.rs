@@ -6,14 +6,14 @@
 use super::connector::Exchange;
 use super::headers;
 use super::Shared;
-use crate::auth::flow::unauthorized;
+use crate::auth::flow::{unauthorized, Sent};
 use crate::auth::Challenge;
 use crate::cancellation::CancellationToken;
 use crate::error::Result;
 use std::io::Read;
 use std::sync::Arc;
 use ureq::http::Response;
-use ureq::Body;
+use ureq::{Body, ResponseExt};
 
 /// How much of a refused request's body is read (so its connection can be reused).
 const REFUSED_BODY_LIMIT: u64 = 64 * 1024;
@@ -29,7 +29,14 @@ pub(super) fn add_headers<B>(
     mut request: ureq::RequestBuilder<B>,
 ) -> Result<ureq::RequestBuilder<B>> {
     if let Some(auth) = &shared.auth {
-        let added = auth.headers()?;
+        let method = request
+            .method_ref()
+            .map_or("GET", |m| m.as_str())
+            .to_owned();
+        let url = request
+            .uri_ref()
+            .map_or_else(|| shared.config.url.clone(), |u| u.to_string());
+        let added = auth.headers(&method, &url)?;
         // The provider's headers obey the rules of the configured ones.
         headers::check_extra(&added)?;
         for (name, value) in added {
@@ -39,7 +46,8 @@ pub(super) fn add_headers<B>(
     Ok(request)
 }
 
-/// A 401 or 403: `Ok` when the request should be sent again (a new token is in place), else
+/// A 401 or 403: `Ok` when the request should be sent again (a new token, or the DPoP nonce
+/// the server asked for, is in place), else
 /// the UNAUTHORIZED error with the challenge. `exchange` is the request's: aborting it (a
 /// cancel, a timeout, close) cancels the host's authorization step too. `refusals` counts the
 /// refusals of this request, for the retry limit.
@@ -48,8 +56,10 @@ pub(super) fn refused(
     exchange: Option<&Arc<Exchange>>,
     response: Response<Body>,
     refusals: &mut u32,
-    generation: u64,
+    sent: &Sent,
 ) -> Result<()> {
+    let url = response.get_uri().to_string();
+    let nonce = dpop_nonce(&response);
     let challenge = challenge(response);
     let Some(auth) = &shared.auth else {
         return Err(unauthorized(
@@ -58,6 +68,11 @@ pub(super) fn refused(
         ));
     };
     *refusals += 1;
+    if let Some(outcome) =
+        auth.on_nonce_refusal(&url, nonce.as_deref(), &challenge, *refusals, sent)
+    {
+        return outcome;
+    }
     let cancel = CancellationToken::new();
     let hook = exchange.map(|exchange| exchange.cancel_on_abort(&cancel));
     // Close reaches the flow also where no exchange does (a notification's).
@@ -67,7 +82,13 @@ pub(super) fn refused(
             cancel.cancel(reason);
         }
     });
-    let outcome = auth.on_challenge(&shared.agent, &challenge, *refusals, generation, &cancel);
+    let outcome = auth.on_challenge(
+        &shared.agent,
+        &challenge,
+        *refusals,
+        sent.generation,
+        &cancel,
+    );
     if let (Some(exchange), Some(hook)) = (exchange, hook) {
         exchange.forget_on_abort(hook);
     }
@@ -77,9 +98,28 @@ pub(super) fn refused(
     outcome
 }
 
-/// The token generation before a request (see `Authorizer::generation`).
-pub(super) fn generation(shared: &Shared) -> u64 {
-    shared.auth.as_ref().map_or(0, |auth| auth.generation())
+/// A response the MCP server accepted: a `DPoP-Nonce` on it is the one the next proofs carry
+/// (RFC 9449 section 9: a server may hand out its next nonce with any answer).
+pub(super) fn accepted(shared: &Shared, response: &Response<Body>) {
+    if let (Some(auth), Some(nonce)) = (&shared.auth, dpop_nonce(response)) {
+        auth.next_nonce(&response.get_uri().to_string(), &nonce);
+    }
+}
+
+fn dpop_nonce(response: &Response<Body>) -> Option<String> {
+    response
+        .headers()
+        .get(crate::auth::dpop::NONCE_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// What a request is about to be sent with (see `Authorizer::before_request`), for `refused`.
+pub(super) fn before_request(shared: &Shared) -> Sent {
+    shared
+        .auth
+        .as_ref()
+        .map_or_else(Sent::default, |auth| auth.before_request())
 }
 
 /// A 401 or 403 where no flow runs (a resumed or standalone stream, the session DELETE).

@@ -461,12 +461,13 @@ pub(super) fn post_authorized(
 ) -> Result<Response<Body>> {
     let mut refusals = 0;
     loop {
-        let generation = auth::generation(shared);
+        let sent = auth::before_request(shared);
         let response = post(shared, url, body, headers, timeout)?;
         if !auth::is_refusal(response.status().as_u16()) {
+            auth::accepted(shared, &response);
             return Ok(response);
         }
-        auth::refused(shared, exchange, response, &mut refusals, generation)?;
+        auth::refused(shared, exchange, response, &mut refusals, &sent)?;
     }
 }
 

@@ -370,12 +370,13 @@ fn follow(shared: &Shared, stream: &Arc<Exchange>, opening: &Opening) -> Error {
 fn open(shared: &Shared, stream: &Arc<Exchange>) -> Result<ureq::http::Response<ureq::Body>> {
     let mut refusals = 0;
     let response = loop {
-        let generation = auth::generation(shared);
+        let sent = auth::before_request(shared);
         let response = exchange::open_stream(shared, None)?;
         if !auth::is_refusal(response.status().as_u16()) {
+            auth::accepted(shared, &response);
             break response;
         }
-        auth::refused(shared, Some(stream), response, &mut refusals, generation)?;
+        auth::refused(shared, Some(stream), response, &mut refusals, &sent)?;
     };
     let status = response.status().as_u16();
     if !(200..300).contains(&status) {
