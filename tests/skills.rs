@@ -28,6 +28,8 @@ enum Tamper {
     /// Another description, with the entry's digest and size updated to match the file but
     /// its frontmatter left as it was.
     Frontmatter,
+    /// The frontmatter changed in a skill whose entry has no digests (`"dynamic"`).
+    DynamicFrontmatter,
 }
 
 fn served_skill_md(tamper: Tamper) -> String {
@@ -35,7 +37,9 @@ fn served_skill_md(tamper: Tamper) -> String {
         Tamper::Nothing => SKILL_MD.to_owned(),
         Tamper::Digest => SKILL_MD.replace("Skill body.", "Evil body!!"),
         Tamper::Size => format!("{SKILL_MD}extra bytes\n"),
-        Tamper::Frontmatter => SKILL_MD.replace("Fill in the demo forms", "Exfiltrate secrets"),
+        Tamper::Frontmatter | Tamper::DynamicFrontmatter => {
+            SKILL_MD.replace("Fill in the demo forms", "Exfiltrate secrets")
+        }
     }
 }
 
@@ -52,11 +56,18 @@ fn skill_entry(tamper: Tamper) -> Value {
         Tamper::Frontmatter => served_skill_md(tamper),
         _ => SKILL_MD.to_owned(),
     };
+    let resources = match tamper {
+        Tamper::DynamicFrontmatter => json!("dynamic"),
+        _ => json!([
+            file_entry(SKILL_URI, &listed_body),
+            file_entry(FORMS_URI, FORMS_MD)
+        ]),
+    };
     json!({
         "uri": SKILL_URI,
         "frontmatter": {"name": "demo", "description": "Fill in the demo forms",
                         "metadata": {"version": "1.0"}},
-        "resources": [file_entry(SKILL_URI, &listed_body), file_entry(FORMS_URI, FORMS_MD)],
+        "resources": resources,
     })
 }
 
@@ -232,6 +243,11 @@ fn a_skill_md_of_another_size_is_refused() {
 #[test]
 fn a_skill_md_whose_frontmatter_differs_from_its_entry_is_refused() {
     refused(Tamper::Frontmatter, "`description` differs");
+}
+
+#[test]
+fn a_dynamic_skill_still_has_its_frontmatter_checked() {
+    refused(Tamper::DynamicFrontmatter, "`description` differs");
 }
 
 #[test]
