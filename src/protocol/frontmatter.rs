@@ -29,7 +29,11 @@ pub fn parse(text: &str) -> Result<Map<String, Value>, String> {
     if lines.is_empty() {
         return Err("the frontmatter is empty".into());
     }
-    let mut reader = Reader { lines, at: 0 };
+    let mut reader = Reader {
+        lines,
+        at: 0,
+        depth: 0,
+    };
     let indent = reader.lines[0].indent;
     match reader.block(indent)? {
         Value::Object(map) if reader.at == reader.lines.len() => Ok(map),
@@ -82,7 +86,14 @@ impl<'a> Line<'a> {
 struct Reader<'a> {
     lines: Vec<Line<'a>>,
     at: usize,
+    /// How many blocks enclose the one being read: bounded, since each level is a call and
+    /// the text is the server's.
+    depth: usize,
 }
+
+/// Deeper frontmatter than any skill needs is refused rather than read with unbounded
+/// recursion.
+const MAX_DEPTH: usize = 32;
 
 impl<'a> Reader<'a> {
     fn skip_blank(&mut self) {
@@ -99,12 +110,18 @@ impl<'a> Reader<'a> {
 
     /// The block (mapping or sequence) whose lines start at `indent`.
     fn block(&mut self, indent: usize) -> Result<Value, String> {
+        if self.depth == MAX_DEPTH {
+            return Err(format!("nested more than {MAX_DEPTH} levels deep"));
+        }
+        self.depth += 1;
         self.skip_blank();
-        match self.lines.get(self.at) {
+        let value = match self.lines.get(self.at) {
             Some(line) if line.is_item() => self.sequence(indent),
             Some(_) => self.mapping(indent),
             None => Ok(Value::Null),
-        }
+        };
+        self.depth -= 1;
+        value
     }
 
     fn mapping(&mut self, indent: usize) -> Result<Value, String> {
@@ -437,6 +454,35 @@ mod tests {
             "---\nmetadata:\n    a: 1\n  b: 2\n---\n",
         ] {
             assert!(parse(bad).is_err(), "{bad:?} was read");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_recursed_into() {
+        let mut text = String::from("---\n");
+        for level in 0..1000 {
+            text.push_str(&format!("{}k:\n", " ".repeat(level)));
+        }
+        text.push_str("---\n");
+        let error = parse(&text).unwrap_err();
+        assert!(error.contains("levels deep"), "{error}");
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics() {
+        // A fixed pseudo-random walk over YAML's punctuation, so a failure reproduces.
+        const ALPHABET: &[u8] = b"-:#'\" \n\n[]|>+ab1.,\\u&{}";
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            let mut text = String::from("---\n");
+            for _ in 0..40 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                text.push(ALPHABET[(state % ALPHABET.len() as u64) as usize] as char);
+            }
+            text.push_str("\n---\n");
+            let _ = parse(&text);
         }
     }
 }
