@@ -519,6 +519,66 @@ static bool scenario_schema_preservation(mcp_client *client, struct span context
     return done;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * The Skills extension (SEP-2640). The library reads no skill file on listing, and checks
+ * each file it reads against the skill's entry (size, digest, and SKILL.md's frontmatter).
+ */
+
+/* Every skill entry, as a result the caller frees, or NULL after logging the failure. */
+static mcp_result *list_skills(mcp_client *client) {
+    mcp_result *r = mcp_client_skills(client, NULL);
+    if (mcp_result_status(r) != MCP_STATUS_OK) {
+        failed("skills/list", r);
+        return NULL;
+    }
+    fprintf(stderr, "conformance-client [%s]: skills/list: %s\n", scenario_name,
+            mcp_result_json(r));
+    return r;
+}
+
+/* sep-2640-client-no-prefetch: list the skills and load none, so read nothing. */
+static bool scenario_skills_no_prefetch(mcp_client *client, struct span context) {
+    (void)context;
+    mcp_result *skills = list_skills(client);
+    mcp_result_free(skills);
+    return skills != NULL;
+}
+
+/* Loads one skill: its SKILL.md (verified by the library), then, only if that was accepted,
+ * each of its other files. */
+static bool load_skill(mcp_client *client, struct span skill) {
+    char *entry = span_dup(skill);
+    char *skill_uri = string_value(member(skill, "uri"));
+    bool done = entry != NULL && skill_uri != NULL &&
+                ok(skill_uri, mcp_client_read_skill(client, entry, NULL, NULL));
+    struct span file, files = member(skill, "resources");
+    for (size_t i = 0; done && (file = element(files, i)).p != NULL; i++) {
+        char *uri = string_value(member(file, "uri"));
+        if (uri != NULL && strcmp(uri, skill_uri) != 0)
+            done = ok(uri, mcp_client_read_skill(client, entry, uri, NULL));
+        free(uri);
+    }
+    free(skill_uri);
+    free(entry);
+    return done;
+}
+
+/* sep-2640-client-verify-{digest,size,frontmatter}: load every listed skill. The mock serves
+ * a SKILL.md that fails one check; the library refuses it, so the skill's other files are
+ * never read and the program exits 1 (which these scenarios allow). */
+static bool scenario_skills_load(mcp_client *client, struct span context) {
+    (void)context;
+    mcp_result *skills = list_skills(client);
+    if (skills == NULL)
+        return false;
+    struct span skill, list = member(span_of(mcp_result_json(skills)), "skills");
+    bool done = true;
+    for (size_t i = 0; done && (skill = element(list, i)).p != NULL; i++)
+        done = load_skill(client, skill);
+    mcp_result_free(skills);
+    return done;
+}
+
 
 /* ---------------------------------------------------------------------------------------------
  * OAuth (the auth/ scenarios). The library runs the flow; the client supplies its identity and
@@ -774,6 +834,11 @@ static const struct {
      * -nonce: both servers want their DPoP nonce in the proofs. */
     {"auth/dpop", scenario_auth, false, true, true},
     {"auth/dpop-nonce", scenario_auth, false, true, true},
+    /* io.modelcontextprotocol/skills (SEP-2640). */
+    {"sep-2640-client-no-prefetch", scenario_skills_no_prefetch, false, false, false},
+    {"sep-2640-client-verify-digest", scenario_skills_load, false, false, false},
+    {"sep-2640-client-verify-size", scenario_skills_load, false, false, false},
+    {"sep-2640-client-verify-frontmatter", scenario_skills_load, false, false, false},
 };
 
 static void log_library(void *userdata, mcp_log_level level, const char *message) {

@@ -1709,6 +1709,35 @@ mcp_result *mcp_client_resource_templates(mcp_client *client,
 MCPC_API mcp_result *mcp_client_prompts(mcp_client *client, const mcp_request_options *options);
 
 /**
+ * Every skill the server lists (the Skills extension, `skills/list` over all pages):
+ * `{"skills": [...]}`, each entry a manifest of the skill's files with their digests. No file
+ * is read. MCP_STATUS_NOT_SUPPORTED, with nothing sent, when the server did not declare
+ * `io.modelcontextprotocol/skills`.
+ *
+ * # Safety
+ * `client` is NULL or live; `options` is NULL or live.
+ */
+MCPC_API mcp_result *mcp_client_skills(mcp_client *client, const mcp_request_options *options);
+
+/**
+ * Reads one file of a skill (`resources/read`) and verifies it against the skill's entry.
+ * `skill_json` is one entry of mcp_client_skills()' `skills`; `uri` is the file to read, NULL
+ * for the skill's `SKILL.md`. A file the entry does not list is MCP_STATUS_INVALID_ARGUMENT
+ * (nothing sent). Content whose size or SHA-256 digest differs from the entry's, or a
+ * `SKILL.md` whose YAML frontmatter differs from the entry's `frontmatter`, is
+ * MCP_STATUS_PROTOCOL_ERROR: the content is not returned. The result is the read's
+ * `{"contents": [...]}`.
+ *
+ * # Safety
+ * `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
+ */
+MCPC_API
+mcp_result *mcp_client_read_skill(mcp_client *client,
+                                  const char *skill_json,
+                                  const char *uri,
+                                  const mcp_request_options *options);
+
+/**
  * Sends a notification: `method`, and `params_json` (a JSON object, or NULL for none). Any
  * era (the 2026-07-28 revision defines no client notification but `notifications/cancelled`,
  * so what a modern server makes of another is its own affair). The result is `{}` once the

@@ -91,6 +91,9 @@ fn log_nulls(export: &str, nulls: &[usize], test: &str) {
     }
 }
 
+/// A skill entry (SEP-2640) naming one of the test server's resources as its SKILL.md.
+const SKILL_ENTRY: &std::ffi::CStr = c"{\"uri\":\"test://static/1\",\"frontmatter\":{\"name\":\"x\",\"description\":\"y\"},\"resources\":\"dynamic\"}";
+
 fn bad_utf8() -> *const c_char {
     BAD_UTF8.as_ptr().cast()
 }
@@ -131,6 +134,8 @@ fn null_client_gives_invalid_argument_everywhere() {
                 null()
             )),
             call!(mcp_client_request(c, name, null(), null())),
+            call!(mcp_client_skills(c, null())),
+            call!(mcp_client_read_skill(c, c"{}".as_ptr(), null(), null())),
         ];
         for result in results {
             let (status, message) = take(result);
@@ -270,6 +275,42 @@ fn bad_strings_and_json_in_requests() {
                     null()
                 )),
                 "params must be a JSON object",
+            ),
+            (
+                call!(mcp_client_read_skill(
+                    client,
+                    c"{not json".as_ptr(),
+                    null(),
+                    null()
+                )),
+                "skill entry is not valid JSON",
+            ),
+            (
+                call!(mcp_client_read_skill(
+                    client,
+                    c"{}".as_ptr(),
+                    null(),
+                    null()
+                )),
+                "the skill entry has no string `uri`",
+            ),
+            (
+                call!(mcp_client_read_skill(
+                    client,
+                    SKILL_ENTRY.as_ptr(),
+                    bad_utf8(),
+                    null()
+                )),
+                "skill file uri is not valid UTF-8",
+            ),
+            (
+                call!(mcp_client_read_skill(
+                    client,
+                    c"{\"uri\":\"test://static/1\",\"frontmatter\":{},\"resources\":[]}".as_ptr(),
+                    c"test://static/2".as_ptr(),
+                    null()
+                )),
+                "test://static/2 is not listed in the resources of the skill",
             ),
         ];
         for (result, expected) in cases {
@@ -743,6 +784,17 @@ fn every_request_pointer_passed_null_alone() {
             bad,
             null_client,
         );
+        expect(call!(mcp_client_skills(n, o)), bad, null_client);
+        expect(
+            call!(mcp_client_read_skill(n, SKILL_ENTRY.as_ptr(), none, o)),
+            bad,
+            null_client,
+        );
+        expect(
+            call!(mcp_client_read_skill(client, none, none, o)),
+            bad,
+            "skill entry must not be NULL",
+        );
         assert!(!call!(mcp_client_is_modern(n)));
         assert!(call!(mcp_client_server_implementation(n)).is_null());
 
@@ -841,6 +893,14 @@ fn every_request_pointer_passed_null_alone() {
             null()
         )));
         accepted(call!(mcp_client_subscribe_resource(client, uri, null())));
+        // The test server declares no skills: NOT_SUPPORTED, nothing sent.
+        accepted(call!(mcp_client_skills(client, null())));
+        accepted(call!(mcp_client_read_skill(
+            client,
+            SKILL_ENTRY.as_ptr(),
+            none,
+            null()
+        )));
         // The client is unharmed.
         assert_eq!(take(mcp_client_ping(client, null())).0, mcp_status::Ok);
         mcp_request_options_free(o);

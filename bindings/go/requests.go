@@ -180,6 +180,32 @@ func (c *Client) Prompts(ctx context.Context, opts ...CallOption) (json.RawMessa
 	})
 }
 
+// Skills lists every skill the server serves (the Skills extension, skills/list over all
+// pages): {"skills": [...]}, each entry a manifest of the skill's files with their digests.
+// No file is read. StatusNotSupported when the server did not declare the extension.
+func (c *Client) Skills(ctx context.Context, opts ...CallOption) (json.RawMessage, error) {
+	return c.call(ctx, opts, func(cl *C.mcp_client, o *C.mcp_request_options) *C.mcp_result {
+		return C.mcp_client_skills(cl, o)
+	})
+}
+
+// ReadSkill reads one file of a skill and verifies it against skill, one entry of Skills'
+// "skills". uri is the file ("" for the skill's SKILL.md) and must be listed in the entry.
+// Content whose size or SHA-256 digest differs from the entry's, or a SKILL.md whose
+// frontmatter differs from the entry's, is StatusProtocolError and is not returned.
+func (c *Client) ReadSkill(ctx context.Context, skill json.RawMessage, uri string, opts ...CallOption) (json.RawMessage, error) {
+	cskill, err := cJSON(skill)
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(cskill))
+	curi := cString(uri)
+	defer C.free(unsafe.Pointer(curi))
+	return c.call(ctx, opts, func(cl *C.mcp_client, o *C.mcp_request_options) *C.mcp_result {
+		return C.mcp_client_read_skill(cl, cskill, curi, o)
+	})
+}
+
 func (c *Client) listPage(ctx context.Context, cursor string, opts []CallOption,
 	list func(*C.mcp_client, *C.char, *C.mcp_request_options) *C.mcp_result) (json.RawMessage, error) {
 	ccursor := cString(cursor)

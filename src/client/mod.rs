@@ -16,6 +16,7 @@ mod operation;
 mod reconnect_policy;
 mod requests;
 mod self_heal;
+mod skills;
 mod state;
 mod tasks;
 pub(crate) mod trace;

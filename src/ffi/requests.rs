@@ -309,3 +309,45 @@ pub unsafe extern "C" fn mcp_client_prompts(
         Ok(json!({ "prompts": c.prompts(o)? }))
     })
 }
+
+/// Every skill the server lists (the Skills extension, `skills/list` over all pages):
+/// `{"skills": [...]}`, each entry a manifest of the skill's files with their digests. No file
+/// is read. MCP_STATUS_NOT_SUPPORTED, with nothing sent, when the server did not declare
+/// `io.modelcontextprotocol/skills`.
+///
+/// # Safety
+/// `client` is NULL or live; `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_skills(
+    client: *mut mcp_client,
+    options: *const mcp_request_options,
+) -> *mut mcp_result {
+    with_request(client, options, |c, o| {
+        Ok(json!({ "skills": c.skills(o)? }))
+    })
+}
+
+/// Reads one file of a skill (`resources/read`) and verifies it against the skill's entry.
+/// `skill_json` is one entry of mcp_client_skills()' `skills`; `uri` is the file to read, NULL
+/// for the skill's `SKILL.md`. A file the entry does not list is MCP_STATUS_INVALID_ARGUMENT
+/// (nothing sent). Content whose size or SHA-256 digest differs from the entry's, or a
+/// `SKILL.md` whose YAML frontmatter differs from the entry's `frontmatter`, is
+/// MCP_STATUS_PROTOCOL_ERROR: the content is not returned. The result is the read's
+/// `{"contents": [...]}`.
+///
+/// # Safety
+/// `client` is NULL or live; strings are NULL or NUL-terminated; `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_read_skill(
+    client: *mut mcp_client,
+    skill_json: *const c_char,
+    uri: *const c_char,
+    options: *const mcp_request_options,
+) -> *mut mcp_result {
+    with_request(client, options, |c, o| {
+        let skill = optional_json(skill_json, "skill entry", true)?
+            .ok_or_else(|| Error::invalid("skill entry must not be NULL"))?;
+        let uri = optional_str(uri, "skill file uri")?;
+        c.read_skill(&skill, uri, o)
+    })
+}

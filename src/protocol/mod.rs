@@ -2,6 +2,7 @@
 
 pub mod base64;
 pub mod envelope;
+pub mod frontmatter;
 pub mod header_value;
 pub mod json_text;
 pub mod jsonrpc;
