@@ -60,18 +60,18 @@
 #endif
 
 /** The version of this header, e.g. "0.1.0"; mcp_version() gives the library's at run time. */
-#define MCPC_VERSION "0.1.0"
+#define MCPC_VERSION "0.2.0"
 /** The major part of #MCPC_VERSION. */
 #define MCPC_VERSION_MAJOR 0
 /** The minor part of #MCPC_VERSION. */
-#define MCPC_VERSION_MINOR 1
+#define MCPC_VERSION_MINOR 2
 /** The patch part of #MCPC_VERSION. */
 #define MCPC_VERSION_PATCH 0
 /**
  * The version as one number, 0xMMmmpp (major, minor and patch a byte each), for comparisons:
  * MCPC_VERSION_NUM >= 0x000200 is true from 0.2.0 on.
  */
-#define MCPC_VERSION_NUM 0x000100
+#define MCPC_VERSION_NUM 0x000200
 /**
  * True when the header is of version major.minor.patch or later:
  * \#if MCPC_AT_LEAST_VERSION(0, 2, 0) ... \#endif
