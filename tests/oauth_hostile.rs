@@ -990,6 +990,53 @@ fn a_request_from_the_persons_step_ends_at_its_timeout() {
     client.close();
 }
 
+/// A call whose timeout passes during the person's step ends with TIMEOUT, the first outcome,
+/// even while the host's own cancel hook on the step is still running: the step, told of the
+/// cancel, returns at once, and its failure must not be taken for the call's outcome.
+#[test]
+fn a_timeout_during_the_persons_step_stays_the_outcome_while_its_hook_runs() {
+    let server = Hostile::start(|_, _| Reply::Default);
+    let hook_done = Arc::new(AtomicBool::new(false));
+    let oauth = OAuthConfig {
+        client_id: Some("pre".into()),
+        redirect_uri: Some(REDIRECT_URI.into()),
+        authorize: Some(Arc::new({
+            let hook_done = hook_done.clone();
+            move |request: &AuthorizationRequest| {
+                let hook_done = hook_done.clone();
+                // A host's slow clean-up (closing the browser tab, say), run by the cancel.
+                request.cancellation.on_cancel(move |_| {
+                    std::thread::sleep(Duration::from_millis(500));
+                    hook_done.store(true, Ordering::SeqCst);
+                });
+                let deadline = Instant::now() + BOUND;
+                while !request.cancellation.is_cancelled() && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Err("the person went away".into())
+            }
+        })),
+        ..OAuthConfig::default()
+    };
+    let client = connected(&server, oauth);
+    let started = Instant::now();
+    let outcome = client
+        .ping(&RequestOptions::with_timeout(Duration::from_millis(300)))
+        .map_err(|e| e.status);
+    assert_eq!(outcome, Err(Status::Timeout));
+    assert!(started.elapsed() < BOUND, "took {:?}", started.elapsed());
+    assert!(server
+        .paths()
+        .iter()
+        .any(|p| p == "/.well-known/oauth-authorization-server"));
+    let deadline = Instant::now() + BOUND;
+    while !hook_done.load(Ordering::SeqCst) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(hook_done.load(Ordering::SeqCst), "the host's hook ran");
+    client.close();
+}
+
 // ---------------------------------------------------------------------------------------------
 // private_key_jwt: a signed assertion instead of a secret
 // ---------------------------------------------------------------------------------------------

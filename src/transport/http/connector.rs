@@ -39,6 +39,9 @@ pub struct Exchange {
 #[derive(Default)]
 struct ExchangeState {
     aborted: bool,
+    /// An abort has begun: set before the `on_abort` tokens are cancelled, so a failure
+    /// those cancels cause is known to be the abort's, not taken for the call's outcome.
+    aborting: bool,
     /// The connection the exchange last wrote to.
     socket: Option<Arc<Socket>>,
     sent: Option<SendBoundary>,
@@ -85,6 +88,7 @@ impl Exchange {
     /// server's and go on (to ask the person) for a call that has ended.
     pub fn abort(&self) {
         let mut state = self.lock();
+        state.aborting = true;
         loop {
             let tokens = std::mem::take(&mut state.on_abort);
             if tokens.is_empty() {
@@ -143,8 +147,11 @@ impl Exchange {
         })
     }
 
+    /// Whether an abort has begun (its tokens may still be being cancelled): the call this
+    /// exchange serves has ended, whatever the exchange fails with now.
     pub fn is_aborted(&self) -> bool {
-        self.lock().aborted
+        let state = self.lock();
+        state.aborted || state.aborting
     }
 
     /// Sleeps for `delay` unless the exchange is aborted first. Returns false if it was.
