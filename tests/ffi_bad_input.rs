@@ -38,6 +38,7 @@ impl NullArg for u32 {}
 impl NullArg for u64 {}
 impl NullArg for i64 {}
 impl NullArg for usize {}
+impl NullArg for f64 {}
 
 /// `call!(export(args...))`: calls the export and logs which arguments were NULL.
 /// `call!(in "test", export(args...))`: the same, from a library thread (a callback of that
@@ -486,6 +487,26 @@ fn every_setter_refuses_null_options() {
             call!(mcp_client_options_set_message_callback(c, None, null_mut())),
             call!(mcp_client_options_set_mode(c, 0)),
             call!(mcp_client_options_set_http_transport(c, 0)),
+            call!(mcp_client_options_set_lazy_connect(c, true)),
+            call!(mcp_client_options_set_idle_shutdown_ms(c, 1)),
+            call!(mcp_client_options_set_reconnect_policy(
+                c, 100, 1000, 0.2, 3
+            )),
+            call!(mcp_client_options_set_state_callback(
+                c,
+                None,
+                std::ptr::NonNull::<u8>::dangling().as_ptr().cast()
+            )),
+            call!(mcp_client_options_set_oauth_client_key(
+                c,
+                c"pem".as_ptr(),
+                c"kid".as_ptr()
+            )),
+            call!(mcp_client_options_set_oauth_dpop(c, true, c"pem".as_ptr())),
+            call!(mcp_client_options_set_oauth_workload_token_file(
+                c,
+                c"/token".as_ptr()
+            )),
             call!(mcp_client_options_set_notification_callback(
                 c,
                 None,
@@ -795,6 +816,24 @@ fn every_request_pointer_passed_null_alone() {
             bad,
             "skill entry must not be NULL",
         );
+        let skill_md = c"test://static/1".as_ptr();
+        expect(
+            call!(mcp_client_read_skill(n, SKILL_ENTRY.as_ptr(), skill_md, o)),
+            bad,
+            null_client,
+        );
+        expect(
+            call!(mcp_client_read_skill(client, none, skill_md, o)),
+            bad,
+            "skill entry must not be NULL",
+        );
+        // NULL for the file: the entry's SKILL.md.
+        accepted(call!(mcp_client_read_skill(
+            client,
+            SKILL_ENTRY.as_ptr(),
+            none,
+            o
+        )));
         assert!(!call!(mcp_client_is_modern(n)));
         assert!(call!(mcp_client_server_implementation(n)).is_null());
 
@@ -2179,5 +2218,54 @@ fn completion_task_and_trace_exports_with_one_null_each() {
         mcp_request_free(ping);
         mcp_request_options_free(opts);
         mcp_completion_queue_free(queue);
+    }
+}
+
+unsafe extern "C" fn ignore_state(_userdata: *mut c_void, _state: mcp_connection_state) {}
+
+/// The newer client options with NULL for one pointer other than the options: each means what
+/// its doc says (none, or the default), never a crash; a text that is no key is refused.
+#[test]
+fn newer_setters_with_one_null_pointer() {
+    unsafe {
+        let o = mcp_client_options_new();
+        // No key: the key set before, if any, is cleared.
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_client_key(
+                o,
+                null(),
+                c"kid".as_ptr()
+            )),
+            mcp_status::Ok
+        );
+        // No key id is fine; the text is no key, so the call is refused all the same.
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_client_key(
+                o,
+                c"not a key".as_ptr(),
+                null()
+            )),
+            mcp_status::InvalidArgument
+        );
+        // No key: one is generated.
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_dpop(o, true, null())),
+            mcp_status::Ok
+        );
+        // No file: no workload identity (the default).
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_workload_token_file(o, null())),
+            mcp_status::Ok
+        );
+        let on_state: mcp_state_callback = Some(ignore_state);
+        assert_eq!(
+            call!(mcp_client_options_set_state_callback(
+                o,
+                on_state,
+                null_mut()
+            )),
+            mcp_status::Ok
+        );
+        mcp_client_options_free(o);
     }
 }
