@@ -210,6 +210,7 @@ impl TestCa {
         self.issuer.pem()
     }
 
+    #[cfg_attr(windows, allow(dead_code))] // the openssl CLI is not run under Wine
     pub fn key_pem(&self) -> String {
         self.issuer.key().serialize_pem()
     }
@@ -281,6 +282,7 @@ impl TlsRelay {
     /// A relay that requires exactly the client certificate `client_cert_pem`, whatever its
     /// X.509 version, as an OpenSSL server configured to trust it would (webpki, behind
     /// `start`, refuses version 1 certificates).
+    #[cfg_attr(windows, allow(dead_code))] // the openssl CLI is not run under Wine
     pub fn start_pinned(identity: &Identity, client_cert_pem: &str, backend: String) -> TlsRelay {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let verifier = PinnedClientCert {
@@ -322,12 +324,14 @@ impl TlsRelay {
 }
 
 /// The public key (SubjectPublicKeyInfo) of a PEM certificate, as the openssl CLI reads it.
+#[cfg_attr(windows, allow(dead_code))] // the openssl CLI is not run under Wine
 fn public_key_of(cert_pem: &str) -> SubjectPublicKeyInfoDer<'static> {
     let pem = openssl(&["x509", "-pubkey", "-noout"], Some(cert_pem));
     SubjectPublicKeyInfoDer::from_pem_slice(pem.as_bytes()).unwrap()
 }
 
 /// Runs the openssl command-line tool (the setup script installs it) and returns its stdout.
+#[cfg_attr(windows, allow(dead_code))] // the openssl CLI is not run under Wine
 pub fn openssl(args: &[&str], stdin: Option<&str>) -> String {
     use std::process::{Command, Stdio};
     let mut child = Command::new("openssl")
