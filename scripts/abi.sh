@@ -227,10 +227,12 @@ update)
       echo "abi: Cargo.toml's version ($version) already differs from the last commit's: not bumped again"
     else
       sed -i "0,/^version = \"$version\"/s//version = \"$minor_bump\"/" Cargo.toml
+      # The fuzz workspace locks mcpc by path too; a test run would rewrite it otherwise.
+      cargo update --workspace --offline --quiet --manifest-path fuzz/Cargo.toml
       MCPC_UPDATE_HEADER=1 cargo build --lib --quiet
       echo "abi: Cargo.toml's version is now $minor_bump, and include/mcpc.h's version macros with it"
     fi
-    echo "abi: commit include/mcpc.h, $baseline_dir/, Cargo.toml and Cargo.lock together, with a CHANGELOG.md line"
+    echo "abi: commit include/mcpc.h, $baseline_dir/, Cargo.toml, Cargo.lock and fuzz/Cargo.lock together, with a CHANGELOG.md line"
   elif [ "$bump" = yes ] && [ "$result" = 2 ]; then
     echo "abi: a break is not bumped automatically: the major version (and the soname) is changed by hand" >&2
     exit 1
