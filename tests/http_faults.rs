@@ -1545,3 +1545,39 @@ fn no_message_quotes_a_credential() {
     secrets.push(&session);
     said.assert_clean(&secrets);
 }
+
+/// A connection's input starts smaller than the heads a server may send and grows for them:
+/// a head of 48 KiB (within the 64 KiB ureq accepts) is read whole, as JSON and as a stream,
+/// and the connection goes on serving calls with its usual buffers.
+#[test]
+fn a_response_head_longer_than_the_usual_input_buffer_is_read_whole() {
+    let _gate = shared_gate();
+    let server = FaultServer::start();
+    let client = server.client();
+    let padding = "p".repeat(48 * 1024);
+    let (json_padding, sse_padding) = (padding.clone(), padding);
+    server.script([
+        Step::answer(move |request| {
+            let body = response(request, tool_text("after a long head")).to_string();
+            let headers = [
+                ("Content-Type", "application/json"),
+                ("X-Padding", json_padding.as_str()),
+            ];
+            http("200 OK", &headers, &body)
+        }),
+        Step::answer(move |request| {
+            let answer = sse_event(&response(request, tool_text("streamed after a long head")));
+            let head =
+                SSE_HEAD.replace("\r\n\r\n", &format!("\r\nX-Padding: {sse_padding}\r\n\r\n"));
+            format!("{head}{answer}").into_bytes()
+        })
+        .then(Then::Close),
+    ]);
+    for expected in ["after a long head", "streamed after a long head"] {
+        let result = client
+            .call_tool("long_head", None, &none())
+            .unwrap_or_else(|e| panic!("{expected}: {e}"));
+        assert_eq!(result["content"][0]["text"], expected);
+    }
+    recovers(&client);
+}

@@ -13,9 +13,10 @@
 //! would make the caller wait for the real end, as a worker would otherwise have waited; the
 //! drain deadline bounds both the same way.
 
+use super::buffers::ConnectionBuffers;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use ureq::unversioned::transport::{Buffers, LazyBuffers};
+use ureq::unversioned::transport::Buffers;
 
 /// A chunked body's last chunk (no trailers), after the line end of what came before it (the
 /// head's blank line, or the end of the previous chunk's data).
@@ -31,22 +32,27 @@ impl BodyEnd {
     }
 }
 
-/// ureq's buffers, with the input watched when `end` is given (only the outermost transport's:
+/// The connection's buffers, with the input watched when `end` is given (only the outermost transport's:
 /// the bytes under TLS are ciphertext).
 pub struct WatchedBuffers {
-    inner: LazyBuffers,
+    inner: ConnectionBuffers,
     end: Option<Arc<BodyEnd>>,
     /// The last bytes read into the input (parsed or not), up to the length of the pattern.
     tail: Vec<u8>,
 }
 
 impl WatchedBuffers {
-    pub fn new(inner: LazyBuffers, end: Option<Arc<BodyEnd>>) -> WatchedBuffers {
+    pub fn new(inner: ConnectionBuffers, end: Option<Arc<BodyEnd>>) -> WatchedBuffers {
         WatchedBuffers {
             inner,
             end,
             tail: Vec::with_capacity(2 * LAST_CHUNK.len()),
         }
+    }
+
+    /// The connection is idle: its buffers go back for another connection to use.
+    pub fn give_back(&mut self) {
+        self.inner.give_back();
     }
 
     /// Notes whether the bytes read so far end with the last chunk. ureq parses the body as it
@@ -115,7 +121,8 @@ mod tests {
     #[test]
     fn the_end_is_noted_once_read_whether_parsed_or_not_and_until_more_is_read() {
         let end = Arc::new(BodyEnd::default());
-        let mut buffers = WatchedBuffers::new(LazyBuffers::new(1024, 1024), Some(end.clone()));
+        let mut buffers =
+            WatchedBuffers::new(ConnectionBuffers::new(1024, 1024), Some(end.clone()));
         append(&mut buffers, b"HTTP/1.1 200 OK\r\n\r\n5\r\nhello");
         assert!(!end.is_buffered(), "mid-chunk");
         append(&mut buffers, b"\r\n0\r\n");

@@ -13,6 +13,7 @@
 //! The first read after a request was written is its send boundary: the bytes are on the wire.
 
 use super::body_end::{BodyEnd, WatchedBuffers};
+use super::buffers::ConnectionBuffers;
 use super::proxy::{self, Routes};
 use super::tls;
 use crate::cancellation::CancellationToken;
@@ -26,7 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 use ureq::unversioned::transport::{
-    Buffers, ConnectionDetails, Connector, LazyBuffers, NextTimeout, ShutdownHandle, Transport,
+    Buffers, ConnectionDetails, Connector, NextTimeout, ShutdownHandle, Transport,
 };
 
 /// One request's traffic: its POST, and the GETs that resume its stream.
@@ -468,7 +469,7 @@ impl Connector<()> for TrackingConnector {
         let mut transport: Box<dyn Transport> = Box::new(Tcp {
             socket: socket.clone(),
             buffers: WatchedBuffers::new(
-                LazyBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
+                ConnectionBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
                 (proxy.is_none() && !tls_to_server).then(|| end.clone()),
             ),
             read_timeout: None,
@@ -610,6 +611,8 @@ impl Transport for Tcp {
     /// Open means: nothing to read now, and no end of stream (checked without blocking), and
     /// no request half sent.
     fn is_open(&mut self) -> bool {
+        // Asked before the connection is pooled: idle, it needs no buffers.
+        self.buffers.give_back();
         self.held.is_empty() && is_idle(self.stream())
     }
 }

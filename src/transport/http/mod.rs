@@ -15,7 +15,8 @@
 //! It also has a standalone GET stream for what belongs to no call (`listener`), and streams
 //! that drop early are resumed by GET with `Last-Event-ID` (`exchange`).
 //!
-//! Files: `connector` (sockets another thread can shut down), `exchange` (one request's POST
+//! Files: `connector` (sockets another thread can shut down), `buffers` (what a connection
+//! reads and writes through, given back while it is idle), `exchange` (one request's POST
 //! and answer), `sse` (the event-stream parser), `headers` (what each request carries),
 //! `listener` (the standalone stream), `deadline` (ends streams left open after their answer),
 //! `legacy_sse` (the older HTTP+SSE transport of 2024-11-05, which a server that refuses the
@@ -24,6 +25,7 @@
 
 mod auth;
 mod body_end;
+mod buffers;
 #[cfg(feature = "tls")]
 mod client_identity;
 mod connector;
@@ -337,6 +339,8 @@ impl HttpTransport {
             .proxy(None)
             .timeout_connect(limit(config.connect_timeout))
             .timeout_per_read(config.idle_timeout.and_then(limit))
+            .input_buffer_size(buffers::INPUT_BYTES)
+            .output_buffer_size(buffers::OUTPUT_BYTES)
             .max_idle_connections(32)
             .max_idle_connections_per_host(16)
             // Below the usual 5 s keep-alive of servers, so we rarely reuse a connection the

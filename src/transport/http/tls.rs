@@ -3,13 +3,14 @@
 //! [`super::trust`] and for handshake failures that say what went wrong.
 
 use super::body_end::{BodyEnd, WatchedBuffers};
+use super::buffers::ConnectionBuffers;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::sync::Arc;
 use ureq::unversioned::transport::{
-    Buffers, ConnectionDetails, LazyBuffers, NextTimeout, Transport, TransportAdapter,
+    Buffers, ConnectionDetails, NextTimeout, Transport, TransportAdapter,
 };
 
 pub struct TlsTransport {
@@ -42,7 +43,7 @@ pub fn connect(
     let config = details.config;
     Ok(TlsTransport {
         buffers: WatchedBuffers::new(
-            LazyBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
+            ConnectionBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
             end,
         ),
         stream: StreamOwned { conn, sock },
@@ -97,7 +98,10 @@ impl Transport for TlsTransport {
     }
 
     fn is_open(&mut self) -> bool {
-        self.stream.sock.get_mut().is_open()
+        // Asked before the connection is pooled: idle, it needs no buffers.
+        let open = self.stream.sock.get_mut().is_open();
+        self.buffers.give_back();
+        open
     }
 
     fn is_tls(&self) -> bool {
