@@ -3,8 +3,8 @@
 //! list page, the all-pages walks.
 
 use super::connect::{supported_versions, UNSUPPORTED_VERSION};
+use super::input_required::{input_required, is_input_required};
 use super::lazy::Route;
-use super::mrtr::{input_required, is_input_required};
 use super::operation::{on_ok, Arguments, Method, Request, Step};
 use super::tasks::Leg;
 use super::{Client, ClientCore, RequestOptions};

@@ -1,6 +1,6 @@
 //! `mcp_client`: create (stdio, Streamable HTTP), connect, what the server said about itself,
 //! close, free. A client over a custom transport is made in `transport.rs`; the request
-//! functions are in `requests.rs`.
+//! functions are in `blocking_requests.rs`.
 
 use super::boundary::borrow;
 use super::client_options::mcp_client_options;

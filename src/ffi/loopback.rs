@@ -1,6 +1,8 @@
 //! `mcp_loopback`: the loopback redirect helper (RFC 8252), for C.
 
-use super::auth::{mcp_auth_reply, mcp_auth_reply_set_error, mcp_auth_reply_set_redirect_url};
+use super::auth_reply::{
+    mcp_auth_reply, mcp_auth_reply_set_error, mcp_auth_reply_set_redirect_url,
+};
 use super::boundary::{borrow, borrow_mut};
 use super::cancellation::mcp_cancellation;
 use super::status::mcp_status;

@@ -23,7 +23,7 @@ mod client;
 
 mod client_options;
 
-mod requests;
+mod blocking_requests;
 
 mod notify;
 
@@ -33,7 +33,11 @@ mod cancellation;
 
 mod request_options;
 
-mod completion;
+mod request_constructors;
+
+mod completion_queue;
+
+mod start;
 
 mod callbacks;
 
@@ -43,7 +47,11 @@ mod listen;
 
 mod tasks;
 
-mod auth;
+mod auth_reply;
+
+mod token_slot;
+
+mod header_list;
 
 mod loopback;
 
@@ -51,21 +59,25 @@ mod transport;
 
 mod trace;
 
-pub use auth::*;
+pub use auth_reply::*;
+pub use blocking_requests::*;
 pub use callbacks::*;
 pub use cancellation::*;
 pub use client::*;
 pub use client_options::*;
-pub use completion::*;
+pub use completion_queue::*;
 pub use handlers::*;
+pub use header_list::*;
 pub use listen::*;
 pub use loopback::*;
 pub use notify::*;
+pub use request_constructors::*;
 pub use request_options::*;
-pub use requests::*;
 pub use result::*;
+pub use start::*;
 pub use status::*;
 pub use tasks::*;
+pub use token_slot::*;
 pub use trace::*;
 pub use transport::*;
 
