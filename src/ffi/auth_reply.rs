@@ -8,19 +8,8 @@ use super::strings::optional_str;
 use crate::cancellation::CancellationToken;
 use std::ffi::{c_char, c_void};
 
-/// Which OAuth grant the library uses. The numbers are part of the C ABI.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum mcp_oauth_grant {
-    /// Authorization code with PKCE, through the authorize callback (the default).
-    AuthorizationCode = 0,
-    /// `client_credentials`: a pre-registered client id and secret, no person involved.
-    ClientCredentials = 1,
-    /// The JWT-bearer grant (RFC 7523) for workload identity federation: the platform's token
-    /// for this workload, from `mcp_client_options_set_oauth_workload_token_file`, is the
-    /// grant; no person involved.
-    JwtBearer = 2,
-}
+/// The OAuth grant's C name (one enum: cbindgen.toml renames `GrantType`).
+pub use crate::auth::GrantType as mcp_oauth_grant;
 
 /// Where the authorize callback puts its answer.
 pub struct mcp_auth_reply {

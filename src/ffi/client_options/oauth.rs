@@ -219,9 +219,13 @@ pub unsafe extern "C" fn mcp_client_options_set_oauth_grant(
 ) -> mcp_status {
     set(options, |o| {
         oauth(o).grant_type = match grant {
-            0 => GrantType::AuthorizationCode,
-            1 => GrantType::ClientCredentials,
-            2 => GrantType::JwtBearer,
+            g if g == GrantType::AuthorizationCode as std::ffi::c_int => {
+                GrantType::AuthorizationCode
+            }
+            g if g == GrantType::ClientCredentials as std::ffi::c_int => {
+                GrantType::ClientCredentials
+            }
+            g if g == GrantType::JwtBearer as std::ffi::c_int => GrantType::JwtBearer,
             _ => return Err(Error::invalid(format!("unknown OAuth grant {grant}"))),
         };
         Ok(())

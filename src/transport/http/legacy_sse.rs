@@ -32,18 +32,20 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 use ureq::http::Uri;
 
-/// Which of the two HTTP transports to speak (`HttpConfig::transport`).
+/// Which of the two HTTP transports to speak. The numbers are part of the C ABI.
+// C knows it as `mcp_http_transport`: cbindgen.toml renames it.
+#[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum HttpTransportKind {
     /// Streamable HTTP, unless the server refuses the `initialize` POST with 400, 404 or 405
-    /// and its URL opens an HTTP+SSE stream: then HTTP+SSE (the spec's backwards-compatibility
-    /// rule), remembered for the client's reconnects.
+    /// and its URL opens an HTTP+SSE event stream: then the 2024-11-05 HTTP+SSE transport
+    /// (the spec's backwards-compatibility rule), remembered for reconnects (default).
     #[default]
-    Auto,
+    Auto = 0,
     /// Streamable HTTP only.
-    Streamable,
-    /// The 2024-11-05 HTTP+SSE transport only (handshake era).
-    LegacySse,
+    Streamable = 1,
+    /// The 2024-11-05 HTTP+SSE transport only (the handshake era).
+    LegacySse = 2,
 }
 
 /// What a client found out about its server, kept across its connections: set once a server
