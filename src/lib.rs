@@ -17,6 +17,7 @@ pub mod auth;
 mod cancellation;
 mod client;
 mod deferred_wakes;
+mod display_url;
 mod engine;
 mod error;
 pub mod ffi;

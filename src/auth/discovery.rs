@@ -5,8 +5,8 @@
 
 use super::challenge::Challenge;
 use super::form::{failed, get_json, origin, parts, require_secure, Fetched};
+use crate::display_url::display_url;
 use crate::error::Result;
-use crate::transport::http::redact::display_url;
 use serde_json::Value;
 
 /// RFC 9728 metadata of the MCP server.

@@ -22,8 +22,7 @@ use crate::error::{Error, Result, Status};
 use crate::sync::lock;
 use std::sync::{Arc, Mutex};
 
-/// Learns a secret so the transport's messages never quote it.
-pub(crate) type LearnSecret = Arc<dyn Fn(&str) + Send + Sync>;
+use super::LearnSecret;
 
 /// What a request was sent with, taken just before it: the token generation and the DPoP
 /// nonce its proof carried; handed back when it is refused.
@@ -256,7 +255,7 @@ impl Authorizer {
                 let untried =
                     current.as_ref().map(|t| &t.access_token) != Some(&tokens.access_token);
                 // An expired one is not worth a request: straight to the refresh.
-                let expired = tokens.expires_at.is_some_and(|at| at <= tokens::now());
+                let expired = tokens.expires_at.is_some_and(|at| at <= super::now());
                 if untried && !expired {
                     self.install(tokens.clone(), None);
                     return Ok(());

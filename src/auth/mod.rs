@@ -62,6 +62,16 @@ pub struct AuthorizationRequest<'a> {
 pub type AuthorizeHandler =
     Arc<dyn Fn(&AuthorizationRequest) -> Result<String, String> + Send + Sync>;
 
+/// Learns a secret so the transport's messages never quote it.
+pub(crate) type LearnSecret = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Seconds since the Unix epoch: the clock of token expiries and of the JWTs the flow signs.
+pub(crate) fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 /// Extra headers for one HTTP request to the MCP server (`url`), e.g.
 /// `("Authorization", "Bearer ...")`, asked for before each request so a token can rotate.
 /// An error fails the request with UNAUTHORIZED and that text.

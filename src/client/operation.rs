@@ -27,7 +27,7 @@ use super::{Client, ClientCore, RequestOptions};
 use crate::cancellation::CancellationToken;
 use crate::engine::completer::{self, Completer, Finish};
 use crate::engine::{CallOptions, Connection, RequestBody};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::protocol::envelope::Envelope;
 use crate::protocol::object_text::ObjectText;
 use crate::protocol::params::Params;
@@ -511,7 +511,7 @@ impl ClientCore {
             Request::Ping => self.request(methods::PING, None, opts),
             Request::Discover => self.request(methods::DISCOVER, None, opts),
             Request::CallTool { name, arguments } => {
-                match super::requests::named_params(name, arguments, "tool arguments") {
+                match named_params(name, arguments, "tool arguments") {
                     Ok(mut params) => {
                         if legacy_task {
                             params.tree["task"] = serde_json::json!({});
@@ -527,7 +527,7 @@ impl ClientCore {
                 opts,
             ),
             Request::GetPrompt { name, arguments } => {
-                match super::requests::named_params(name, arguments, "prompt arguments") {
+                match named_params(name, arguments, "prompt arguments") {
                     Ok(params) => self.with_input(methods::PROMPTS_GET, params, opts),
                     Err(e) => done(Err(e)),
                 }
@@ -568,5 +568,19 @@ impl ClientCore {
             Request::Prompts => self.all_pages(methods::PROMPTS_LIST, "prompts", opts),
             Request::Other { method, params } => self.request(method, params, opts),
         }
+    }
+}
+
+/// `{"name": name, "arguments": arguments}`, the arguments left out when absent.
+fn named_params(name: String, arguments: Option<Arguments>, what: &str) -> Result<Params> {
+    let mut params = Params::named(name);
+    match arguments {
+        None => Ok(params),
+        Some(Arguments::Value(arguments)) if arguments.is_object() => {
+            params.tree["arguments"] = arguments;
+            Ok(params)
+        }
+        Some(Arguments::Json(text)) => Ok(params.and_text("arguments", text)),
+        Some(_) => Err(Error::invalid(format!("{what} must be a JSON object"))),
     }
 }

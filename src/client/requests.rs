@@ -596,24 +596,6 @@ impl Walk {
     }
 }
 
-/// `{"name": name, "arguments": arguments}`, the arguments left out when absent.
-pub(super) fn named_params(
-    name: String,
-    arguments: Option<Arguments>,
-    what: &str,
-) -> Result<Params> {
-    let mut params = Params::named(name);
-    match arguments {
-        None => Ok(params),
-        Some(Arguments::Value(arguments)) if arguments.is_object() => {
-            params.tree["arguments"] = arguments;
-            Ok(params)
-        }
-        Some(Arguments::Json(text)) => Ok(params.and_text("arguments", text)),
-        Some(_) => Err(Error::invalid(format!("{what} must be a JSON object"))),
-    }
-}
-
 /// Adds the options' `_meta` entries (and progress token) to the params (a copy of them when
 /// they are shared, as a call's params are between its `input_required` rounds).
 fn with_meta(

@@ -18,7 +18,7 @@
 
 use super::auth;
 use super::connector::Exchange;
-use super::exchange::{self, status_error};
+use super::endpoint::{self, status_error};
 use super::headers::{Headers, MessageInfo};
 use super::sse::SseError;
 use super::Shared;
@@ -178,11 +178,11 @@ fn post(
     headers: &Headers,
 ) -> Result<()> {
     let timeout = exchange.is_none().then_some(super::NOTIFY_TIMEOUT);
-    let response = exchange::post_authorized(shared, exchange, endpoint, frame, headers, timeout)?;
+    let response = endpoint::post_authorized(shared, exchange, endpoint, frame, headers, timeout)?;
     if !(200..300).contains(&response.status().as_u16()) {
         return Err(status_error(shared, response, info, &shared.session()));
     }
-    exchange::discard_body(response);
+    endpoint::discard_body(response);
     Ok(())
 }
 
@@ -310,7 +310,7 @@ fn follow(shared: &Shared, stream: &Arc<Exchange>, opening: &Opening) -> Error {
         Ok(response) => response,
         Err(error) => return error,
     };
-    let mut events = exchange::events_of(shared, response.into_body());
+    let mut events = endpoint::events_of(shared, response.into_body());
     let mut endpoint_named = false;
     loop {
         let event = match events.next_event() {
@@ -373,7 +373,7 @@ fn open(shared: &Shared, stream: &Arc<Exchange>) -> Result<ureq::http::Response<
     let mut refusals = 0;
     let response = loop {
         let sent = auth::before_request(shared);
-        let response = exchange::open_stream(shared, None)?;
+        let response = endpoint::open_stream(shared, None)?;
         if !auth::is_refusal(response.status().as_u16()) {
             auth::accepted(shared, &response);
             break response;
@@ -386,7 +386,7 @@ fn open(shared: &Shared, stream: &Arc<Exchange>) -> Result<ureq::http::Response<
             "the server answered the GET of its URL with HTTP {status}"
         )));
     }
-    let content_type = exchange::content_type(&response);
+    let content_type = endpoint::content_type(&response);
     if content_type != "text/event-stream" {
         return Err(Error::transport(format!(
             "the server answered the GET of its URL with Content-Type {content_type:?}, not an \

@@ -28,6 +28,7 @@ mod body_end;
 mod client_identity;
 mod connector;
 mod deadline;
+mod endpoint;
 mod exchange;
 mod headers;
 mod legacy_sse;
