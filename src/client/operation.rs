@@ -420,8 +420,8 @@ impl Client {
         finish: Finish,
         done: impl FnOnce(Result<Reply>) + Send + 'static,
     ) -> Result<()> {
-        let ticket = self.completer.admit()?;
-        let gate = self.gate.clone();
+        let ticket = self.core.completer.admit()?;
+        let gate = self.core.gate.clone();
         let step = match request {
             Ok(request) => self.core.step_for(request, opts),
             Err(error) => Step::Done(Err(error)),
@@ -435,7 +435,7 @@ impl Client {
                 done(result);
             }
         };
-        drive_async(&self.completer, step, Deliver { done, finish });
+        drive_async(&self.core.completer, step, Deliver { done, finish });
         Ok(())
     }
 
