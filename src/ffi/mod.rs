@@ -10,6 +10,7 @@
 #![allow(non_camel_case_types)]
 
 mod boundary;
+mod request_arguments;
 mod setter;
 mod strings;
 

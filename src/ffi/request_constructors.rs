@@ -3,7 +3,7 @@
 
 use super::boundary::free_handle;
 use super::guard;
-use super::strings::{optional_arguments, optional_json, optional_str, required_str};
+use super::request_arguments as arguments;
 use crate::client::Request;
 use crate::error::{Error, Result, Status};
 use std::ffi::c_char;
@@ -29,18 +29,6 @@ fn make_request(build: impl FnOnce() -> Result<Request>) -> *mut mcp_request {
     Box::into_raw(Box::new(mcp_request { request }))
 }
 
-fn cursor_request(
-    cursor: *const c_char,
-    make: impl FnOnce(Option<String>) -> Request,
-) -> *mut mcp_request {
-    // SAFETY: the caller's contract (NULL or NUL-terminated).
-    make_request(|| {
-        Ok(make(
-            unsafe { optional_str(cursor, "cursor")? }.map(str::to_owned),
-        ))
-    })
-}
-
 /// `ping`.
 #[no_mangle]
 pub extern "C" fn mcp_request_ping() -> *mut mcp_request {
@@ -62,12 +50,7 @@ pub unsafe extern "C" fn mcp_request_call_tool(
     name: *const c_char,
     arguments_json: *const c_char,
 ) -> *mut mcp_request {
-    make_request(|| {
-        Ok(Request::CallTool {
-            name: required_str(name, "tool name")?.to_owned(),
-            arguments: optional_arguments(arguments_json, "tool arguments")?,
-        })
-    })
+    make_request(|| arguments::call_tool(name, arguments_json))
 }
 
 /// `resources/read`, as `mcp_client_read_resource`.
@@ -76,10 +59,7 @@ pub unsafe extern "C" fn mcp_request_call_tool(
 /// `uri` is NULL or NUL-terminated.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_request_read_resource(uri: *const c_char) -> *mut mcp_request {
-    make_request(|| {
-        let uri = required_str(uri, "resource uri")?.to_owned();
-        Ok(Request::ReadResource { uri })
-    })
+    make_request(|| arguments::read_resource(uri))
 }
 
 /// `prompts/get`, as `mcp_client_get_prompt`.
@@ -91,12 +71,7 @@ pub unsafe extern "C" fn mcp_request_get_prompt(
     name: *const c_char,
     arguments_json: *const c_char,
 ) -> *mut mcp_request {
-    make_request(|| {
-        Ok(Request::GetPrompt {
-            name: required_str(name, "prompt name")?.to_owned(),
-            arguments: optional_arguments(arguments_json, "prompt arguments")?,
-        })
-    })
+    make_request(|| arguments::get_prompt(name, arguments_json))
 }
 
 /// `completion/complete`, as `mcp_client_complete`.
@@ -109,15 +84,7 @@ pub unsafe extern "C" fn mcp_request_complete(
     argument_json: *const c_char,
     context_json: *const c_char,
 ) -> *mut mcp_request {
-    make_request(|| {
-        Ok(Request::Complete {
-            reference: optional_json(ref_json, "completion ref", true)?
-                .ok_or_else(|| Error::invalid("completion ref must not be NULL"))?,
-            argument: optional_json(argument_json, "completion argument", true)?
-                .ok_or_else(|| Error::invalid("completion argument must not be NULL"))?,
-            context: optional_json(context_json, "completion context", true)?,
-        })
-    })
+    make_request(|| arguments::complete(ref_json, argument_json, context_json))
 }
 
 /// Any request by method name, as `mcp_client_request`.
@@ -129,12 +96,7 @@ pub unsafe extern "C" fn mcp_request_other(
     method: *const c_char,
     params_json: *const c_char,
 ) -> *mut mcp_request {
-    make_request(|| {
-        Ok(Request::Other {
-            method: required_str(method, "method")?.to_owned(),
-            params: optional_json(params_json, "params", true)?,
-        })
-    })
+    make_request(|| arguments::other(method, params_json))
 }
 
 /// `logging/setLevel`, as `mcp_client_set_logging_level`.
@@ -143,10 +105,7 @@ pub unsafe extern "C" fn mcp_request_other(
 /// `level` is NULL or NUL-terminated.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_request_set_logging_level(level: *const c_char) -> *mut mcp_request {
-    make_request(|| {
-        let level = required_str(level, "level")?.to_owned();
-        Ok(Request::SetLoggingLevel { level })
-    })
+    make_request(|| arguments::set_logging_level(level))
 }
 
 /// `resources/subscribe`, as `mcp_client_subscribe_resource`.
@@ -155,10 +114,7 @@ pub unsafe extern "C" fn mcp_request_set_logging_level(level: *const c_char) -> 
 /// `uri` is NULL or NUL-terminated.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_request_subscribe_resource(uri: *const c_char) -> *mut mcp_request {
-    make_request(|| {
-        let uri = required_str(uri, "resource uri")?.to_owned();
-        Ok(Request::SubscribeResource { uri })
-    })
+    make_request(|| arguments::subscribe_resource(uri))
 }
 
 /// `resources/unsubscribe`, as `mcp_client_unsubscribe_resource`.
@@ -167,10 +123,7 @@ pub unsafe extern "C" fn mcp_request_subscribe_resource(uri: *const c_char) -> *
 /// `uri` is NULL or NUL-terminated.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_request_unsubscribe_resource(uri: *const c_char) -> *mut mcp_request {
-    make_request(|| {
-        let uri = required_str(uri, "resource uri")?.to_owned();
-        Ok(Request::UnsubscribeResource { uri })
-    })
+    make_request(|| arguments::unsubscribe_resource(uri))
 }
 
 /// One page of `tools/list`; `cursor` is NULL for the first.
@@ -179,7 +132,7 @@ pub unsafe extern "C" fn mcp_request_unsubscribe_resource(uri: *const c_char) ->
 /// `cursor` is NULL or NUL-terminated.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_request_list_tools(cursor: *const c_char) -> *mut mcp_request {
-    cursor_request(cursor, |cursor| Request::ListTools { cursor })
+    make_request(|| arguments::list_page(cursor, |cursor| Request::ListTools { cursor }))
 }
 
 /// One page of `resources/list`; `cursor` is NULL for the first.
@@ -188,7 +141,7 @@ pub unsafe extern "C" fn mcp_request_list_tools(cursor: *const c_char) -> *mut m
 /// `cursor` is NULL or NUL-terminated.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_request_list_resources(cursor: *const c_char) -> *mut mcp_request {
-    cursor_request(cursor, |cursor| Request::ListResources { cursor })
+    make_request(|| arguments::list_page(cursor, |cursor| Request::ListResources { cursor }))
 }
 
 /// One page of `resources/templates/list`; `cursor` is NULL for the first.
@@ -199,7 +152,9 @@ pub unsafe extern "C" fn mcp_request_list_resources(cursor: *const c_char) -> *m
 pub unsafe extern "C" fn mcp_request_list_resource_templates(
     cursor: *const c_char,
 ) -> *mut mcp_request {
-    cursor_request(cursor, |cursor| Request::ListResourceTemplates { cursor })
+    make_request(|| {
+        arguments::list_page(cursor, |cursor| Request::ListResourceTemplates { cursor })
+    })
 }
 
 /// One page of `prompts/list`; `cursor` is NULL for the first.
@@ -208,7 +163,7 @@ pub unsafe extern "C" fn mcp_request_list_resource_templates(
 /// `cursor` is NULL or NUL-terminated.
 #[no_mangle]
 pub unsafe extern "C" fn mcp_request_list_prompts(cursor: *const c_char) -> *mut mcp_request {
-    cursor_request(cursor, |cursor| Request::ListPrompts { cursor })
+    make_request(|| arguments::list_page(cursor, |cursor| Request::ListPrompts { cursor }))
 }
 
 /// Every tool over all pages (`{"tools": [...]}`), as `mcp_client_tools`.
