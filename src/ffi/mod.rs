@@ -1,6 +1,7 @@
 //! The C ABI, and nothing else: one file per C object or family, each a thin translation to the
 //! Rust client. Shared pieces: the panic boundary and handle freeing (`boundary`), C strings in
-//! and out (`strings`), and how option setters report errors (`setter`).
+//! and out (`strings`), how option setters report errors (`setter`), and each request's C
+//! arguments, read once for its blocking function and its constructor (`request_arguments`).
 //!
 //! Conventions (see include/mcpc.h): every name is `mcp_<object>_<verb>`; handles are opaque;
 //! every `_new` has a `_free` that accepts NULL; every request returns an `mcp_result *` (never

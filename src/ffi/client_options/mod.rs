@@ -209,8 +209,8 @@ pub unsafe extern "C" fn mcp_client_options_set_idle_shutdown_ms(
 
 /// The longest line accepted from a stdio server, and the largest JSON body or SSE event from
 /// an HTTP server (default 100 MiB). A longer line fails the calls pending at that moment with
-/// MCP_STATUS_PROTOCOL_ERROR, whose message names this setter; reading goes on after it. A
-/// result costs about twice its size in memory at the peak.
+/// MCP_STATUS_PROTOCOL_ERROR, whose message names this setter; reading goes on after it. The
+/// memory a large result costs at its peak is in docs/benchmarks.md.
 ///
 /// # Safety
 /// `options` is NULL or live.

@@ -32,8 +32,8 @@ const MAX_RESUME_ATTEMPTS: u32 = 2;
 /// How long a caller that has its answer waits for more of the stream before it leaves the
 /// rest to a worker: not at all. What has arrived (often the stream's end) it reads; when
 /// ureq already holds the end, the worker reads it at once, and the next request waits for
-/// that (`DRAIN_WAIT`) so it reuses the connection. (Waiting here even 1 ms cost every call
-/// that millisecond: the end is mostly in ureq's buffer, not in the socket.)
+/// that (`DRAIN_WAIT`) so it reuses the connection. Any wait here is paid by every call, and
+/// buys little: the end is mostly in ureq's buffer, not in the socket (docs/benchmarks.md).
 const END_WITHIN: Duration = Duration::ZERO;
 /// Runs a request's exchange. Failures go to the engine, unless the exchange was aborted: then
 /// the call is already over, and its thread just goes on. With `on_caller`, the rest of the
