@@ -285,45 +285,53 @@ impl Authorizer {
                 joined.as_deref(),
                 cancel,
             )?,
-            GrantType::ClientCredentials => {
-                let mut params = vec![("grant_type", "client_credentials")];
-                if let Some(scope) = &joined {
-                    params.push(("scope", scope));
-                }
-                params.push(("resource", &resource));
-                tokens::request(
-                    agent,
-                    &server,
-                    &client,
-                    &params,
-                    &self.learn,
-                    self.dpop.as_ref(),
-                )?
-            }
+            GrantType::ClientCredentials => self.grant(
+                agent,
+                &server,
+                &client,
+                &[("grant_type", "client_credentials")],
+                &joined,
+                &resource,
+            )?,
             GrantType::JwtBearer => {
                 let source = oauth.workload_identity.as_ref().ok_or_else(|| {
                     failed("the jwt-bearer grant needs the workload's token (a file or a provider)")
                 })?;
                 let assertion = source.assertion()?;
                 (self.learn)(&assertion);
-                let mut params = vec![("grant_type", JWT_BEARER_GRANT), ("assertion", &assertion)];
-                if let Some(scope) = &joined {
-                    params.push(("scope", scope));
-                }
-                params.push(("resource", &resource));
-                tokens::request(
-                    agent,
-                    &server,
-                    &client,
-                    &params,
-                    &self.learn,
-                    self.dpop.as_ref(),
-                )?
+                let grant = [("grant_type", JWT_BEARER_GRANT), ("assertion", &assertion)];
+                self.grant(agent, &server, &client, &grant, &joined, &resource)?
             }
         };
         self.save(oauth, &key, &tokens, Some(client));
         self.install(tokens, Some(scopes));
         Ok(())
+    }
+
+    /// A token request of a grant that needs no person (`grant`: its own params), for the
+    /// scopes and the resource.
+    fn grant(
+        &self,
+        agent: &ureq::Agent,
+        server: &ServerMetadata,
+        client: &ClientCredentials,
+        grant: &[(&str, &str)],
+        scope: &Option<String>,
+        resource: &str,
+    ) -> Result<Tokens> {
+        let mut params = grant.to_vec();
+        if let Some(scope) = scope {
+            params.push(("scope", scope));
+        }
+        params.push(("resource", resource));
+        tokens::request(
+            agent,
+            server,
+            client,
+            &params,
+            &self.learn,
+            self.dpop.as_ref(),
+        )
     }
 
     /// A new token from the stored refresh token; `None` if there is none or it was refused

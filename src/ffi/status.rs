@@ -37,24 +37,7 @@ mod tests {
 
     #[test]
     fn status_names_match_the_rust_names() {
-        for status in [
-            Status::Ok,
-            Status::ServerError,
-            Status::Cancelled,
-            Status::Timeout,
-            Status::TransportError,
-            Status::ProtocolError,
-            Status::Closed,
-            Status::InvalidArgument,
-            Status::PaginationLimit,
-            Status::NotConnected,
-            Status::InternalError,
-            Status::InputRequired,
-            Status::SessionExpired,
-            Status::NotSupported,
-            Status::Unauthorized,
-            Status::UrlElicitationRequired,
-        ] {
+        for status in Status::ALL {
             let name = unsafe { CStr::from_ptr(mcp_status_name(status as c_int)) };
             assert_eq!(name.to_str().unwrap(), status.name());
         }
