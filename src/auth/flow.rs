@@ -308,8 +308,8 @@ impl Authorizer {
         Ok(())
     }
 
-    /// A token request of a grant that needs no person (`grant`: its own params), for the
-    /// scopes and the resource.
+    /// A token request: the grant's own params, then the scopes (when asked for) and the
+    /// resource.
     fn grant(
         &self,
         agent: &ureq::Agent,
@@ -501,21 +501,13 @@ impl Authorizer {
         let code = param(&params, "code")
             .ok_or_else(|| failed("the authorization redirect has no code"))?;
         (self.learn)(code);
-        let params = [
+        let grant = [
             ("grant_type", "authorization_code"),
             ("code", code),
             ("redirect_uri", redirect_uri),
             ("code_verifier", &pkce.verifier),
-            ("resource", resource),
         ];
-        tokens::request(
-            agent,
-            server,
-            client,
-            &params,
-            &self.learn,
-            self.dpop.as_ref(),
-        )
+        self.grant(agent, server, client, &grant, &None, resource)
     }
 
     fn save(
