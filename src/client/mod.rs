@@ -14,6 +14,7 @@ mod listen;
 mod notify;
 mod operation;
 mod reconnect_policy;
+mod request;
 mod requests;
 mod self_heal;
 mod skills;
@@ -37,8 +38,8 @@ use crate::transport::{Inbound, Transport};
 use changes::Changes;
 pub use connect::ConnectMode;
 pub use listen::Listen;
-pub use operation::{Arguments, Request};
 pub use reconnect_policy::ReconnectPolicy;
+pub use request::{Arguments, Request};
 use serde_json::{json, Map, Value};
 use state::StateReports;
 pub use state::{ConnectionState, StateHandler};
@@ -185,9 +186,9 @@ struct Opened {
 }
 
 /// An MCP client: connect, then make requests, blocking ([`Client::call_tool`]...) or started
-/// without blocking ([`Client::start`]); both go through the same engine path. Every method
-/// of [`ClientCore`] is a method of the client (it dereferences to it).
+/// without blocking ([`Client::start`]); both go through the same engine path.
 pub struct Client {
+    /// What the client is made of, shared with the operations it started.
     core: Arc<ClientCore>,
 }
 

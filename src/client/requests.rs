@@ -5,7 +5,8 @@
 use super::connect::{supported_versions, UNSUPPORTED_VERSION};
 use super::input_required::{input_required, is_input_required};
 use super::lazy::Route;
-use super::operation::{on_ok, Arguments, Method, Request, Step};
+use super::operation::{on_ok, Method, Step};
+use super::request::{Arguments, Request};
 use super::tasks::Leg;
 use super::{Client, ClientCore, RequestOptions};
 use crate::engine::router::ListenWatch;
