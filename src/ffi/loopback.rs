@@ -109,7 +109,7 @@ pub unsafe extern "C" fn mcp_loopback_wait(
             }
         },
     );
-    status.into()
+    status
 }
 
 /// The whole person's step for an authorize callback, after it opened the authorization URL:

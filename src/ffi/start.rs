@@ -181,7 +181,7 @@ pub unsafe extern "C" fn mcp_client_start_batch(
             count_started = n;
             match outcome {
                 Ok(()) => mcp_status::Ok,
-                Err(error) => error.status.into(),
+                Err(error) => error.status,
             }
         },
     );
@@ -258,7 +258,7 @@ unsafe fn start(
             let (request, opts) = prepared(request, options, &default);
             match client.start_checked(request, opts, finish, completion(deliver)) {
                 Ok(()) => mcp_status::Ok,
-                Err(error) => error.status.into(),
+                Err(error) => error.status,
             }
         },
     )
