@@ -148,7 +148,8 @@ typedef enum {
   /**
    * The server refused the request's credentials (HTTP 401, or 403 for missing scopes) and
    * no OAuth flow could get new ones (none configured, the person declined, the retry limit
-   * was reached, a check failed). `mcp_result_error_data` holds the parsed challenge:
+   * was reached, a check failed). The error data (`mcp_result_error_data`) holds the parsed
+   * challenge:
    * `{"httpStatus":401,"wwwAuthenticate":...,"resourceMetadata":...,"scope":...,"error":...}`.
    */
   MCP_STATUS_UNAUTHORIZED = 14,
@@ -166,7 +167,8 @@ typedef enum {
  */
 typedef enum {
   /**
-   * `connect` has not been called, or the last connect failed.
+   * `connect` has not been called, or the last connect failed, or the server was stopped
+   * for idleness (the idle shutdown option).
    */
   MCP_CONNECTION_STATE_NOT_CONNECTED = 0,
   /**
@@ -180,7 +182,7 @@ typedef enum {
   /**
    * The connection failed after connecting (the stdio server exited, the HTTP server
    * ended the session), or connecting again after that failed: calls fail, and the next
-   * `connect` (with a reconnect policy, the next request) starts a new connection.
+   * `connect` (or, with a reconnect policy, the next request) starts a new connection.
    */
   MCP_CONNECTION_STATE_FAILED = 3,
   /**
@@ -266,13 +268,13 @@ typedef enum {
 } mcp_connect_mode;
 
 /**
- * Which HTTP transport to speak. The numbers are part of the C ABI.
+ * Which of the two HTTP transports to speak. The numbers are part of the C ABI.
  */
 typedef enum {
   /**
    * Streamable HTTP, unless the server refuses the `initialize` POST with 400, 404 or 405
-   * and its URL opens an HTTP+SSE event stream: then the 2024-11-05 HTTP+SSE transport,
-   * remembered for reconnects (default).
+   * and its URL opens an HTTP+SSE event stream: then the 2024-11-05 HTTP+SSE transport
+   * (the spec's backwards-compatibility rule), remembered for reconnects (default).
    */
   MCP_HTTP_TRANSPORT_AUTO = 0,
   /**
@@ -286,21 +288,22 @@ typedef enum {
 } mcp_http_transport;
 
 /**
- * Which OAuth grant the library uses. The numbers are part of the C ABI.
+ * Which OAuth grant the flow uses. The numbers are part of the C ABI.
  */
 typedef enum {
   /**
-   * Authorization code with PKCE, through the authorize callback (the default).
+   * Authorization code with PKCE, through the host's authorize handler (the default).
    */
   MCP_OAUTH_GRANT_AUTHORIZATION_CODE = 0,
   /**
-   * `client_credentials`: a pre-registered client id and secret, no person involved.
+   * `client_credentials` (machine to machine): needs a pre-registered client id and its
+   * client secret or client key; no person, no callback.
    */
   MCP_OAUTH_GRANT_CLIENT_CREDENTIALS = 1,
   /**
-   * The JWT-bearer grant (RFC 7523) for workload identity federation: the platform's token
-   * for this workload, from `mcp_client_options_set_oauth_workload_token_file`, is the
-   * grant; no person involved.
+   * The JWT-bearer grant (RFC 7523 section 2.1) for workload identity federation: the
+   * platform's token for this workload (the workload identity option) is the grant. A
+   * client id is sent (and authenticated) only when one is configured.
    */
   MCP_OAUTH_GRANT_JWT_BEARER = 2,
 } mcp_oauth_grant;
@@ -861,8 +864,8 @@ mcp_status mcp_client_options_set_idle_shutdown_ms(mcp_client_options *options,
 /**
  * The longest line accepted from a stdio server, and the largest JSON body or SSE event from
  * an HTTP server (default 100 MiB). A longer line fails the calls pending at that moment with
- * MCP_STATUS_PROTOCOL_ERROR, whose message names this setter; reading goes on after it. A
- * result costs about twice its size in memory at the peak.
+ * MCP_STATUS_PROTOCOL_ERROR, whose message names this setter; reading goes on after it. The
+ * memory a large result costs at its peak is in docs/benchmarks.md.
  *
  * # Safety
  * `options` is NULL or live.

@@ -3,8 +3,10 @@
 use serde_json::Value;
 use std::fmt;
 
-/// The status of a finished call. The numbers are stable and never reused for another meaning;
-/// the C API's `mcp_status` (src/ffi/status.rs) has the same ones.
+/// The status of a finished call. The numbers are part of the C ABI: they are stable and a
+/// number is never reused for another meaning.
+// C knows it as `mcp_status`: cbindgen.toml renames it.
+#[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Status {
     /// The call succeeded.
@@ -42,7 +44,8 @@ pub enum Status {
     NotSupported = 13,
     /// The server refused the request's credentials (HTTP 401, or 403 for missing scopes) and
     /// no OAuth flow could get new ones (none configured, the person declined, the retry limit
-    /// was reached, a check failed). The error data holds the parsed challenge:
+    /// was reached, a check failed). The error data (`mcp_result_error_data`) holds the parsed
+    /// challenge:
     /// `{"httpStatus":401,"wwwAuthenticate":...,"resourceMetadata":...,"scope":...,"error":...}`.
     Unauthorized = 14,
     /// The server needs the user to visit a URL first (JSON-RPC error -32042, URL-mode

@@ -14,13 +14,19 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// How serious a library log message is (the C API's `mcp_log_level`).
+/// How serious a library log message is. The numbers are part of the C ABI.
+// C knows it as `mcp_log_level`: cbindgen.toml renames it.
+#[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum LogLevel {
-    Debug,
-    Info,
-    Warning,
-    Error,
+    /// Detail for finding a fault.
+    Debug = 0,
+    /// Worth knowing: a fallback taken, a reconnect.
+    Info = 1,
+    /// Something was dropped or skipped.
+    Warning = 2,
+    /// Something failed.
+    Error = 3,
 }
 
 /// A list the server says has changed (`notifications/<kind>/list_changed`).
@@ -86,13 +92,15 @@ pub type NotificationHandler = Arc<dyn Fn(&str, Option<&Value>) + Send + Sync>;
 /// Answers `sampling/createMessage`, `elicitation/create`, `roots/list`...: returns the result.
 pub type RequestHandler = Arc<dyn Fn(&ServerRequest) -> Result<Value, HandlerError> + Send + Sync>;
 
-/// Which way a traced frame went.
+/// Which way a traced frame went. The numbers are part of the C ABI.
+// C knows it as `mcp_trace_direction`: cbindgen.toml renames it.
+#[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TraceDirection {
     /// From the server.
-    In,
+    In = 0,
     /// To the server.
-    Out,
+    Out = 1,
 }
 
 /// One JSON-RPC frame of the wire trace (see `Callbacks::on_trace`).

@@ -17,6 +17,7 @@ pub mod auth;
 mod cancellation;
 mod client;
 mod deferred_wakes;
+mod display_url;
 mod engine;
 mod error;
 pub mod ffi;
@@ -32,8 +33,8 @@ pub use auth::LoopbackRedirect;
 pub use auth::{AuthorizationRequest, Challenge, OAuthConfig, TokenStore};
 pub use cancellation::{CancellationToken, HookId};
 pub use client::{
-    Arguments, Client, ClientCore, ClientOptions, ConnectMode, ConnectionState, Listen,
-    ReconnectPolicy, Request, RequestOptions, StateHandler,
+    Arguments, Client, ClientOptions, ConnectMode, ConnectionState, Listen, ReconnectPolicy,
+    Request, RequestOptions, StateHandler,
 };
 pub use engine::limits;
 pub use engine::router::RouterStats as ConnectionStats;

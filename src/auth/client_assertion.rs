@@ -2,9 +2,9 @@
 //! 4.2): a short-lived JWT, signed with the host's key, that stands in for a client secret at
 //! the token endpoint. A fresh one (new `jti`) goes with every token request.
 
+use super::now;
 use super::pkce::{base64url, random_text};
 use super::signing_key::SigningKey;
-use super::tokens::now;
 use crate::error::Result;
 use serde_json::json;
 

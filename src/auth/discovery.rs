@@ -5,8 +5,8 @@
 
 use super::challenge::Challenge;
 use super::form::{failed, get_json, origin, parts, require_secure, Fetched};
+use crate::display_url::display_url;
 use crate::error::Result;
-use crate::transport::http::redact::display_url;
 use serde_json::Value;
 
 /// RFC 9728 metadata of the MCP server.
@@ -54,27 +54,34 @@ pub fn resource_metadata(
         }
         candidates.push(format!("{base}/.well-known/oauth-protected-resource"));
     }
+    let Some((url, document)) = first_document(agent, candidates)? else {
+        return Ok(None);
+    };
+    let metadata = parse_resource(&document).ok_or_else(|| {
+        failed(format!(
+            "the protected resource metadata at {} has no resource or no \
+             authorization_servers",
+            display_url(&url)
+        ))
+    })?;
+    check_resource(server_url, &metadata.resource)?;
+    Ok(Some(metadata))
+}
+
+/// The first of `candidates` that holds a document, with its URL; `None` when none does. A
+/// redirect is no proof that there is no document: when one was met and no document was
+/// found, its error rather than a guess.
+fn first_document(agent: &ureq::Agent, candidates: Vec<String>) -> Result<Option<(String, Value)>> {
     let mut redirect = None;
     for url in candidates {
-        let document = match get_json(agent, &url)? {
-            Fetched::Document(document) => document,
-            Fetched::Absent => continue,
+        match get_json(agent, &url)? {
+            Fetched::Document(document) => return Ok(Some((url, document))),
+            Fetched::Absent => {}
             Fetched::Redirected(error) => {
                 redirect.get_or_insert(error);
-                continue;
             }
-        };
-        let metadata = parse_resource(&document).ok_or_else(|| {
-            failed(format!(
-                "the protected resource metadata at {} has no resource or no \
-                 authorization_servers",
-                display_url(&url)
-            ))
-        })?;
-        check_resource(server_url, &metadata.resource)?;
-        return Ok(Some(metadata));
+        }
     }
-    // A redirect is no proof that there is no metadata: say so rather than guess.
     match redirect {
         Some(error) => Err(error),
         None => Ok(None),
@@ -145,16 +152,7 @@ pub fn server_metadata(agent: &ureq::Agent, issuer: &str, legacy: bool) -> Resul
             format!("{base}{path}/.well-known/openid-configuration"),
         ]
     };
-    let mut redirect = None;
-    for url in candidates {
-        let document = match get_json(agent, &url)? {
-            Fetched::Document(document) => document,
-            Fetched::Absent => continue,
-            Fetched::Redirected(error) => {
-                redirect.get_or_insert(error);
-                continue;
-            }
-        };
+    if let Some((url, document)) = first_document(agent, candidates)? {
         let found = document.get("issuer").and_then(Value::as_str);
         if let (true, Some(found)) = (legacy, found) {
             if found != issuer && same_origin_issuer(found, &base) {
@@ -174,9 +172,6 @@ pub fn server_metadata(agent: &ureq::Agent, issuer: &str, legacy: bool) -> Resul
             )));
         }
         return parse_server(&document, issuer);
-    }
-    if let Some(error) = redirect {
-        return Err(error);
     }
     if legacy {
         // 2025-03-26: no metadata at all, the default endpoints at the server's root.

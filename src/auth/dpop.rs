@@ -5,9 +5,9 @@
 //! of its own in the proofs (`DPoP-Nonce`); it is kept per origin and put only in proofs for
 //! that origin.
 
+use super::now;
 use super::pkce::{base64url, random_text};
 use super::signing_key::SigningKey;
-use super::tokens::now;
 use crate::error::{Error, Result};
 use crate::sync::lock;
 use serde_json::{json, Value};

@@ -22,8 +22,7 @@ use crate::error::{Error, Result, Status};
 use crate::sync::lock;
 use std::sync::{Arc, Mutex};
 
-/// Learns a secret so the transport's messages never quote it.
-pub(crate) type LearnSecret = Arc<dyn Fn(&str) + Send + Sync>;
+use super::LearnSecret;
 
 /// What a request was sent with, taken just before it: the token generation and the DPoP
 /// nonce its proof carried; handed back when it is refused.
@@ -256,7 +255,7 @@ impl Authorizer {
                 let untried =
                     current.as_ref().map(|t| &t.access_token) != Some(&tokens.access_token);
                 // An expired one is not worth a request: straight to the refresh.
-                let expired = tokens.expires_at.is_some_and(|at| at <= tokens::now());
+                let expired = tokens.expires_at.is_some_and(|at| at <= super::now());
                 if untried && !expired {
                     self.install(tokens.clone(), None);
                     return Ok(());
@@ -286,45 +285,53 @@ impl Authorizer {
                 joined.as_deref(),
                 cancel,
             )?,
-            GrantType::ClientCredentials => {
-                let mut params = vec![("grant_type", "client_credentials")];
-                if let Some(scope) = &joined {
-                    params.push(("scope", scope));
-                }
-                params.push(("resource", &resource));
-                tokens::request(
-                    agent,
-                    &server,
-                    &client,
-                    &params,
-                    &self.learn,
-                    self.dpop.as_ref(),
-                )?
-            }
+            GrantType::ClientCredentials => self.grant(
+                agent,
+                &server,
+                &client,
+                &[("grant_type", "client_credentials")],
+                &joined,
+                &resource,
+            )?,
             GrantType::JwtBearer => {
                 let source = oauth.workload_identity.as_ref().ok_or_else(|| {
                     failed("the jwt-bearer grant needs the workload's token (a file or a provider)")
                 })?;
                 let assertion = source.assertion()?;
                 (self.learn)(&assertion);
-                let mut params = vec![("grant_type", JWT_BEARER_GRANT), ("assertion", &assertion)];
-                if let Some(scope) = &joined {
-                    params.push(("scope", scope));
-                }
-                params.push(("resource", &resource));
-                tokens::request(
-                    agent,
-                    &server,
-                    &client,
-                    &params,
-                    &self.learn,
-                    self.dpop.as_ref(),
-                )?
+                let grant = [("grant_type", JWT_BEARER_GRANT), ("assertion", &assertion)];
+                self.grant(agent, &server, &client, &grant, &joined, &resource)?
             }
         };
         self.save(oauth, &key, &tokens, Some(client));
         self.install(tokens, Some(scopes));
         Ok(())
+    }
+
+    /// A token request: the grant's own params, then the scopes (when asked for) and the
+    /// resource.
+    fn grant(
+        &self,
+        agent: &ureq::Agent,
+        server: &ServerMetadata,
+        client: &ClientCredentials,
+        grant: &[(&str, &str)],
+        scope: &Option<String>,
+        resource: &str,
+    ) -> Result<Tokens> {
+        let mut params = grant.to_vec();
+        if let Some(scope) = scope {
+            params.push(("scope", scope));
+        }
+        params.push(("resource", resource));
+        tokens::request(
+            agent,
+            server,
+            client,
+            &params,
+            &self.learn,
+            self.dpop.as_ref(),
+        )
     }
 
     /// A new token from the stored refresh token; `None` if there is none or it was refused
@@ -494,21 +501,13 @@ impl Authorizer {
         let code = param(&params, "code")
             .ok_or_else(|| failed("the authorization redirect has no code"))?;
         (self.learn)(code);
-        let params = [
+        let grant = [
             ("grant_type", "authorization_code"),
             ("code", code),
             ("redirect_uri", redirect_uri),
             ("code_verifier", &pkce.verifier),
-            ("resource", resource),
         ];
-        tokens::request(
-            agent,
-            server,
-            client,
-            &params,
-            &self.learn,
-            self.dpop.as_ref(),
-        )
+        self.grant(agent, server, client, &grant, &None, resource)
     }
 
     fn save(

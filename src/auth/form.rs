@@ -2,8 +2,8 @@
 //! requests to the authorization server, made with the transport's agent (same proxy, TLS
 //! trust and socket tracking: aborting the call's exchange ends them).
 
+use crate::display_url::display_url;
 use crate::error::{Error, Result, Status};
-use crate::transport::http::redact::display_url;
 use serde_json::Value;
 use std::io::Read;
 use std::net::IpAddr;

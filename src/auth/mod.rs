@@ -62,6 +62,16 @@ pub struct AuthorizationRequest<'a> {
 pub type AuthorizeHandler =
     Arc<dyn Fn(&AuthorizationRequest) -> Result<String, String> + Send + Sync>;
 
+/// Learns a secret so the transport's messages never quote it.
+pub(crate) type LearnSecret = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Seconds since the Unix epoch: the clock of token expiries and of the JWTs the flow signs.
+pub(crate) fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 /// Extra headers for one HTTP request to the MCP server (`url`), e.g.
 /// `("Authorization", "Bearer ...")`, asked for before each request so a token can rotate.
 /// An error fails the request with UNAUTHORIZED and that text.
@@ -104,19 +114,21 @@ impl TokenStore for MemoryTokenStore {
     }
 }
 
-/// Which grant the flow uses.
+/// Which OAuth grant the flow uses. The numbers are part of the C ABI.
+// C knows it as `mcp_oauth_grant`: cbindgen.toml renames it.
+#[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum GrantType {
-    /// Authorization code with PKCE, through the host's [`AuthorizeHandler`] (the default).
+    /// Authorization code with PKCE, through the host's authorize handler (the default).
     #[default]
-    AuthorizationCode,
-    /// `client_credentials` (machine to machine): needs a pre-registered `client_id` and
-    /// its `client_secret` or `client_key`; no person, no callback.
-    ClientCredentials,
+    AuthorizationCode = 0,
+    /// `client_credentials` (machine to machine): needs a pre-registered client id and its
+    /// client secret or client key; no person, no callback.
+    ClientCredentials = 1,
     /// The JWT-bearer grant (RFC 7523 section 2.1) for workload identity federation: the
-    /// platform's token for this workload (`workload_identity`) is the grant. A `client_id`
-    /// is sent (and authenticated) only when one is configured.
-    JwtBearer,
+    /// platform's token for this workload (the workload identity option) is the grant. A
+    /// client id is sent (and authenticated) only when one is configured.
+    JwtBearer = 2,
 }
 
 /// The library's OAuth client. Client identity, in the order tried: a pre-registered

@@ -4,12 +4,12 @@
 //! with its tokens, so it is never presented to another authorization server.
 
 use super::discovery::ServerMetadata;
-use super::flow::LearnSecret;
 use super::form::{failed, post_json};
 use super::signing_key::SigningKey;
+use super::LearnSecret;
 use super::{GrantType, OAuthConfig};
+use crate::display_url::display_url;
 use crate::error::Result;
-use crate::transport::http::redact::display_url;
 use serde_json::{json, Value};
 
 /// Token endpoint client authentication (RFC 6749 section 2.3, RFC 7591 names).

@@ -4,13 +4,12 @@
 use super::client_assertion::{client_assertion, JWT_BEARER_ASSERTION};
 use super::discovery::ServerMetadata;
 use super::dpop::{Dpop, USE_NONCE_ERROR};
-use super::flow::LearnSecret;
 use super::form::{self, failed, post_form};
 use super::registration::{error_code, AuthMethod, ClientCredentials};
+use super::{now, LearnSecret};
+use crate::display_url::display_url;
 use crate::error::Result;
-use crate::transport::http::redact::display_url;
 use serde_json::{json, Value};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The longest access token accepted (see `mcpc::limits`).
 pub const TOKEN_LIMIT: usize = 16 * 1024;
@@ -215,12 +214,6 @@ fn read_tokens(
         learn(refresh);
     }
     Ok(tokens)
-}
-
-pub fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 #[cfg(test)]

@@ -29,10 +29,8 @@ pub(super) struct Cache {
     state: Mutex<State>,
 }
 
-/// The most list pages kept.
-pub const MAX_CACHED_PAGES: usize = 1024;
-/// The most bytes of list pages kept (as JSON text).
-pub const MAX_CACHED_BYTES: usize = 16 * 1024 * 1024;
+/// The most list pages kept, and bytes of them (as JSON text).
+use crate::engine::limits::{MAX_CACHED_BYTES, MAX_CACHED_PAGES};
 
 #[derive(Default)]
 struct State {

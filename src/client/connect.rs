@@ -15,16 +15,18 @@ use crate::protocol::{methods, versions};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
-/// Which protocol era to speak (the C API's `mcp_connect_mode`).
+/// Which protocol era to speak. The numbers are part of the C ABI.
+// C knows it as `mcp_connect_mode`: cbindgen.toml renames it.
+#[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ConnectMode {
     /// Probe with `server/discover`; fall back to the `initialize` handshake.
     #[default]
-    Auto,
+    Auto = 0,
     /// The `initialize` handshake only (2025-11-25 and older).
-    Legacy,
+    Legacy = 1,
     /// `server/discover` and per-request `_meta` only (2026-07-28).
-    Modern,
+    Modern = 2,
 }
 
 /// Why the discover probe did not make the connection modern.

@@ -122,11 +122,11 @@ impl Client {
             Some(Some(at)) => Some(at),
         };
         let hook = opts.cancellation.as_ref().and_then(|token| {
-            let changes = self.changes.clone();
+            let changes = self.core.changes.clone();
             token.on_cancel(move |_| changes.notify())
         });
         // An open listen keeps the server from idle shutdown.
-        let busy = self.busy(&mut self.lock());
+        let busy = self.core.busy(&mut self.core.lock());
         let outcome = self.listen_until_end(listen, opts, deadline);
         drop(busy);
         if let (Some(token), Some(hook)) = (&opts.cancellation, hook) {
@@ -145,13 +145,13 @@ impl Client {
         loop {
             self.check_listening(opts, deadline)?;
             // Self-healing: the listen connects again itself, and listens there.
-            if !listen.end_on_failure && self.needs_healing() {
-                self.heal(opts, deadline)?;
+            if !listen.end_on_failure && self.core.needs_healing() {
+                self.core.heal(opts, deadline)?;
             }
-            let session = match self.route()? {
+            let session = match self.core.route()? {
                 Route::Session(session, _) => session,
                 Route::ConnectFirst => {
-                    self.connect_before(opts, deadline)?;
+                    self.core.connect_before(opts, deadline)?;
                     continue;
                 }
             };
@@ -183,14 +183,14 @@ impl Client {
                 if listen.end_on_failure {
                     return Err(error);
                 }
-                self.log(
+                self.core.log(
                     LogLevel::Info,
                     &format!(
                         "listen: the connection failed ({}); listening again once connect has made a new one",
                         error.message
                     ),
                 );
-                if self.options.reconnect.is_none() {
+                if self.core.options.reconnect.is_none() {
                     self.await_new_session(&session, opts, deadline)?;
                 }
                 pause = RETRY_FIRST;
@@ -201,7 +201,7 @@ impl Client {
             if !watch.acknowledged.load(Ordering::Acquire) {
                 return Err(error);
             }
-            self.log(
+            self.core.log(
                 LogLevel::Info,
                 &format!(
                     "listen: the stream ended without the server ending the listen ({}); listening again in {} ms",
@@ -271,7 +271,7 @@ impl Client {
             for uri in &listen.resource_uris {
                 match self.request(methods::SUBSCRIBE, Some(json!({ "uri": uri })), opts) {
                     Ok(_) => subscribed.push(uri.clone()),
-                    Err(e) if e.status == Status::ServerError => self.log(
+                    Err(e) if e.status == Status::ServerError => self.core.log(
                         LogLevel::Warning,
                         &format!(
                             "listen: the server refused to subscribe to {uri}: {}",
@@ -296,7 +296,7 @@ impl Client {
                 opts,
             ) {
                 Ok(_) => {}
-                Err(e) if e.status == Status::ServerError => self.log(
+                Err(e) if e.status == Status::ServerError => self.core.log(
                     LogLevel::Warning,
                     &format!("listen: the server refused logging/setLevel: {}", e.message),
                 ),
@@ -325,7 +325,7 @@ impl Client {
         deadline: Option<Instant>,
     ) -> Result<Value> {
         loop {
-            let seen = self.changes.seen();
+            let seen = self.core.changes.seen();
             self.check_listening(opts, deadline)?;
             if let Some(failure) = session.connection.failure() {
                 return Err(failure);
@@ -336,7 +336,7 @@ impl Client {
                     "the server ended the session",
                 ));
             }
-            self.changes.wait(seen, deadline);
+            self.core.changes.wait(seen, deadline);
         }
     }
 
@@ -348,17 +348,17 @@ impl Client {
         deadline: Option<Instant>,
     ) -> Result<()> {
         loop {
-            let seen = self.changes.seen();
+            let seen = self.core.changes.seen();
             self.check_listening(opts, deadline)?;
             {
-                let state = self.lock();
+                let state = self.core.lock();
                 if let Some(session) = &state.session {
                     if !Arc::ptr_eq(session, old) && session.connection.failure().is_none() {
                         return Ok(());
                     }
                 }
             }
-            self.changes.wait(seen, deadline);
+            self.core.changes.wait(seen, deadline);
         }
     }
 
@@ -371,13 +371,13 @@ impl Client {
     ) -> Result<()> {
         let until = Instant::now() + pause;
         loop {
-            let seen = self.changes.seen();
+            let seen = self.core.changes.seen();
             self.check_listening(opts, deadline)?;
             if Instant::now() >= until {
                 return Ok(());
             }
             let wake = deadline.map_or(until, |d| d.min(until));
-            self.changes.wait(seen, Some(wake));
+            self.core.changes.wait(seen, Some(wake));
         }
     }
 
@@ -394,7 +394,7 @@ impl Client {
                 ..Error::new(Status::Cancelled, message)
             });
         }
-        if self.lock().closed {
+        if self.core.lock().closed {
             return Err(closed_error());
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -414,7 +414,7 @@ impl Client {
         if session.connection.failure().is_some() {
             return true;
         }
-        let state = self.lock();
+        let state = self.core.lock();
         !matches!(&state.session, Some(current) if Arc::ptr_eq(current, session))
     }
 }

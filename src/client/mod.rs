@@ -7,17 +7,18 @@
 pub(crate) mod cache;
 mod changes;
 mod connect;
+mod connection_state;
 mod idle;
+mod input_required;
 mod lazy;
 mod listen;
-mod mrtr;
 mod notify;
 mod operation;
 mod reconnect_policy;
+mod request;
 mod requests;
 mod self_heal;
 mod skills;
-mod state;
 mod tasks;
 pub(crate) mod trace;
 
@@ -36,12 +37,12 @@ use crate::transport::stdio::{StderrMode, StdioConfig, StdioTransport};
 use crate::transport::{Inbound, Transport};
 use changes::Changes;
 pub use connect::ConnectMode;
+use connection_state::StateReports;
+pub use connection_state::{ConnectionState, StateHandler};
 pub use listen::Listen;
-pub use operation::{Arguments, Request};
 pub use reconnect_policy::ReconnectPolicy;
+pub use request::{Arguments, Request};
 use serde_json::{json, Map, Value};
-use state::StateReports;
-pub use state::{ConnectionState, StateHandler};
 use std::collections::HashSet;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -185,17 +186,108 @@ struct Opened {
 }
 
 /// An MCP client: connect, then make requests, blocking ([`Client::call_tool`]...) or started
-/// without blocking ([`Client::start`]); both go through the same engine path. Every method
-/// of [`ClientCore`] is a method of the client (it dereferences to it).
+/// without blocking ([`Client::start`]); both go through the same engine path.
 pub struct Client {
+    /// What the client is made of, shared with the operations it started.
     core: Arc<ClientCore>,
 }
 
-impl std::ops::Deref for Client {
-    type Target = Arc<ClientCore>;
+/// The client's own methods; the requests are in `requests.rs`, the listens in `listen.rs`.
+impl Client {
+    /// Starts the server (stdio) and learns its era: in auto mode (the default) it probes with
+    /// `server/discover` and falls back to the `initialize` handshake (offering 2025-11-25).
+    /// Returns the discover or `initialize` result. Neither `initialize` nor the probe is
+    /// cancelled on the wire.
+    ///
+    /// The reconnect contract: connecting again while connected returns the same result
+    /// without I/O. When the connection has failed since ([`ConnectionState::Failed`]: the
+    /// stdio server exited, the HTTP server ended the session), it starts a new connection
+    /// (the server is started again, a new session is opened), says so to the log callback,
+    /// and returns the new server's result. A `close` from another thread ends a connect at
+    /// any point with CLOSED. With a reconnect policy, requests do this themselves (see
+    /// [`ReconnectPolicy`]).
+    ///
+    /// `connect_timeout` bounds the whole of it. A connect made while another makes a new
+    /// connection waits for that one's outcome, within its own timeout. No lock of ours is held
+    /// while the failed connection is reported and ended, so any callback (the log, a stderr
+    /// line, a handler) may call connect on its own client.
+    pub fn connect(&self) -> Result<Value> {
+        self.core.connect()
+    }
 
-    fn deref(&self) -> &Arc<ClientCore> {
-        &self.core
+    /// Ends the session: every pending call returns CLOSED at once, and the handlers of server
+    /// requests still running see their cancellation (their answers are not sent). A `connect`
+    /// in progress returns CLOSED at once. The callbacks already queued run, then no callback
+    /// starts; close waits for those running on other threads to return. All this takes
+    /// [`CALLBACK_WAIT_ON_CLOSE`] (2 s) at most: what is still queued then is dropped, and a
+    /// callback still running is left running (logged). Then the server's stdin is closed, and
+    /// it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL to its process group, whose
+    /// last processes get up to 1 s to end, so none is left when close returns; processes it
+    /// started outside its process group that still hold its pipes are not waited for. The
+    /// connection's own threads get [`limits::THREAD_WAIT_ON_CLOSE`] to end and are let go past
+    /// it. In all, close (and dropping the client) returns within [`limits::CLOSE_BOUND`]
+    /// whatever servers and callbacks do; a callback still running then is abandoned, so what it
+    /// uses must outlive it. Later calls return CLOSED. Safe from any thread, more than once, and
+    /// from inside a callback (which close does not wait for).
+    ///
+    /// [`limits::THREAD_WAIT_ON_CLOSE`]: crate::limits::THREAD_WAIT_ON_CLOSE
+    /// [`limits::CLOSE_BOUND`]: crate::limits::CLOSE_BOUND
+    pub fn close(&self) {
+        self.core.close()
+    }
+
+    /// The server's `initialize` result (or `server/discover` result, modern), once connected.
+    pub fn server_info(&self) -> Option<Value> {
+        self.core.server_info()
+    }
+
+    /// The negotiated protocol version, once connected.
+    pub fn protocol_version(&self) -> Option<String> {
+        self.core.protocol_version()
+    }
+
+    pub fn server_capabilities(&self) -> Option<Value> {
+        self.core.server_capabilities()
+    }
+
+    pub fn instructions(&self) -> Option<String> {
+        self.core.instructions()
+    }
+
+    /// Whether the connection speaks the modern (2026-07-28) era.
+    pub fn is_modern(&self) -> bool {
+        self.core.is_modern()
+    }
+
+    /// The server's implementation info (`name`, `version`...), in either era.
+    pub fn server_implementation(&self) -> Option<Value> {
+        self.core.server_implementation()
+    }
+
+    /// Connected, with a connection that has not failed.
+    pub fn is_connected(&self) -> bool {
+        self.core.is_connected()
+    }
+
+    /// Where the client stands; see [`ConnectionState`] and the reconnect contract of
+    /// [`Client::connect`].
+    pub fn state(&self) -> ConnectionState {
+        self.core.state()
+    }
+
+    /// The last lines the stdio server wrote to stderr.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.core.stderr_tail()
+    }
+
+    /// The stdio server's process id.
+    pub fn server_pid(&self) -> Option<u32> {
+        self.core.server_pid()
+    }
+
+    /// What the connection has dropped so far (late responses, bad frames).
+    pub fn stats(&self) -> RouterStats {
+        self.core.stats()
     }
 }
 
@@ -377,24 +469,8 @@ impl Client {
 }
 
 impl ClientCore {
-    /// Starts the server (stdio) and learns its era: in auto mode (the default) it probes with
-    /// `server/discover` and falls back to the `initialize` handshake (offering 2025-11-25).
-    /// Returns the discover or `initialize` result. Neither `initialize` nor the probe is
-    /// cancelled on the wire.
-    ///
-    /// The reconnect contract: connecting again while connected returns the same result
-    /// without I/O. When the connection has failed since ([`ConnectionState::Failed`]: the
-    /// stdio server exited, the HTTP server ended the session), it starts a new connection
-    /// (the server is started again, a new session is opened), says so to the log callback,
-    /// and returns the new server's result. A `close` from another thread ends a connect at
-    /// any point with CLOSED. With a reconnect policy, requests do this themselves (see
-    /// [`ReconnectPolicy`]).
-    ///
-    /// `connect_timeout` bounds the whole of it. A connect made while another makes a new
-    /// connection waits for that one's outcome, within its own timeout. No lock of ours is held
-    /// while the failed connection is reported and ended, so any callback (the log, a stderr
-    /// line, a handler) may call connect on its own client.
-    pub fn connect(&self) -> Result<Value> {
+    /// The work of [`Client::connect`].
+    pub(crate) fn connect(&self) -> Result<Value> {
         let outcome = self.connect_once();
         {
             // Requests waiting for a lazy connect learn how it ended (see `lazy.rs`).
@@ -576,24 +652,8 @@ impl ClientCore {
         }
     }
 
-    /// Ends the session: every pending call returns CLOSED at once, and the handlers of server
-    /// requests still running see their cancellation (their answers are not sent). A `connect`
-    /// in progress returns CLOSED at once. The callbacks already queued run, then no callback
-    /// starts; close waits for those running on other threads to return. All this takes
-    /// [`CALLBACK_WAIT_ON_CLOSE`] (2 s) at most: what is still queued then is dropped, and a
-    /// callback still running is left running (logged). Then the server's stdin is closed, and
-    /// it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL to its process group, whose
-    /// last processes get up to 1 s to end, so none is left when close returns; processes it
-    /// started outside its process group that still hold its pipes are not waited for. The
-    /// connection's own threads get [`limits::THREAD_WAIT_ON_CLOSE`] to end and are let go past
-    /// it. In all, close (and dropping the client) returns within [`limits::CLOSE_BOUND`]
-    /// whatever servers and callbacks do; a callback still running then is abandoned, so what it
-    /// uses must outlive it. Later calls return CLOSED. Safe from any thread, more than once, and
-    /// from inside a callback (which close does not wait for).
-    ///
-    /// [`limits::THREAD_WAIT_ON_CLOSE`]: crate::limits::THREAD_WAIT_ON_CLOSE
-    /// [`limits::CLOSE_BOUND`]: crate::limits::CLOSE_BOUND
-    pub fn close(&self) {
+    /// The work of [`Client::close`].
+    pub(crate) fn close(&self) {
         // What close waits for before shutting the transport down shares this deadline.
         let deadline = Instant::now() + CALLBACK_WAIT_ON_CLOSE;
         let (session, handshaking) = {
@@ -664,22 +724,24 @@ impl ClientCore {
         }
     }
 
-    /// The server's `initialize` result (or `server/discover` result, modern), once connected.
-    pub fn server_info(&self) -> Option<Value> {
+    /// The work of [`Client::server_info`].
+    pub(crate) fn server_info(&self) -> Option<Value> {
         self.session_ref().map(|s| s.server_info.clone())
     }
 
-    /// The negotiated protocol version, once connected.
-    pub fn protocol_version(&self) -> Option<String> {
+    /// The work of [`Client::protocol_version`].
+    pub(crate) fn protocol_version(&self) -> Option<String> {
         self.session_ref().map(|s| s.protocol_version.clone())
     }
 
-    pub fn server_capabilities(&self) -> Option<Value> {
+    /// The work of [`Client::server_capabilities`].
+    pub(crate) fn server_capabilities(&self) -> Option<Value> {
         self.session_ref()
             .and_then(|s| s.server_info.get("capabilities").cloned())
     }
 
-    pub fn instructions(&self) -> Option<String> {
+    /// The work of [`Client::instructions`].
+    pub(crate) fn instructions(&self) -> Option<String> {
         self.session_ref().and_then(|s| {
             s.server_info
                 .get("instructions")?
@@ -688,25 +750,24 @@ impl ClientCore {
         })
     }
 
-    /// Whether the connection speaks the modern (2026-07-28) era.
-    pub fn is_modern(&self) -> bool {
+    /// The work of [`Client::is_modern`].
+    pub(crate) fn is_modern(&self) -> bool {
         self.session_ref().is_some_and(|s| s.envelope.is_some())
     }
 
-    /// The server's implementation info (`name`, `version`...), in either era.
-    pub fn server_implementation(&self) -> Option<Value> {
+    /// The work of [`Client::server_implementation`].
+    pub(crate) fn server_implementation(&self) -> Option<Value> {
         self.session_ref()
             .and_then(|s| envelope::server_info(&s.server_info).cloned())
     }
 
-    /// Connected, with a connection that has not failed.
-    pub fn is_connected(&self) -> bool {
+    /// The work of [`Client::is_connected`].
+    pub(crate) fn is_connected(&self) -> bool {
         self.state() == ConnectionState::Connected
     }
 
-    /// Where the client stands; see [`ConnectionState`] and the reconnect contract of
-    /// [`Client::connect`].
-    pub fn state(&self) -> ConnectionState {
+    /// The work of [`Client::state`].
+    pub(crate) fn state(&self) -> ConnectionState {
         let state = self.lock();
         match &state.session {
             _ if state.closed => ConnectionState::Closed,
@@ -719,21 +780,21 @@ impl ClientCore {
         }
     }
 
-    /// The last lines the stdio server wrote to stderr.
-    pub fn stderr_tail(&self) -> Vec<String> {
+    /// The work of [`Client::stderr_tail`].
+    pub(crate) fn stderr_tail(&self) -> Vec<String> {
         self.session_ref()
             .and_then(|s| s.stdio.as_ref().map(|t| t.stderr_tail()))
             .unwrap_or_default()
     }
 
-    /// The stdio server's process id.
-    pub fn server_pid(&self) -> Option<u32> {
+    /// The work of [`Client::server_pid`].
+    pub(crate) fn server_pid(&self) -> Option<u32> {
         self.session_ref()
             .and_then(|s| s.stdio.as_ref().map(|t| t.pid()))
     }
 
-    /// What the connection has dropped so far (late responses, bad frames).
-    pub fn stats(&self) -> RouterStats {
+    /// The work of [`Client::stats`].
+    pub(crate) fn stats(&self) -> RouterStats {
         self.session_ref()
             .map(|s| s.connection.stats())
             .unwrap_or_default()

@@ -17,7 +17,10 @@ impl Client {
         if params.as_ref().is_some_and(|p| !p.is_object()) {
             return Err(Error::invalid("notification params must be a JSON object"));
         }
-        self.session()?.connection.notify(method, params.as_ref())
+        self.core
+            .session()?
+            .connection
+            .notify(method, params.as_ref())
     }
 
     /// `notifications/roots/list_changed`: the roots the roots handler answers with have
@@ -25,14 +28,14 @@ impl Client {
     /// declares `roots.listChanged` when a `roots/list` handler is registered; without one the
     /// server was never told of roots, and this is INVALID_ARGUMENT.
     pub fn notify_roots_list_changed(&self) -> Result<()> {
-        let session = self.session()?;
+        let session = self.core.session()?;
         if session.envelope.is_some() {
             return Err(Error::new(
                 Status::NotSupported,
                 "notifications/roots/list_changed does not exist in the modern protocol era (2026-07-28) this connection speaks",
             ));
         }
-        if self.capabilities().get("roots").is_none() {
+        if self.core.capabilities().get("roots").is_none() {
             return Err(Error::invalid(
                 "the client declared no roots capability (register a roots/list handler)",
             ));

@@ -1,13 +1,13 @@
 //! Requests as operations: one description of what a request does, run either blocking on the
 //! caller's thread or started without blocking, on the same engine path.
 //!
-//! Top-down: a [`Request`] (a value naming one MCP request and its arguments) becomes a
-//! [`Step`], a small state machine: send this JSON-RPC request, then decide what comes next
-//! from its result (`Step::Send`); wait a little (`Step::Pause`, between `input_required`
-//! rounds); run host code (`Step::Defer`: input handlers, the library log); or the final result
-//! (`Step::Done`). A request of several round trips (a version
-//! retry, `input_required` rounds, an all-pages walk) is a chain of steps built with
-//! [`Step::and_then`]. Two drivers run a chain:
+//! Top-down: a [`Request`] (a value naming one MCP request and its arguments, `request.rs`)
+//! becomes a [`Step`] (`request_step`, the one place each request is carried out), a small
+//! state machine: send this JSON-RPC request, then decide what comes next from its result
+//! (`Step::Send`); wait a little (`Step::Pause`, between `input_required` rounds); run host
+//! code (`Step::Defer`: input handlers, the library log); or the final result (`Step::Done`).
+//! A request of several round trips (a version retry, `input_required` rounds, an all-pages
+//! walk) is a chain of steps built with [`Step::and_then`]. Two drivers run a chain:
 //! - [`drive`] (the blocking API): each `Send` is `Connection::start` then `Started::wait` on
 //!   the caller's thread, which may read its own response (no thread hand-off);
 //! - [`drive_async`] ([`Client::start`]): each `Send` is `Connection::start` with the call
@@ -23,103 +23,19 @@
 //! `Done`, holding no thread while it waits.
 
 use super::changes::Changes;
+use super::request::{Arguments, Request};
 use super::{Client, ClientCore, RequestOptions};
 use crate::cancellation::CancellationToken;
 use crate::engine::completer::{self, Completer, Finish};
 use crate::engine::{CallOptions, Connection, RequestBody};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::protocol::envelope::Envelope;
-use crate::protocol::object_text::ObjectText;
 use crate::protocol::params::Params;
 use crate::protocol::reply::Reply;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// One MCP request, to run with [`Client::run`] (blocking) or start with [`Client::start`].
-/// Each blocking request method is `run` of one of these.
-#[derive(Clone, Debug)]
-pub enum Request {
-    Ping,
-    /// `server/discover`.
-    Discover,
-    /// `tools/call`; `arguments` must be a JSON object. Answers `input_required` rounds.
-    CallTool {
-        name: String,
-        arguments: Option<Arguments>,
-    },
-    /// `resources/read`. Answers `input_required` rounds.
-    ReadResource {
-        uri: String,
-    },
-    /// `prompts/get`; `arguments` must be a JSON object of strings.
-    GetPrompt {
-        name: String,
-        arguments: Option<Arguments>,
-    },
-    /// `completion/complete`.
-    Complete {
-        reference: Value,
-        argument: Value,
-        context: Option<Value>,
-    },
-    /// `logging/setLevel` (handshake era only).
-    SetLoggingLevel {
-        level: String,
-    },
-    /// `resources/subscribe` (handshake era only).
-    SubscribeResource {
-        uri: String,
-    },
-    /// `resources/unsubscribe` (handshake era only).
-    UnsubscribeResource {
-        uri: String,
-    },
-    /// One page of `tools/list`.
-    ListTools {
-        cursor: Option<String>,
-    },
-    ListResources {
-        cursor: Option<String>,
-    },
-    ListResourceTemplates {
-        cursor: Option<String>,
-    },
-    ListPrompts {
-        cursor: Option<String>,
-    },
-    /// Every tool over all pages: `{"tools": [...]}`.
-    Tools,
-    /// `{"resources": [...]}`.
-    Resources,
-    /// `{"resourceTemplates": [...]}`.
-    ResourceTemplates,
-    /// `{"prompts": [...]}`.
-    Prompts,
-    /// Any request by method name; `params` must be a JSON object.
-    Other {
-        method: String,
-        params: Option<Value>,
-    },
-}
-
-/// The arguments of a tool call or a prompt: a JSON object, as a tree or as the JSON text a
-/// host already holds (checked when the [`ObjectText`] was made). Text is sent as it is (its
-/// spelling, key order and numbers untouched), so no tree is built only to be encoded again:
-/// the C API's arguments take this path. A tree that is not an object is refused with
-/// INVALID_ARGUMENT when the request is made.
-#[derive(Clone, Debug)]
-pub enum Arguments {
-    Value(Value),
-    Json(ObjectText),
-}
-
-impl From<Value> for Arguments {
-    fn from(value: Value) -> Arguments {
-        Arguments::Value(value)
-    }
-}
 
 /// A request's method name: one of `protocol::methods` borrowed, or a host's own (a request
 /// by name) owned. Every call passes its method down several layers: a constant is never copied.
@@ -420,8 +336,8 @@ impl Client {
         finish: Finish,
         done: impl FnOnce(Result<Reply>) + Send + 'static,
     ) -> Result<()> {
-        let ticket = self.completer.admit()?;
-        let gate = self.gate.clone();
+        let ticket = self.core.completer.admit()?;
+        let gate = self.core.gate.clone();
         let step = match request {
             Ok(request) => self.core.step_for(request, opts),
             Err(error) => Step::Done(Err(error)),
@@ -435,7 +351,7 @@ impl Client {
                 done(result);
             }
         };
-        drive_async(&self.completer, step, Deliver { done, finish });
+        drive_async(&self.core.completer, step, Deliver { done, finish });
         Ok(())
     }
 
@@ -511,7 +427,7 @@ impl ClientCore {
             Request::Ping => self.request(methods::PING, None, opts),
             Request::Discover => self.request(methods::DISCOVER, None, opts),
             Request::CallTool { name, arguments } => {
-                match super::requests::named_params(name, arguments, "tool arguments") {
+                match named_params(name, arguments, "tool arguments") {
                     Ok(mut params) => {
                         if legacy_task {
                             params.tree["task"] = serde_json::json!({});
@@ -527,7 +443,7 @@ impl ClientCore {
                 opts,
             ),
             Request::GetPrompt { name, arguments } => {
-                match super::requests::named_params(name, arguments, "prompt arguments") {
+                match named_params(name, arguments, "prompt arguments") {
                     Ok(params) => self.with_input(methods::PROMPTS_GET, params, opts),
                     Err(e) => done(Err(e)),
                 }
@@ -568,5 +484,19 @@ impl ClientCore {
             Request::Prompts => self.all_pages(methods::PROMPTS_LIST, "prompts", opts),
             Request::Other { method, params } => self.request(method, params, opts),
         }
+    }
+}
+
+/// `{"name": name, "arguments": arguments}`, the arguments left out when absent.
+fn named_params(name: String, arguments: Option<Arguments>, what: &str) -> Result<Params> {
+    let mut params = Params::named(name);
+    match arguments {
+        None => Ok(params),
+        Some(Arguments::Value(arguments)) if arguments.is_object() => {
+            params.tree["arguments"] = arguments;
+            Ok(params)
+        }
+        Some(Arguments::Json(text)) => Ok(params.and_text("arguments", text)),
+        Some(_) => Err(Error::invalid(format!("{what} must be a JSON object"))),
     }
 }

@@ -3,9 +3,10 @@
 //! list page, the all-pages walks.
 
 use super::connect::{supported_versions, UNSUPPORTED_VERSION};
+use super::input_required::{input_required, is_input_required};
 use super::lazy::Route;
-use super::mrtr::{input_required, is_input_required};
-use super::operation::{on_ok, Arguments, Method, Request, Step};
+use super::operation::{on_ok, Method, Step};
+use super::request::{Arguments, Request};
 use super::tasks::Leg;
 use super::{Client, ClientCore, RequestOptions};
 use crate::engine::router::ListenWatch;
@@ -593,24 +594,6 @@ impl Walk {
         let mut all = Map::new();
         all.insert(self.key.to_owned(), Value::Array(self.items));
         Step::Done(Ok(Value::Object(all).into()))
-    }
-}
-
-/// `{"name": name, "arguments": arguments}`, the arguments left out when absent.
-pub(super) fn named_params(
-    name: String,
-    arguments: Option<Arguments>,
-    what: &str,
-) -> Result<Params> {
-    let mut params = Params::named(name);
-    match arguments {
-        None => Ok(params),
-        Some(Arguments::Value(arguments)) if arguments.is_object() => {
-            params.tree["arguments"] = arguments;
-            Ok(params)
-        }
-        Some(Arguments::Json(text)) => Ok(params.and_text("arguments", text)),
-        Some(_) => Err(Error::invalid(format!("{what} must be a JSON object"))),
     }
 }
 

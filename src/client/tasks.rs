@@ -18,8 +18,8 @@
 //! while that is pending, answered by the host's handlers). A cancel sends `tasks/cancel`.
 
 use super::changes::PauseEnd;
+use super::input_required::input_required;
 use super::lazy::Route;
-use super::mrtr::input_required;
 use super::{closed_error, Client, ClientCore, RequestOptions};
 use crate::cancellation::CancellationToken;
 use crate::engine::reported_progress::ReportedProgress;

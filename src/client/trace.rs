@@ -29,11 +29,10 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::ThreadId;
 use std::time::Instant;
 
-/// The most frames waiting for the host's trace callback.
-pub const QUEUE_LIMIT: usize = 4096;
-
-/// The most bytes of frames waiting for the host's trace callback.
-pub const QUEUE_BYTES_LIMIT: usize = 16 * 1024 * 1024;
+/// The most frames, and bytes of frames, waiting for the host's trace callback.
+use crate::engine::limits::{
+    MAX_QUEUED_TRACE_BYTES as QUEUE_BYTES_LIMIT, MAX_QUEUED_TRACE_FRAMES as QUEUE_LIMIT,
+};
 
 struct Queued {
     direction: TraceDirection,

@@ -35,18 +35,18 @@ pub use super::callback_thread::QUEUE_BYTES_LIMIT as MAX_QUEUED_CALLBACK_BYTES;
 
 /// Frames waiting for the host's wire-trace callback (only when one is set). Past it a frame
 /// is dropped and counted, and the log says how many.
-pub use crate::client::trace::QUEUE_LIMIT as MAX_QUEUED_TRACE_FRAMES;
+pub const MAX_QUEUED_TRACE_FRAMES: usize = 4096;
 
 /// The same queue, in bytes of frame text. One frame is always let in when none waits.
-pub use crate::client::trace::QUEUE_BYTES_LIMIT as MAX_QUEUED_TRACE_BYTES;
+pub const MAX_QUEUED_TRACE_BYTES: usize = 16 * 1024 * 1024;
 
 /// List pages kept by the list cache (pages with a `ttlMs`). Past it a page is not kept: the
 /// next ask for it goes to the server.
-pub use crate::client::cache::MAX_CACHED_PAGES;
+pub const MAX_CACHED_PAGES: usize = 1024;
 
 /// The same cache, in bytes of the pages as JSON text. One page of any size is kept when none
 /// is.
-pub use crate::client::cache::MAX_CACHED_BYTES;
+pub const MAX_CACHED_BYTES: usize = 16 * 1024 * 1024;
 
 /// The most bytes read from one answer of an OAuth authorization server (metadata, a
 /// registration, tokens). Past it the flow stops with UNAUTHORIZED naming the limit.

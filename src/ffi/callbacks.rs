@@ -5,34 +5,12 @@
 //! `request_options.rs`). Strings passed are valid during the call only.
 
 use super::strings::to_cstring;
-use crate::handlers::{self, LogLevel, Progress};
+use crate::handlers::{self, Progress};
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
-/// How serious a library log message is. The numbers are part of the C ABI.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum mcp_log_level {
-    /// Detail for finding a fault.
-    Debug = 0,
-    /// Worth knowing: a fallback taken, a reconnect.
-    Info = 1,
-    /// Something was dropped or skipped.
-    Warning = 2,
-    /// Something failed.
-    Error = 3,
-}
-
-impl From<LogLevel> for mcp_log_level {
-    fn from(level: LogLevel) -> Self {
-        match level {
-            LogLevel::Debug => mcp_log_level::Debug,
-            LogLevel::Info => mcp_log_level::Info,
-            LogLevel::Warning => mcp_log_level::Warning,
-            LogLevel::Error => mcp_log_level::Error,
-        }
-    }
-}
+/// The log level's C name (one enum: cbindgen.toml renames `LogLevel`).
+pub use crate::handlers::LogLevel as mcp_log_level;
 
 /// A host pointer handed back to a host callback; the host makes it safe to use from our thread.
 #[derive(Clone, Copy)]

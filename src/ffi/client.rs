@@ -1,6 +1,6 @@
 //! `mcp_client`: create (stdio, Streamable HTTP), connect, what the server said about itself,
 //! close, free. A client over a custom transport is made in `transport.rs`; the request
-//! functions are in `requests.rs`.
+//! functions are in `blocking_requests.rs`.
 
 use super::boundary::borrow;
 use super::client_options::mcp_client_options;
@@ -8,6 +8,8 @@ use super::request_options::mcp_request_options;
 use super::result::{into_result, mcp_result};
 use super::strings::{required_str, to_cstring};
 use super::{free_handle, guard};
+/// The connection state's C name (one enum: cbindgen.toml renames `ConnectionState`).
+pub use crate::client::ConnectionState as mcp_connection_state;
 use crate::client::{Client, ClientOptions, ConnectionState, RequestOptions};
 use crate::error::{Error, Result};
 use crate::protocol::reply::Reply;
@@ -279,39 +281,6 @@ pub unsafe extern "C" fn mcp_client_is_modern(client: *const mcp_client) -> bool
     )
 }
 
-/// The state of a client's connection. The numbers are part of the C ABI.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum mcp_connection_state {
-    /// `connect` has not been called, or the last connect failed.
-    NotConnected = 0,
-    /// A `connect` is under way (starting the server, handshake or discovery).
-    Connecting = 1,
-    /// Connected: calls go to the server.
-    Connected = 2,
-    /// The connection failed after connecting (the stdio server exited, the HTTP server
-    /// ended the session), or connecting again after that failed: calls fail, and the next
-    /// `connect` (with a reconnect policy, the next request) starts a new connection.
-    Failed = 3,
-    /// `close` was called: everything returns CLOSED from now on.
-    Closed = 4,
-    /// A connect is under way that replaces a failed connection.
-    Reconnecting = 5,
-}
-
-impl From<ConnectionState> for mcp_connection_state {
-    fn from(state: ConnectionState) -> Self {
-        match state {
-            ConnectionState::NotConnected => mcp_connection_state::NotConnected,
-            ConnectionState::Connecting => mcp_connection_state::Connecting,
-            ConnectionState::Connected => mcp_connection_state::Connected,
-            ConnectionState::Failed => mcp_connection_state::Failed,
-            ConnectionState::Closed => mcp_connection_state::Closed,
-            ConnectionState::Reconnecting => mcp_connection_state::Reconnecting,
-        }
-    }
-}
-
 /// Where the client stands. MCP_CONNECTION_STATE_FAILED means the connection failed after
 /// connecting (the stdio server exited, the HTTP server ended the session); the next
 /// `mcp_client_connect` (with a reconnect policy, the next request) starts a new one,
@@ -320,17 +289,14 @@ impl From<ConnectionState> for mcp_connection_state {
 /// # Safety
 /// `client` is NULL or a live client.
 #[no_mangle]
-pub unsafe extern "C" fn mcp_client_connection_state(
-    client: *const mcp_client,
-) -> mcp_connection_state {
-    let state = guard(
+pub unsafe extern "C" fn mcp_client_connection_state(client: *const mcp_client) -> ConnectionState {
+    guard(
         || ConnectionState::NotConnected,
         || match borrow(client).map(|c| c.get()) {
             Some(Ok(c)) => c.state(),
             _ => ConnectionState::NotConnected,
         },
-    );
-    state.into()
+    )
 }
 
 /// The server's implementation info (`{"name":...,"version":...}`) as JSON, in either era, or

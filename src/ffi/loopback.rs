@@ -1,6 +1,8 @@
 //! `mcp_loopback`: the loopback redirect helper (RFC 8252), for C.
 
-use super::auth::{mcp_auth_reply, mcp_auth_reply_set_error, mcp_auth_reply_set_redirect_url};
+use super::auth_reply::{
+    mcp_auth_reply, mcp_auth_reply_set_error, mcp_auth_reply_set_redirect_url,
+};
 use super::boundary::{borrow, borrow_mut};
 use super::cancellation::mcp_cancellation;
 use super::status::mcp_status;
@@ -107,7 +109,7 @@ pub unsafe extern "C" fn mcp_loopback_wait(
             }
         },
     );
-    status.into()
+    status
 }
 
 /// The whole person's step for an authorize callback, after it opened the authorization URL:

@@ -1,6 +1,7 @@
 //! The C ABI, and nothing else: one file per C object or family, each a thin translation to the
 //! Rust client. Shared pieces: the panic boundary and handle freeing (`boundary`), C strings in
-//! and out (`strings`), and how option setters report errors (`setter`).
+//! and out (`strings`), how option setters report errors (`setter`), and each request's C
+//! arguments, read once for its blocking function and its constructor (`request_arguments`).
 //!
 //! Conventions (see include/mcpc.h): every name is `mcp_<object>_<verb>`; handles are opaque;
 //! every `_new` has a `_free` that accepts NULL; every request returns an `mcp_result *` (never
@@ -10,6 +11,7 @@
 #![allow(non_camel_case_types)]
 
 mod boundary;
+mod request_arguments;
 mod setter;
 mod strings;
 
@@ -23,7 +25,7 @@ mod client;
 
 mod client_options;
 
-mod requests;
+mod blocking_requests;
 
 mod notify;
 
@@ -33,7 +35,11 @@ mod cancellation;
 
 mod request_options;
 
-mod completion;
+mod request_constructors;
+
+mod completion_queue;
+
+mod start;
 
 mod callbacks;
 
@@ -43,7 +49,11 @@ mod listen;
 
 mod tasks;
 
-mod auth;
+mod auth_reply;
+
+mod token_slot;
+
+mod header_list;
 
 mod loopback;
 
@@ -51,21 +61,25 @@ mod transport;
 
 mod trace;
 
-pub use auth::*;
+pub use auth_reply::*;
+pub use blocking_requests::*;
 pub use callbacks::*;
 pub use cancellation::*;
 pub use client::*;
 pub use client_options::*;
-pub use completion::*;
+pub use completion_queue::*;
 pub use handlers::*;
+pub use header_list::*;
 pub use listen::*;
 pub use loopback::*;
 pub use notify::*;
+pub use request_constructors::*;
 pub use request_options::*;
-pub use requests::*;
 pub use result::*;
+pub use start::*;
 pub use status::*;
 pub use tasks::*;
+pub use token_slot::*;
 pub use trace::*;
 pub use transport::*;
 

@@ -101,7 +101,7 @@ pub unsafe extern "C" fn mcp_result_status(result: *const mcp_result) -> mcp_sta
         || Status::InternalError,
         || borrow(result).map_or(Status::InvalidArgument, |r| r.status),
     );
-    status.into()
+    status
 }
 
 /// The result as JSON text when the status is OK (and the server's interim result for

@@ -32,7 +32,7 @@ pub(super) unsafe fn set<T: HasError>(
             }
         },
     );
-    status.into()
+    status
 }
 
 pub(super) trait HasError {

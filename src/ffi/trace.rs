@@ -3,15 +3,8 @@
 
 use std::ffi::{c_char, c_void};
 
-/// Which way a traced frame went. The numbers are part of the C ABI.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum mcp_trace_direction {
-    /// From the server.
-    In = 0,
-    /// To the server.
-    Out = 1,
-}
+/// The trace direction's C name (one enum: cbindgen.toml renames `TraceDirection`).
+pub use crate::handlers::TraceDirection as mcp_trace_direction;
 
 /// One frame of the wire trace: its direction, the transport ("stdio", "http" or "custom")
 /// and its JSON text (what arrived is re-encoded after parsing). Strings are valid during the

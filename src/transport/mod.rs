@@ -26,7 +26,7 @@ pub(crate) mod wake;
 // ... and on Windows.
 #[cfg(windows)]
 mod windows;
-/// The completion queue's signal on Windows (`ffi::completion`).
+/// The completion queue's signal on Windows (`ffi::completion_queue`).
 #[cfg(windows)]
 pub(crate) use windows::Event as WindowsEvent;
 

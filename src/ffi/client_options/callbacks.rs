@@ -179,7 +179,7 @@ pub unsafe extern "C" fn mcp_client_options_set_log_callback(
             Arc::new(move |level: LogLevel, message: &str| {
                 let userdata = userdata;
                 let message = to_cstring(message);
-                callback(userdata.0, level.into(), message.as_ptr());
+                callback(userdata.0, level, message.as_ptr());
             })
         });
         Ok(())

@@ -44,31 +44,11 @@ pub struct mcp_client_options {
     pub(crate) http: HttpConfig,
 }
 
-/// Which protocol era to speak. The numbers are part of the C ABI.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum mcp_connect_mode {
-    /// Probe with `server/discover`; fall back to the `initialize` handshake.
-    Auto = 0,
-    /// The `initialize` handshake only (2025-11-25 and older).
-    Legacy = 1,
-    /// `server/discover` and per-request `_meta` only (2026-07-28).
-    Modern = 2,
-}
+/// The connect mode's C name (one enum: cbindgen.toml renames `ConnectMode`).
+pub use crate::client::ConnectMode as mcp_connect_mode;
 
-/// Which HTTP transport to speak. The numbers are part of the C ABI.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum mcp_http_transport {
-    /// Streamable HTTP, unless the server refuses the `initialize` POST with 400, 404 or 405
-    /// and its URL opens an HTTP+SSE event stream: then the 2024-11-05 HTTP+SSE transport,
-    /// remembered for reconnects (default).
-    Auto = 0,
-    /// Streamable HTTP only.
-    Streamable = 1,
-    /// The 2024-11-05 HTTP+SSE transport only (the handshake era).
-    LegacySse = 2,
-}
+/// The HTTP transport's C name (one enum: cbindgen.toml renames `HttpTransportKind`).
+pub use crate::transport::http::HttpTransportKind as mcp_http_transport;
 
 /// What happens to a stdio server's stderr.
 #[repr(C)]
@@ -229,8 +209,8 @@ pub unsafe extern "C" fn mcp_client_options_set_idle_shutdown_ms(
 
 /// The longest line accepted from a stdio server, and the largest JSON body or SSE event from
 /// an HTTP server (default 100 MiB). A longer line fails the calls pending at that moment with
-/// MCP_STATUS_PROTOCOL_ERROR, whose message names this setter; reading goes on after it. A
-/// result costs about twice its size in memory at the peak.
+/// MCP_STATUS_PROTOCOL_ERROR, whose message names this setter; reading goes on after it. The
+/// memory a large result costs at its peak is in docs/benchmarks.md.
 ///
 /// # Safety
 /// `options` is NULL or live.
@@ -352,9 +332,9 @@ pub unsafe extern "C" fn mcp_client_options_set_mode(
 ) -> mcp_status {
     set(options, |o| {
         o.client.mode = match mode {
-            m if m == mcp_connect_mode::Auto as c_int => ConnectMode::Auto,
-            m if m == mcp_connect_mode::Legacy as c_int => ConnectMode::Legacy,
-            m if m == mcp_connect_mode::Modern as c_int => ConnectMode::Modern,
+            m if m == ConnectMode::Auto as c_int => ConnectMode::Auto,
+            m if m == ConnectMode::Legacy as c_int => ConnectMode::Legacy,
+            m if m == ConnectMode::Modern as c_int => ConnectMode::Modern,
             _ => return Err(Error::invalid(format!("unknown connect mode {mode}"))),
         };
         Ok(())
@@ -505,9 +485,9 @@ pub unsafe extern "C" fn mcp_client_options_set_http_transport(
 ) -> mcp_status {
     set(options, |o| {
         o.http.transport = match transport {
-            t if t == mcp_http_transport::Auto as c_int => HttpTransportKind::Auto,
-            t if t == mcp_http_transport::Streamable as c_int => HttpTransportKind::Streamable,
-            t if t == mcp_http_transport::LegacySse as c_int => HttpTransportKind::LegacySse,
+            t if t == HttpTransportKind::Auto as c_int => HttpTransportKind::Auto,
+            t if t == HttpTransportKind::Streamable as c_int => HttpTransportKind::Streamable,
+            t if t == HttpTransportKind::LegacySse as c_int => HttpTransportKind::LegacySse,
             _ => {
                 return Err(Error::invalid(format!(
                     "unknown HTTP transport {transport}"

@@ -2,7 +2,7 @@
 //! scopes, the person's step, the token store, the per-request headers. Every setter here (but
 //! the header provider's) turns the library's OAuth flow on for a client made by
 //! `mcp_client_new_http` with these options. The callback types and their replies are in
-//! `ffi::auth`.
+//! `ffi::auth_reply`, `ffi::token_slot` and `ffi::header_list`.
 
 use super::mcp_client_options;
 use crate::auth::{
@@ -10,14 +10,13 @@ use crate::auth::{
     WorkloadIdentity,
 };
 use crate::error::Error;
-use crate::ffi::auth::{
-    mcp_auth_reply, mcp_authorize_callback, mcp_header_list, mcp_header_provider,
-    mcp_token_load_callback, mcp_token_save_callback, CStore,
-};
+use crate::ffi::auth_reply::{mcp_auth_reply, mcp_authorize_callback};
 use crate::ffi::callbacks::UserData;
+use crate::ffi::header_list::{mcp_header_list, mcp_header_provider};
 use crate::ffi::setter::set;
 use crate::ffi::status::mcp_status;
 use crate::ffi::strings::{optional_str, to_cstring};
+use crate::ffi::token_slot::{mcp_token_load_callback, mcp_token_save_callback, CStore};
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
@@ -220,9 +219,13 @@ pub unsafe extern "C" fn mcp_client_options_set_oauth_grant(
 ) -> mcp_status {
     set(options, |o| {
         oauth(o).grant_type = match grant {
-            0 => GrantType::AuthorizationCode,
-            1 => GrantType::ClientCredentials,
-            2 => GrantType::JwtBearer,
+            g if g == GrantType::AuthorizationCode as std::ffi::c_int => {
+                GrantType::AuthorizationCode
+            }
+            g if g == GrantType::ClientCredentials as std::ffi::c_int => {
+                GrantType::ClientCredentials
+            }
+            g if g == GrantType::JwtBearer as std::ffi::c_int => GrantType::JwtBearer,
             _ => return Err(Error::invalid(format!("unknown OAuth grant {grant}"))),
         };
         Ok(())

@@ -5,7 +5,6 @@ use super::mcp_client_options;
 use crate::client::{ConnectionState, ReconnectPolicy, StateHandler};
 use crate::error::Error;
 use crate::ffi::callbacks::UserData;
-use crate::ffi::client::mcp_connection_state;
 use crate::ffi::setter::set;
 use crate::ffi::status::mcp_status;
 use std::ffi::c_void;
@@ -14,7 +13,7 @@ use std::time::Duration;
 
 /// The connection went into `state` (see `mcp_client_options_set_state_callback`).
 pub type mcp_state_callback =
-    Option<unsafe extern "C" fn(userdata: *mut c_void, state: mcp_connection_state)>;
+    Option<unsafe extern "C" fn(userdata: *mut c_void, state: ConnectionState)>;
 
 /// Self-healing connections (default off: the host calls `mcp_client_connect` again). A request
 /// that finds the connection failed (the stdio server exited, the HTTP server ended the
@@ -81,7 +80,7 @@ pub unsafe extern "C" fn mcp_client_options_set_state_callback(
         o.client.on_state = callback.map(|callback| -> StateHandler {
             Arc::new(move |state: ConnectionState| {
                 let userdata = userdata;
-                callback(userdata.0, state.into());
+                callback(userdata.0, state);
             })
         });
         Ok(())

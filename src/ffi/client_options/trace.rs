@@ -5,8 +5,8 @@ use crate::ffi::callbacks::UserData;
 use crate::ffi::setter::set;
 use crate::ffi::status::mcp_status;
 use crate::ffi::strings::to_cstring;
-use crate::ffi::trace::{mcp_trace_callback, mcp_trace_direction};
-use crate::handlers::{TraceDirection, TraceFrame, TraceHandler};
+use crate::ffi::trace::mcp_trace_callback;
+use crate::handlers::{TraceFrame, TraceHandler};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -30,10 +30,7 @@ pub unsafe extern "C" fn mcp_client_options_set_trace_callback(
         o.client.callbacks.on_trace = callback.map(|callback| -> TraceHandler {
             Arc::new(move |frame: &TraceFrame| {
                 let userdata = userdata;
-                let direction = match frame.direction {
-                    TraceDirection::In => mcp_trace_direction::In,
-                    TraceDirection::Out => mcp_trace_direction::Out,
-                };
+                let direction = frame.direction;
                 let transport = to_cstring(frame.transport);
                 let json = to_cstring(frame.json);
                 callback(userdata.0, direction, transport.as_ptr(), json.as_ptr());

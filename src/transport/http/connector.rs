@@ -323,7 +323,7 @@ impl Socket {
     ///
     /// A thread blocked in a read is woken by shutting down only our reading side, which is
     /// cheap: the full shutdown sends the server our FIN, and on loopback the kernel runs the
-    /// server's side of that on the calling thread (about 10 us of a cancel's return). The
+    /// server's side of that on the calling thread, in a cancel's return (docs/benchmarks.md). The
     /// reader itself then shuts the rest down (`end_read`), so the server still learns at once.
     /// Only where a woken read is certain (Linux); elsewhere, and for a thread that may be
     /// blocked writing, the full shutdown now.

@@ -7,20 +7,21 @@
 
 use super::auth;
 use super::connector::Exchange;
+use super::endpoint::{
+    content_type, discard_body, events_of, header, open_stream, post_authorized, read_limited,
+    request_error, status_error, unsupported_content_type, Events,
+};
 use super::headers::{self, Headers, MessageInfo};
 use super::legacy_sse;
-use super::sse::{SseError, SseReader};
+use super::sse::SseError;
 use super::{Parked, Session, Shared, DRAIN_AFTER_RESPONSE, NOTIFY_TIMEOUT};
 use crate::error::{Error, Result, Status};
 use crate::protocol::jsonrpc::{self, Incoming};
 use crate::protocol::methods;
-use serde_json::Value;
 use std::cell::Cell;
-use std::io::{BufReader, Read};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use ureq::http::Response;
 use ureq::Body;
 
 /// SEP-1699: the delay before resuming when the server named none, and the least we wait.
@@ -31,12 +32,9 @@ const MAX_RESUME_ATTEMPTS: u32 = 2;
 /// How long a caller that has its answer waits for more of the stream before it leaves the
 /// rest to a worker: not at all. What has arrived (often the stream's end) it reads; when
 /// ureq already holds the end, the worker reads it at once, and the next request waits for
-/// that (`DRAIN_WAIT`) so it reuses the connection. (Waiting here even 1 ms cost every call
-/// that millisecond: the end is mostly in ureq's buffer, not in the socket.)
+/// that (`DRAIN_WAIT`) so it reuses the connection. Any wait here is paid by every call, and
+/// buys little: the end is mostly in ureq's buffer, not in the socket (docs/benchmarks.md).
 const END_WITHIN: Duration = Duration::ZERO;
-/// How much of an error body we read, looking for a JSON-RPC error.
-const ERROR_BODY_LIMIT: usize = 64 * 1024;
-
 /// Runs a request's exchange. Failures go to the engine, unless the exchange was aborted: then
 /// the call is already over, and its thread just goes on. With `on_caller`, the rest of the
 /// stream after the response is handed to a worker; returns true when it was (the worker then
@@ -83,9 +81,6 @@ struct Reply<'a> {
     /// The rest of the stream went to a worker (which ends the exchange).
     handed_off: bool,
 }
-
-/// An SSE stream being read.
-type Events = SseReader<BufReader<ureq::BodyReader<'static>>>;
 
 /// How an SSE stream ended.
 pub(super) enum StreamEnd {
@@ -310,14 +305,6 @@ impl Reply<'_> {
     }
 }
 
-/// The SSE events of a response body.
-pub(super) fn events_of(shared: &Shared, body: Body) -> Events {
-    SseReader::new(
-        BufReader::new(body.into_reader()),
-        shared.config.max_message_bytes,
-    )
-}
-
 /// Hands the rest of a stream whose response has arrived to a worker, which reads it to its
 /// end (delivering what else it carries) so the connection can be reused, then ends the
 /// exchange. Its deadline to do so was set when the response arrived. False when no worker
@@ -423,11 +410,6 @@ pub(super) fn notify(shared: &Arc<Shared>, frame: &str, info: &MessageInfo) -> R
     Ok(())
 }
 
-/// Reads what little an acknowledgement carries, so the connection can be reused.
-pub(super) fn discard_body(response: Response<Body>) {
-    let _ = read_limited(response.into_body(), ERROR_BODY_LIMIT);
-}
-
 /// Ends the legacy session. 404 (already gone) and 405 (no DELETE here) count as success.
 pub(super) fn delete_session(shared: &Shared, session: &Session) -> Result<()> {
     let mut request = shared
@@ -447,193 +429,4 @@ pub(super) fn delete_session(shared: &Shared, session: &Session) -> Result<()> {
             "the session DELETE failed with HTTP {status}"
         ))),
     }
-}
-
-/// POSTs a message to `url`; a 401 or 403 goes to the auth hook, which either gets a new token
-/// (the POST is made again) or ends it with UNAUTHORIZED.
-pub(super) fn post_authorized(
-    shared: &Shared,
-    exchange: Option<&Arc<Exchange>>,
-    url: &str,
-    body: &str,
-    headers: &Headers,
-    timeout: Option<Duration>,
-) -> Result<Response<Body>> {
-    let mut refusals = 0;
-    loop {
-        let sent = auth::before_request(shared);
-        let response = post(shared, url, body, headers, timeout)?;
-        if !auth::is_refusal(response.status().as_u16()) {
-            auth::accepted(shared, &response);
-            return Ok(response);
-        }
-        auth::refused(shared, exchange, response, &mut refusals, &sent)?;
-    }
-}
-
-fn post(
-    shared: &Shared,
-    url: &str,
-    body: &str,
-    headers: &Headers,
-    timeout: Option<Duration>,
-) -> Result<Response<Body>> {
-    let mut request = shared
-        .agent
-        .post(url)
-        .config()
-        .timeout_global(timeout)
-        .build()
-        .header("Accept", headers::ACCEPT_BOTH)
-        .header("Content-Type", "application/json");
-    for (name, value) in headers {
-        request = request.header(name, value);
-    }
-    auth::add_headers(shared, request)?
-        .send(body)
-        .map_err(|e| request_error(shared, e))
-}
-
-/// GETs an SSE stream: the rest of a dropped one (after `last_event_id`), or the standalone one.
-pub(super) fn open_stream(shared: &Shared, last_event_id: Option<&str>) -> Result<Response<Body>> {
-    let mut request = shared
-        .agent
-        .get(&shared.config.url)
-        .header("Accept", headers::ACCEPT_SSE);
-    if let Some(id) = last_event_id {
-        request = request.header(headers::LAST_EVENT_ID, id);
-    }
-    for (name, value) in shared.base_headers(&shared.session()) {
-        request = request.header(name, value);
-    }
-    auth::add_headers(shared, request)?
-        .call()
-        .map_err(|e| request_error(shared, e))
-}
-
-/// Reads a body up to `limit` bytes; `None` if it is longer.
-fn read_limited(body: Body, limit: usize) -> Result<Option<Vec<u8>>> {
-    if body.content_length().is_some_and(|n| n > limit as u64) {
-        return Ok(None);
-    }
-    let mut bytes = Vec::new();
-    // One byte past the limit tells a body at the limit from a longer one; saturating, as
-    // the limit may be as large as usize::MAX (it once wrapped to 0, failing every body).
-    body.into_reader()
-        .take((limit as u64).saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::transport(format!("cannot read the server's response: {e}")))?;
-    Ok((bytes.len() <= limit).then_some(bytes))
-}
-
-fn header<'r>(response: &'r Response<Body>, name: &str) -> Option<&'r str> {
-    response.headers().get(name)?.to_str().ok()
-}
-
-/// The media type, lower case, without parameters.
-pub(super) fn content_type(response: &Response<Body>) -> String {
-    header(response, "content-type")
-        .unwrap_or_default()
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase()
-}
-
-fn unsupported_content_type(content_type: &str) -> Error {
-    Error::protocol(format!(
-        "unsupported Content-Type {content_type:?} in the server's answer: expected \
-         application/json or text/event-stream"
-    ))
-}
-
-/// A request that got no HTTP answer at all.
-fn request_error(shared: &Shared, error: ureq::Error) -> Error {
-    // Never the URL as configured: it may carry credentials.
-    let url = super::redact::display_url(&shared.config.url);
-    let why = match &error {
-        ureq::Error::Io(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-            "connection refused".to_owned()
-        }
-        ureq::Error::Timeout(what) => format!("timed out ({what})"),
-        ureq::Error::HostNotFound => "host not found".to_owned(),
-        other => other.to_string(),
-    };
-    Error::transport(format!("cannot reach {url}: {why}"))
-}
-
-/// An HTTP error status. A JSON-RPC error in the body is the server's answer and is kept
-/// whole; a 404 to a request that carried a session means the session is gone.
-pub(super) fn status_error(
-    shared: &Shared,
-    response: Response<Body>,
-    info: &MessageInfo,
-    session: &Session,
-) -> Error {
-    let status = response.status();
-    let code = status.as_u16();
-    if auth::is_refusal(code) {
-        return auth::refusal_error(response);
-    }
-    let method = info.method.as_deref().unwrap_or("(answer)");
-    if (300..400).contains(&code) {
-        // Where it points, without credentials or query (it may be a login URL with a token).
-        let location = header(&response, "location")
-            .map_or_else(|| "(none)".to_owned(), super::redact::display_url);
-        return Error::transport(format!(
-            "the server answered {method} with a redirect (HTTP {code}) to {location}; \
-             redirects are not followed"
-        ));
-    }
-    let body = read_limited(response.into_body(), ERROR_BODY_LIMIT)
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-    let rpc_error = jsonrpc_error(&body);
-    let sent_session = session.id.as_deref().filter(|_| !session.modern);
-    if let (404, Some(id)) = (code, sent_session) {
-        shared.expire_session(id);
-        let mut error = Error::new(
-            Status::SessionExpired,
-            format!(
-                "the server no longer knows the session (HTTP 404 to {method}); connect \
-                 again to start a new session"
-            ),
-        );
-        if let Some(rpc) = rpc_error {
-            error.message = format!("{}: {}", error.message, rpc.message);
-            (error.code, error.data) = (rpc.code, rpc.data);
-        }
-        return error;
-    }
-    if let Some(rpc) = rpc_error {
-        return rpc;
-    }
-    let reason = status.canonical_reason().unwrap_or("");
-    let text = String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned();
-    let detail = match text.trim() {
-        "" => String::new(),
-        text => format!(": {text}"),
-    };
-    let message = format!("the server answered {method} with HTTP {code} {reason}{detail}");
-    // A server of the handshake era may refuse the probe without a JSON-RPC body: that is a
-    // verdict on the era, not a broken connection, so connecting falls back to `initialize`.
-    if info.is(methods::DISCOVER) && matches!(code, 400 | 404 | 405) {
-        return Error::protocol(message);
-    }
-    Error::transport(message)
-}
-
-/// The JSON-RPC error object in an error body, as a SERVER_ERROR.
-fn jsonrpc_error(body: &[u8]) -> Option<Error> {
-    let value: Value = serde_json::from_slice(body).ok()?;
-    let error = value.get("error")?;
-    let code = error.get("code")?.as_i64()?;
-    let message = error.get("message")?.as_str()?;
-    Some(Error::server(
-        code,
-        message.to_owned(),
-        error.get("data").cloned(),
-    ))
 }

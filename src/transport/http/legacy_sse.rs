@@ -18,7 +18,7 @@
 
 use super::auth;
 use super::connector::Exchange;
-use super::exchange::{self, status_error};
+use super::endpoint::{self, status_error};
 use super::headers::{Headers, MessageInfo};
 use super::sse::SseError;
 use super::Shared;
@@ -32,18 +32,20 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 use ureq::http::Uri;
 
-/// Which of the two HTTP transports to speak (`HttpConfig::transport`).
+/// Which of the two HTTP transports to speak. The numbers are part of the C ABI.
+// C knows it as `mcp_http_transport`: cbindgen.toml renames it.
+#[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum HttpTransportKind {
     /// Streamable HTTP, unless the server refuses the `initialize` POST with 400, 404 or 405
-    /// and its URL opens an HTTP+SSE stream: then HTTP+SSE (the spec's backwards-compatibility
-    /// rule), remembered for the client's reconnects.
+    /// and its URL opens an HTTP+SSE event stream: then the 2024-11-05 HTTP+SSE transport
+    /// (the spec's backwards-compatibility rule), remembered for reconnects (default).
     #[default]
-    Auto,
+    Auto = 0,
     /// Streamable HTTP only.
-    Streamable,
-    /// The 2024-11-05 HTTP+SSE transport only (handshake era).
-    LegacySse,
+    Streamable = 1,
+    /// The 2024-11-05 HTTP+SSE transport only (the handshake era).
+    LegacySse = 2,
 }
 
 /// What a client found out about its server, kept across its connections: set once a server
@@ -176,11 +178,11 @@ fn post(
     headers: &Headers,
 ) -> Result<()> {
     let timeout = exchange.is_none().then_some(super::NOTIFY_TIMEOUT);
-    let response = exchange::post_authorized(shared, exchange, endpoint, frame, headers, timeout)?;
+    let response = endpoint::post_authorized(shared, exchange, endpoint, frame, headers, timeout)?;
     if !(200..300).contains(&response.status().as_u16()) {
         return Err(status_error(shared, response, info, &shared.session()));
     }
-    exchange::discard_body(response);
+    endpoint::discard_body(response);
     Ok(())
 }
 
@@ -308,7 +310,7 @@ fn follow(shared: &Shared, stream: &Arc<Exchange>, opening: &Opening) -> Error {
         Ok(response) => response,
         Err(error) => return error,
     };
-    let mut events = exchange::events_of(shared, response.into_body());
+    let mut events = endpoint::events_of(shared, response.into_body());
     let mut endpoint_named = false;
     loop {
         let event = match events.next_event() {
@@ -371,7 +373,7 @@ fn open(shared: &Shared, stream: &Arc<Exchange>) -> Result<ureq::http::Response<
     let mut refusals = 0;
     let response = loop {
         let sent = auth::before_request(shared);
-        let response = exchange::open_stream(shared, None)?;
+        let response = endpoint::open_stream(shared, None)?;
         if !auth::is_refusal(response.status().as_u16()) {
             auth::accepted(shared, &response);
             break response;
@@ -384,7 +386,7 @@ fn open(shared: &Shared, stream: &Arc<Exchange>) -> Result<ureq::http::Response<
             "the server answered the GET of its URL with HTTP {status}"
         )));
     }
-    let content_type = exchange::content_type(&response);
+    let content_type = endpoint::content_type(&response);
     if content_type != "text/event-stream" {
         return Err(Error::transport(format!(
             "the server answered the GET of its URL with Content-Type {content_type:?}, not an \

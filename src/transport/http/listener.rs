@@ -7,6 +7,7 @@
 //! without an event store drop messages for a standalone stream that is not open yet.
 
 use super::connector::Exchange;
+use super::endpoint;
 use super::exchange::{self, StreamEnd, StreamState};
 use super::Shared;
 use std::sync::atomic::Ordering;
@@ -77,7 +78,7 @@ fn listen(shared: &Shared, exchange: &Arc<Exchange>, opened: mpsc::Sender<()>) {
 
 /// One GET; `opened` is told once the server has answered it (or it failed).
 fn round(shared: &Shared, state: &mut StreamState, opened: &mut Option<mpsc::Sender<()>>) -> Round {
-    let response = exchange::open_stream(shared, state.last_event_id.as_deref());
+    let response = endpoint::open_stream(shared, state.last_event_id.as_deref());
     if let Some(opened) = opened.take() {
         let _ = opened.send(());
     }
@@ -99,7 +100,7 @@ fn round(shared: &Shared, state: &mut StreamState, opened: &mut Option<mpsc::Sen
         return Round::Failed;
     }
     let deliver = |message| shared.inbound.message(message);
-    let mut events = exchange::events_of(shared, response.into_body());
+    let mut events = endpoint::events_of(shared, response.into_body());
     match exchange::read_events(shared, &mut events, state, deliver, |_| false) {
         Ok(StreamEnd::Closed | StreamEnd::Stopped) => Round::Ended,
         Ok(StreamEnd::Broke(_)) | Err(_) => Round::Failed,

@@ -15,13 +15,24 @@
 //! It also has a standalone GET stream for what belongs to no call (`listener`), and streams
 //! that drop early are resumed by GET with `Last-Event-ID` (`exchange`).
 //!
-//! Files: `connector` (sockets another thread can shut down), `buffers` (what a connection
-//! reads and writes through, given back while it is idle), `exchange` (one request's POST
-//! and answer), `sse` (the event-stream parser), `headers` (what each request carries),
-//! `listener` (the standalone stream), `deadline` (ends streams left open after their answer),
-//! `legacy_sse` (the older HTTP+SSE transport of 2024-11-05, which a server that refuses the
-//! `initialize` POST may speak: one stream carries every answer); the threads that run
-//! exchanges are `super::workers`.
+//! Files, top-down:
+//! - the exchange of one request: `exchange` (its POST and answer, resumed by GET), `endpoint`
+//!   (the POST and GET every exchange is made of, and what an error status says), `sse` (the
+//!   event-stream parser), `body_end` (whether a response's end was read already);
+//! - what each request carries: `headers`, and `message_info` (what the headers mirror of the
+//!   body);
+//! - streams outside any call: `listener` (the legacy era's standalone stream), `deadline`
+//!   (ends streams left open after their answer);
+//! - the older transport: `legacy_sse` (HTTP+SSE of 2024-11-05, which a server that refuses
+//!   the `initialize` POST may speak: one stream carries every answer);
+//! - connections: `connector` (sockets another thread can shut down), `buffers` (what a
+//!   connection reads and writes through, given back while it is idle), `proxy` (proxies and
+//!   their CONNECT tunnel), `tls`, `trust` and `client_identity` (TLS, what it trusts, the
+//!   client certificate), `no_tls` (https in a build without TLS);
+//! - credentials: `auth` (the OAuth and header-provider hooks), `redact` (no secret in a
+//!   message).
+//!
+//! The threads that run exchanges are `super::workers`.
 
 mod auth;
 mod body_end;
@@ -30,6 +41,7 @@ mod buffers;
 mod client_identity;
 mod connector;
 mod deadline;
+mod endpoint;
 mod exchange;
 mod headers;
 mod legacy_sse;

@@ -2,38 +2,22 @@
 //! a host's log files, so it never quotes a URL's userinfo or query, a header value of the
 //! host's, or the session id.
 //!
-//! Two layers: messages name the endpoint with [`display_url`] and never format a header value
+//! Two layers: messages name the endpoint with [`display_url`] (`crate::display_url`) and never format a header value
 //! or the session id; and every error leaving the transport goes through [`Secrets::scrub`],
 //! which replaces any known secret still in its text (one a server echoed in an error body, or
 //! one inside a library's error text) with `[redacted]`.
 
+pub use crate::display_url::display_url;
 use crate::error::Error;
 use crate::protocol::jsonrpc::Incoming;
 use crate::sync::lock;
 use crate::transport::Inbound;
 use serde_json::Value;
 use std::sync::{Arc, Mutex, MutexGuard};
-use ureq::http::Uri;
 
 const REDACTED: &str = "[redacted]";
 /// Shorter values are not secrets worth the noise of redacting them from every message.
 const MIN_SECRET_LEN: usize = 4;
-
-/// The URL as messages show it: scheme, host, port and path; never its userinfo, its query or
-/// its fragment (`?key=...` is a common place for an API key).
-pub fn display_url(url: &str) -> String {
-    match url.parse::<Uri>() {
-        Ok(uri) if uri.host().is_some() => {
-            let scheme = uri.scheme_str().unwrap_or("");
-            let host = uri.host().unwrap_or("");
-            let port = uri.port_u16().map(|p| format!(":{p}")).unwrap_or_default();
-            format!("{scheme}://{host}{port}{}", uri.path())
-        }
-        // Not a URL we can take apart: show nothing of it rather than guess where its
-        // secrets are.
-        _ => "(the URL given)".to_owned(),
-    }
-}
 
 /// The secrets of one transport, and the scrubbing of messages against them.
 #[derive(Default)]
@@ -179,19 +163,6 @@ fn scrub_value(known: &[String], value: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls_are_shown_without_userinfo_query_or_fragment() {
-        assert_eq!(
-            display_url("http://user:pw@example.com:8080/mcp?key=k1#frag"),
-            "http://example.com:8080/mcp"
-        );
-        assert_eq!(
-            display_url("https://example.com/mcp"),
-            "https://example.com/mcp"
-        );
-        assert_eq!(display_url("not a url @ all"), "(the URL given)");
-    }
 
     #[test]
     fn known_secrets_are_scrubbed_from_errors() {

@@ -1,14 +1,27 @@
 //! One function per MCP request on an `mcp_client`. Each blocks the calling thread, may be
 //! called from many threads at once on one client, and returns a non-NULL `mcp_result *`.
+//! A request's C arguments are read by `request_arguments`, as its constructor reads them.
 
 use super::client::{mcp_client, with_request};
+use super::request_arguments as arguments;
 use super::request_options::mcp_request_options;
 use super::result::mcp_result;
-use super::strings::{optional_arguments, optional_json, optional_str, required_str};
+use super::strings::{optional_json, optional_str};
 use crate::client::Request;
-use crate::error::Error;
-use serde_json::json;
+use crate::error::{Error, Result};
 use std::ffi::c_char;
+
+/// Runs the request that `request` makes of the C arguments (their errors are the result's).
+///
+/// # Safety
+/// `client` and `options` are NULL or live.
+unsafe fn run(
+    client: *mut mcp_client,
+    options: *const mcp_request_options,
+    request: impl FnOnce() -> Result<Request>,
+) -> *mut mcp_result {
+    with_request(client, options, |c, o| c.run_reply(request()?, o))
+}
 
 /// `ping` (handshake era; a modern server answers MCP_STATUS_SERVER_ERROR -32601). The result
 /// is `{}`.
@@ -20,7 +33,7 @@ pub unsafe extern "C" fn mcp_client_ping(
     client: *mut mcp_client,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| c.run_reply(Request::Ping, o))
+    run(client, options, || Ok(Request::Ping))
 }
 
 /// `server/discover`. Servers of the handshake era answer MCP_STATUS_SERVER_ERROR (-32601).
@@ -32,7 +45,7 @@ pub unsafe extern "C" fn mcp_client_discover(
     client: *mut mcp_client,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| c.run_reply(Request::Discover, o))
+    run(client, options, || Ok(Request::Discover))
 }
 
 /// `tools/call`. `arguments_json` is a JSON object or NULL; it is checked, then sent as written
@@ -48,11 +61,8 @@ pub unsafe extern "C" fn mcp_client_call_tool(
     arguments_json: *const c_char,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        let name = required_str(name, "tool name")?;
-        let arguments = optional_arguments(arguments_json, "tool arguments")?;
-        let name = name.to_owned();
-        c.run_reply(Request::CallTool { name, arguments }, o)
+    run(client, options, || {
+        arguments::call_tool(name, arguments_json)
     })
 }
 
@@ -66,10 +76,7 @@ pub unsafe extern "C" fn mcp_client_read_resource(
     uri: *const c_char,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        let uri = required_str(uri, "resource uri")?.to_owned();
-        c.run_reply(Request::ReadResource { uri }, o)
-    })
+    run(client, options, || arguments::read_resource(uri))
 }
 
 /// `prompts/get`. `arguments_json` is a JSON object of strings, or NULL.
@@ -83,11 +90,8 @@ pub unsafe extern "C" fn mcp_client_get_prompt(
     arguments_json: *const c_char,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        let name = required_str(name, "prompt name")?;
-        let arguments = optional_arguments(arguments_json, "prompt arguments")?;
-        let name = name.to_owned();
-        c.run_reply(Request::GetPrompt { name, arguments }, o)
+    run(client, options, || {
+        arguments::get_prompt(name, arguments_json)
     })
 }
 
@@ -105,13 +109,8 @@ pub unsafe extern "C" fn mcp_client_complete(
     context_json: *const c_char,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        let reference = optional_json(ref_json, "completion ref", true)?
-            .ok_or_else(|| Error::invalid("completion ref must not be NULL"))?;
-        let argument = optional_json(argument_json, "completion argument", true)?
-            .ok_or_else(|| Error::invalid("completion argument must not be NULL"))?;
-        let context = optional_json(context_json, "completion context", true)?;
-        c.complete(reference, argument, context, o)
+    run(client, options, || {
+        arguments::complete(ref_json, argument_json, context_json)
     })
 }
 
@@ -127,12 +126,7 @@ pub unsafe extern "C" fn mcp_client_request(
     params_json: *const c_char,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        let method = required_str(method, "method")?;
-        let params = optional_json(params_json, "params", true)?;
-        let method = method.to_owned();
-        c.run_reply(Request::Other { method, params }, o)
-    })
+    run(client, options, || arguments::other(method, params_json))
 }
 
 /// `logging/setLevel` (handshake era only; a modern connection returns
@@ -146,9 +140,7 @@ pub unsafe extern "C" fn mcp_client_set_logging_level(
     level: *const c_char,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        c.set_logging_level(required_str(level, "level")?, o)
-    })
+    run(client, options, || arguments::set_logging_level(level))
 }
 
 /// `resources/subscribe` (handshake era only, else MCP_STATUS_NOT_SUPPORTED): updates arrive
@@ -162,9 +154,7 @@ pub unsafe extern "C" fn mcp_client_subscribe_resource(
     uri: *const c_char,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        c.subscribe_resource(required_str(uri, "resource uri")?, o)
-    })
+    run(client, options, || arguments::subscribe_resource(uri))
 }
 
 /// `resources/unsubscribe` (handshake era only, else MCP_STATUS_NOT_SUPPORTED).
@@ -177,12 +167,8 @@ pub unsafe extern "C" fn mcp_client_unsubscribe_resource(
     uri: *const c_char,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        c.unsubscribe_resource(required_str(uri, "resource uri")?, o)
-    })
+    run(client, options, || arguments::unsubscribe_resource(uri))
 }
-
-// cbindgen does not expand macros, so each list function is written out.
 
 /// One page of `tools/list`. `cursor` is NULL for the first page; the result's `nextCursor`
 /// gives the next.
@@ -195,9 +181,8 @@ pub unsafe extern "C" fn mcp_client_list_tools(
     cursor: *const c_char,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        let cursor = optional_str(cursor, "cursor")?.map(str::to_owned);
-        c.run_reply(Request::ListTools { cursor }, o)
+    run(client, options, || {
+        arguments::list_page(cursor, |cursor| Request::ListTools { cursor })
     })
 }
 
@@ -212,9 +197,8 @@ pub unsafe extern "C" fn mcp_client_list_resources(
     cursor: *const c_char,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        let cursor = optional_str(cursor, "cursor")?.map(str::to_owned);
-        c.run_reply(Request::ListResources { cursor }, o)
+    run(client, options, || {
+        arguments::list_page(cursor, |cursor| Request::ListResources { cursor })
     })
 }
 
@@ -229,9 +213,8 @@ pub unsafe extern "C" fn mcp_client_list_resource_templates(
     cursor: *const c_char,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        let cursor = optional_str(cursor, "cursor")?.map(str::to_owned);
-        c.run_reply(Request::ListResourceTemplates { cursor }, o)
+    run(client, options, || {
+        arguments::list_page(cursor, |cursor| Request::ListResourceTemplates { cursor })
     })
 }
 
@@ -246,9 +229,8 @@ pub unsafe extern "C" fn mcp_client_list_prompts(
     cursor: *const c_char,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        let cursor = optional_str(cursor, "cursor")?.map(str::to_owned);
-        c.run_reply(Request::ListPrompts { cursor }, o)
+    run(client, options, || {
+        arguments::list_page(cursor, |cursor| Request::ListPrompts { cursor })
     })
 }
 
@@ -262,7 +244,7 @@ pub unsafe extern "C" fn mcp_client_tools(
     client: *mut mcp_client,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| Ok(json!({ "tools": c.tools(o)? })))
+    run(client, options, || Ok(Request::Tools))
 }
 
 /// Every resource, over all pages: `{"resources": [...]}`. One token cancels the walk; a repeated
@@ -275,9 +257,7 @@ pub unsafe extern "C" fn mcp_client_resources(
     client: *mut mcp_client,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        Ok(json!({ "resources": c.resources(o)? }))
-    })
+    run(client, options, || Ok(Request::Resources))
 }
 
 /// Every resource template, over all pages: `{"resourceTemplates": [...]}`. One token cancels the walk; a repeated
@@ -290,9 +270,7 @@ pub unsafe extern "C" fn mcp_client_resource_templates(
     client: *mut mcp_client,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        Ok(json!({ "resourceTemplates": c.resource_templates(o)? }))
-    })
+    run(client, options, || Ok(Request::ResourceTemplates))
 }
 
 /// Every prompt, over all pages: `{"prompts": [...]}`. One token cancels the walk; a repeated
@@ -305,9 +283,7 @@ pub unsafe extern "C" fn mcp_client_prompts(
     client: *mut mcp_client,
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
-    with_request(client, options, |c, o| {
-        Ok(json!({ "prompts": c.prompts(o)? }))
-    })
+    run(client, options, || Ok(Request::Prompts))
 }
 
 /// Every skill the server lists (the Skills extension, `skills/list` over all pages):
@@ -323,7 +299,7 @@ pub unsafe extern "C" fn mcp_client_skills(
     options: *const mcp_request_options,
 ) -> *mut mcp_result {
     with_request(client, options, |c, o| {
-        Ok(json!({ "skills": c.skills(o)? }))
+        Ok(serde_json::json!({ "skills": c.skills(o)? }))
     })
 }
 

@@ -8,24 +8,26 @@ use crate::sync::lock;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// The state of a client's connection (the C API's `mcp_connection_state`).
+/// The state of a client's connection. The numbers are part of the C ABI.
+// C knows it as `mcp_connection_state`: cbindgen.toml renames it.
+#[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConnectionState {
     /// `connect` has not been called, or the last connect failed, or the server was stopped
-    /// for idleness (`ClientOptions::idle_shutdown`).
-    NotConnected,
+    /// for idleness (the idle shutdown option).
+    NotConnected = 0,
     /// A `connect` is under way (starting the server, handshake or discovery).
-    Connecting,
+    Connecting = 1,
     /// Connected: calls go to the server.
-    Connected,
+    Connected = 2,
     /// The connection failed after connecting (the stdio server exited, the HTTP server
     /// ended the session), or connecting again after that failed: calls fail, and the next
     /// `connect` (or, with a reconnect policy, the next request) starts a new connection.
-    Failed,
+    Failed = 3,
     /// `close` was called: everything returns CLOSED from now on.
-    Closed,
+    Closed = 4,
     /// A connect is under way that replaces a failed connection.
-    Reconnecting,
+    Reconnecting = 5,
 }
 
 /// Told each transition of a client's connection, on the client's state-callback thread, in
