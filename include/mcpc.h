@@ -303,6 +303,14 @@ typedef enum {
    * grant; no person involved.
    */
   MCP_OAUTH_GRANT_JWT_BEARER = 2,
+  /**
+   * Enterprise-managed authorization: the person's identity assertion (from the callback
+   * of `mcp_client_options_set_oauth_identity_provider`) is exchanged at the enterprise's
+   * identity provider for an ID-JAG (RFC 8693), which is then the JWT-bearer grant (RFC
+   * 7523) at the MCP server's authorization server. Needs a pre-registered client id
+   * (`mcp_client_options_set_oauth_client`); no person's step.
+   */
+  MCP_OAUTH_GRANT_ENTERPRISE_MANAGED = 3,
 } mcp_oauth_grant;
 
 /**
@@ -461,6 +469,16 @@ typedef bool (*mcp_request_handler)(void *userdata,
                                     const char *method,
                                     const char *params_json,
                                     mcp_handler_reply *reply);
+
+/**
+ * Gives a credential the library needs now, a compact JWT (the person's identity assertion,
+ * or the workload's token): copy its text into `buffer` (at most `capacity` bytes, which is
+ * MCP_ASSERTION_CAPACITY; no NUL needed) and return its length, or return 0 when there is
+ * none (the call that needed it ends with MCP_STATUS_UNAUTHORIZED). Called for every token
+ * request (so the host may renew the credential), on the library thread running the OAuth
+ * flow, with no lock held; it must not wait for a call of the same client to return.
+ */
+typedef size_t (*mcp_assertion_callback)(void *userdata, char *buffer, size_t capacity);
 
 /**
  * The person's step of the OAuth flow: open `authorization_url` (in a browser), wait for the
@@ -1298,6 +1316,47 @@ mcp_status mcp_client_options_set_oauth_dpop(mcp_client_options *options,
 MCPC_API
 mcp_status mcp_client_options_set_oauth_workload_token_file(mcp_client_options *options,
                                                             const char *path);
+
+/**
+ * The workload's JWT for the JWT-bearer grant (MCP_OAUTH_GRANT_JWT_BEARER) from the host's
+ * callback (see `mcp_assertion_callback`), asked for every token request, instead of a file
+ * (it replaces one set by `mcp_client_options_set_oauth_workload_token_file`). What it gives
+ * must be a compact JWT; else the request fails with MCP_STATUS_UNAUTHORIZED (the text never
+ * quoted). NULL `callback` clears it.
+ *
+ * # Safety
+ * `options` is NULL or live; `callback` is safe to call from any thread with `userdata` for
+ * as long as a client made from these options is alive.
+ */
+MCPC_API
+mcp_status mcp_client_options_set_oauth_workload_token_callback(mcp_client_options *options,
+                                                                mcp_assertion_callback callback,
+                                                                void *userdata);
+
+/**
+ * Enterprise-managed authorization (MCP_OAUTH_GRANT_ENTERPRISE_MANAGED): the enterprise's
+ * identity provider (IdP) and the host's callback that gives the person's identity assertion
+ * (an OpenID Connect ID token from that IdP; see `mcp_assertion_callback`). For each token
+ * request the library asks the callback, exchanges the assertion at `idp_token_endpoint`
+ * (RFC 8693, for an ID-JAG addressed to the MCP server's authorization server and resource),
+ * then presents the ID-JAG there as a JWT-bearer grant with the client of
+ * `mcp_client_options_set_oauth_client`. `idp_client_id` and `idp_client_secret` (both may be
+ * NULL) are this client at the IdP (with a secret: HTTP Basic). The endpoint must be HTTPS
+ * (http only on loopback). The assertion and the ID-JAG never appear in messages. NULL
+ * `callback` clears the setting.
+ *
+ * # Safety
+ * `options` is NULL or live; the strings are NULL or NUL-terminated; `callback` is safe to
+ * call from any thread with `userdata` for as long as a client made from these options is
+ * alive.
+ */
+MCPC_API
+mcp_status mcp_client_options_set_oauth_identity_provider(mcp_client_options *options,
+                                                          const char *idp_token_endpoint,
+                                                          const char *idp_client_id,
+                                                          const char *idp_client_secret,
+                                                          mcp_assertion_callback callback,
+                                                          void *userdata);
 
 /**
  * Binds the pre-registered client to one authorization server: with another issuer (the

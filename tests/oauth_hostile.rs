@@ -11,8 +11,8 @@ mod common;
 
 use mcpc::auth::TokenStore;
 use mcpc::auth::{
-    AuthorizationRequest, GrantType, MemoryTokenStore, OAuthConfig, SigningKey, TokenKey,
-    WorkloadIdentity,
+    AuthorizationRequest, GrantType, IdentityProvider, MemoryTokenStore, OAuthConfig, SigningKey,
+    TokenKey, WorkloadIdentity,
 };
 use mcpc::{
     CancellationToken, Client, ClientOptions, ConnectMode, HttpConfig, RequestOptions, Status,
@@ -1355,4 +1355,199 @@ fn a_workload_token_is_never_shown_and_a_bad_one_is_not_sent() {
     assert!(shown.contains("invalid_token"), "{shown}");
     assert!(!shown.contains(&token), "the workload token in {shown}");
     let _ = std::fs::remove_file(&path);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Enterprise-managed authorization: the identity assertion, the ID-JAG, the JWT-bearer grant
+// ---------------------------------------------------------------------------------------------
+
+/// The person's identity assertion (an ID token from the IdP; the IdP here does not verify it).
+const IDENTITY_ASSERTION: &str = "eyJhbGciOiJFUzI1NiJ9.planted-identity-assertion.c2lnbmF0dXJl";
+/// The ID-JAG the IdP here issues.
+const ID_JAG: &str = "eyJ0eXAiOiJvYXV0aC1pZC1qYWcrand0In0.planted-id-jag.c2lnbmF0dXJl";
+const ID_JAG_TYPE: &str = "urn:ietf:params:oauth:token-type:id-jag";
+
+/// A host whose person signed in at the IdP served (as `/idp/token`) by `server`; the MCP
+/// server's authorization server knows it as the pre-registered client "enterprise-app".
+fn enterprise(server: &Hostile, asked: &Arc<AtomicUsize>) -> OAuthConfig {
+    let asked = asked.clone();
+    OAuthConfig {
+        client_id: Some("enterprise-app".into()),
+        client_secret: Some("enterprise-secret".into()),
+        grant_type: GrantType::EnterpriseManaged,
+        identity_provider: Some(IdentityProvider {
+            token_endpoint: format!("{}/idp/token", server.base),
+            client_id: Some("idp-client".into()),
+            client_secret: None,
+            assertion: Arc::new(move || {
+                asked.fetch_add(1, Ordering::SeqCst);
+                Ok(IDENTITY_ASSERTION.to_owned())
+            }),
+        }),
+        ..OAuthConfig::default()
+    }
+}
+
+/// The IdP's token exchange answer: the ID-JAG.
+fn id_jag_reply() -> Reply {
+    Reply::Json(
+        200,
+        json!({"access_token": ID_JAG, "issued_token_type": ID_JAG_TYPE, "token_type": "N_A"}),
+    )
+}
+
+/// The host's assertion goes to the IdP in an RFC 8693 token exchange for an ID-JAG addressed
+/// to the MCP server's authorization server (its issuer) and resource; the ID-JAG then goes to
+/// the authorization server as the JWT-bearer grant, with the pre-registered client's
+/// authentication; the access token it gives is what the MCP request carries.
+#[test]
+fn the_enterprise_grant_exchanges_the_assertion_for_an_id_jag_and_presents_it() {
+    let server = Hostile::start(|request, _| match request.path.as_str() {
+        "/idp/token" => id_jag_reply(),
+        _ => Reply::Default,
+    });
+    let asked = Arc::new(AtomicUsize::new(0));
+    let client = connected(&server, enterprise(&server, &asked));
+    client.ping(&RequestOptions::default()).expect("a token");
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+
+    let requests = server.requests();
+    let exchange = requests.iter().find(|r| r.path == "/idp/token").unwrap();
+    let field = |name: &str| form_value(&exchange.body, name);
+    assert_eq!(
+        field("grant_type").as_deref(),
+        Some("urn:ietf:params:oauth:grant-type:token-exchange")
+    );
+    assert_eq!(field("requested_token_type").as_deref(), Some(ID_JAG_TYPE));
+    assert_eq!(
+        field("subject_token_type").as_deref(),
+        Some("urn:ietf:params:oauth:token-type:id_token")
+    );
+    assert_eq!(field("subject_token").as_deref(), Some(IDENTITY_ASSERTION));
+    assert_eq!(field("audience"), Some(server.base.clone()));
+    assert_eq!(field("resource"), Some(server.url()));
+    assert_eq!(field("client_id").as_deref(), Some("idp-client"));
+
+    let grant = requests.iter().find(|r| r.path == "/token").unwrap();
+    assert_eq!(
+        form_value(&grant.body, "grant_type").as_deref(),
+        Some("urn:ietf:params:oauth:grant-type:jwt-bearer")
+    );
+    assert_eq!(
+        form_value(&grant.body, "assertion").as_deref(),
+        Some(ID_JAG)
+    );
+    assert!(
+        grant
+            .authorization
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("Basic "),
+        "the client authenticates: {grant:?}"
+    );
+    let last = requests.iter().rfind(|r| r.path == "/mcp").unwrap();
+    assert_eq!(last.authorization, Some(format!("Bearer {TOKEN}")));
+    // Neither the assertion nor the ID-JAG ever goes to the MCP server.
+    for request in requests.iter().filter(|r| r.path == "/mcp") {
+        let seen = format!("{request:?}");
+        assert!(!seen.contains("planted"), "{seen}");
+    }
+}
+
+/// The assertion and the ID-JAG never appear in what the client says, though every party
+/// echoes them back: the IdP refusing the exchange, the authorization server refusing the
+/// ID-JAG, the MCP server refusing the token, and the library's log; a bad answer of the IdP
+/// (no ID-JAG type) and a host without an assertion fail with UNAUTHORIZED before any grant.
+#[test]
+fn no_identity_assertion_or_id_jag_reaches_a_message_or_the_log() {
+    let echo = format!("you sent {IDENTITY_ASSERTION} and {ID_JAG}");
+    let logged = Arc::new(Mutex::new(Vec::<String>::new()));
+    let run = |route: Box<Route>, names: &[&str]| {
+        let server = Hostile::start(route);
+        let asked = Arc::new(AtomicUsize::new(0));
+        let mut config = HttpConfig::new(server.url());
+        config.auth.oauth = Some(enterprise(&server, &asked));
+        let lines = logged.clone();
+        let mut options = ClientOptions {
+            mode: ConnectMode::Legacy,
+            ..ClientOptions::default()
+        };
+        options.callbacks.on_log = Some(Arc::new(move |_, line: &str| {
+            lines.lock().unwrap().push(line.to_owned())
+        }));
+        let client = Client::http(config, options);
+        client.connect().expect("initialize needs no token");
+        let error = refused(&client, names);
+        (server, format!("{error} {:?}", error.data))
+    };
+    let refusing = |status: u16, echo: String| {
+        Reply::Json(
+            status,
+            json!({"error": "invalid_grant", "error_description": echo}),
+        )
+    };
+
+    let mut said = Vec::new();
+    let echoed = echo.clone();
+    let (_, shown) = run(
+        Box::new(move |request, _| match request.path.as_str() {
+            "/idp/token" => refusing(400, echoed.clone()),
+            _ => Reply::Default,
+        }),
+        &["refused the token exchange", "error=invalid_grant"],
+    );
+    said.push(shown);
+    let echoed = echo.clone();
+    let (_, shown) = run(
+        Box::new(move |request, _| match request.path.as_str() {
+            "/idp/token" => id_jag_reply(),
+            "/token" => refusing(400, echoed.clone()),
+            _ => Reply::Default,
+        }),
+        &["refused the request", "error=invalid_grant"],
+    );
+    said.push(shown);
+    let echoed = echo.clone();
+    let (_, shown) = run(
+        Box::new(move |request, _| match request.path.as_str() {
+            "/idp/token" => id_jag_reply(),
+            "/mcp" if request.authorization.is_some() => Reply::Challenge(format!(
+                "Bearer error=\"invalid_token\", error_description=\"{echoed}\""
+            )),
+            _ => Reply::Default,
+        }),
+        &[],
+    );
+    assert!(
+        shown.contains("invalid_token"),
+        "the challenge is kept: {shown}"
+    );
+    said.push(shown);
+    let (server, shown) = run(
+        Box::new(|request, _| match request.path.as_str() {
+            "/idp/token" => Reply::Json(200, json!({"access_token": ID_JAG, "token_type": "N_A"})),
+            _ => Reply::Default,
+        }),
+        &["not an ID-JAG"],
+    );
+    assert!(!server.paths().iter().any(|p| p == "/token"));
+    said.push(shown);
+
+    said.extend(logged.lock().unwrap().iter().cloned());
+    for line in &said {
+        assert!(!line.contains("planted"), "a credential in {line}");
+    }
+
+    // A host that has no assertion: refused with its reason, nothing exchanged.
+    let server = Hostile::start(|_, _| Reply::Default);
+    let mut config = enterprise(&server, &Arc::default());
+    if let Some(idp) = config.identity_provider.as_mut() {
+        idp.assertion = Arc::new(|| Err("nobody signed in".into()));
+    }
+    let client = connected(&server, config);
+    refused(
+        &client,
+        &["identity assertion provider failed: nobody signed in"],
+    );
+    assert!(!server.paths().iter().any(|p| p.ends_with("/token")));
 }

@@ -17,6 +17,7 @@ mod challenge;
 mod client_assertion;
 mod discovery;
 pub(crate) mod dpop;
+mod enterprise;
 pub(crate) mod flow;
 mod form;
 mod loopback;
@@ -29,7 +30,8 @@ mod workload;
 
 pub use challenge::Challenge;
 pub use dpop::DpopKey;
-pub(crate) use form::{ANSWER_LIMIT, REQUEST_TIMEOUT};
+pub use enterprise::IdentityProvider;
+pub(crate) use form::{require_secure, ANSWER_LIMIT, REQUEST_TIMEOUT};
 pub use loopback::LoopbackRedirect;
 pub use signing_key::SigningKey;
 pub(crate) use tokens::TOKEN_LIMIT;
@@ -117,6 +119,11 @@ pub enum GrantType {
     /// platform's token for this workload (`workload_identity`) is the grant. A `client_id`
     /// is sent (and authenticated) only when one is configured.
     JwtBearer,
+    /// Enterprise-managed authorization: the person's identity assertion, from the host
+    /// (`identity_provider`), is exchanged at the enterprise's identity provider for an
+    /// ID-JAG, which is then the JWT-bearer grant. Needs a pre-registered `client_id` (the
+    /// ID-JAG names it).
+    EnterpriseManaged,
 }
 
 /// The library's OAuth client. Client identity, in the order tried: a pre-registered
@@ -152,6 +159,8 @@ pub struct OAuthConfig {
     pub dpop: Option<DpopKey>,
     /// Where the JWT-bearer grant gets the workload's token.
     pub workload_identity: Option<WorkloadIdentity>,
+    /// Where the enterprise-managed grant exchanges the person's identity assertion.
+    pub identity_provider: Option<IdentityProvider>,
     /// The person's step (authorization code grant).
     pub authorize: Option<AuthorizeHandler>,
     /// Where tokens live; [`MemoryTokenStore`] by default.
@@ -176,6 +185,7 @@ impl Default for OAuthConfig {
             grant_type: GrantType::AuthorizationCode,
             dpop: None,
             workload_identity: None,
+            identity_provider: None,
             authorize: None,
             token_store: Arc::new(MemoryTokenStore::default()),
             max_authorizations: 3,
@@ -197,6 +207,7 @@ impl fmt::Debug for OAuthConfig {
             .field("grant_type", &self.grant_type)
             .field("dpop", &self.dpop.is_some())
             .field("workload_identity", &self.workload_identity)
+            .field("identity_provider", &self.identity_provider)
             .field("authorize", &self.authorize.is_some())
             .finish_non_exhaustive()
     }

@@ -26,6 +26,57 @@ pub enum mcp_oauth_grant {
     /// for this workload, from `mcp_client_options_set_oauth_workload_token_file`, is the
     /// grant; no person involved.
     JwtBearer = 2,
+    /// Enterprise-managed authorization: the person's identity assertion (from the callback
+    /// of `mcp_client_options_set_oauth_identity_provider`) is exchanged at the enterprise's
+    /// identity provider for an ID-JAG (RFC 8693), which is then the JWT-bearer grant (RFC
+    /// 7523) at the MCP server's authorization server. Needs a pre-registered client id
+    /// (`mcp_client_options_set_oauth_client`); no person's step.
+    EnterpriseManaged = 3,
+}
+
+/// The room an assertion callback gets: the longest assertion (a compact JWT) accepted.
+pub const MCP_ASSERTION_CAPACITY: usize = 64 * 1024;
+
+/// Gives a credential the library needs now, a compact JWT (the person's identity assertion,
+/// or the workload's token): copy its text into `buffer` (at most `capacity` bytes, which is
+/// MCP_ASSERTION_CAPACITY; no NUL needed) and return its length, or return 0 when there is
+/// none (the call that needed it ends with MCP_STATUS_UNAUTHORIZED). Called for every token
+/// request (so the host may renew the credential), on the library thread running the OAuth
+/// flow, with no lock held; it must not wait for a call of the same client to return.
+pub type mcp_assertion_callback = Option<
+    unsafe extern "C" fn(userdata: *mut c_void, buffer: *mut c_char, capacity: usize) -> usize,
+>;
+
+/// The Rust provider behind an assertion callback; `what` names it in errors.
+pub(super) fn assertion_provider(
+    callback: unsafe extern "C" fn(*mut c_void, *mut c_char, usize) -> usize,
+    userdata: UserData,
+    what: &'static str,
+) -> crate::auth::AssertionProvider {
+    std::sync::Arc::new(move || {
+        let userdata = userdata;
+        let mut buffer = vec![0u8; MCP_ASSERTION_CAPACITY];
+        // SAFETY: the setter's contract; the buffer has `capacity` bytes.
+        let length = unsafe {
+            callback(
+                userdata.0,
+                buffer.as_mut_ptr().cast::<c_char>(),
+                MCP_ASSERTION_CAPACITY,
+            )
+        };
+        match length {
+            0 => Err(format!("the {what} callback gave none")),
+            n if n > MCP_ASSERTION_CAPACITY => Err(format!(
+                "the {what} callback gave more than {} KiB",
+                MCP_ASSERTION_CAPACITY / 1024
+            )),
+            n => {
+                buffer.truncate(n);
+                String::from_utf8(buffer)
+                    .map_err(|_| format!("the {what} callback gave text that is not UTF-8"))
+            }
+        }
+    })
 }
 
 /// Where the authorize callback puts its answer.
