@@ -25,6 +25,9 @@ type callbacks struct {
 	tokenLoad func(serverURL, issuer string) (json.RawMessage, bool)
 	tokenSave func(serverURL, issuer string, tokens json.RawMessage)
 	headers   func(url string) (map[string]string, error)
+	// The workload's token and the enterprise identity provider (oauth.go).
+	workloadToken    func() (string, error)
+	identityProvider *IdentityProvider
 	// handlers.go and events.go
 	handlers        map[string]RequestHandler
 	log             func(LogLevel, string)
