@@ -471,9 +471,25 @@ typedef bool (*mcp_request_handler)(void *userdata,
                                     mcp_handler_reply *reply);
 
 /**
+ * Signs with the host's private key (kept in an HSM or a keychain) for `private_key_jwt`:
+ * sign the `input_length` bytes at `signing_input` (a JWS signing input) with the algorithm
+ * named when the callback was set, write the JWS signature bytes to `signature` (at most
+ * `capacity` bytes: 1024; for ES256 the raw 64-byte `r || s`,
+ * not DER) and return their number, or return 0 when it cannot sign (the token request
+ * fails with MCP_STATUS_UNAUTHORIZED). Called for every token request, on the library
+ * thread running the OAuth flow, with no lock held; it must not wait for a call of the same
+ * client to return.
+ */
+typedef size_t (*mcp_sign_callback)(void *userdata,
+                                    const uint8_t *signing_input,
+                                    size_t input_length,
+                                    uint8_t *signature,
+                                    size_t capacity);
+
+/**
  * Gives a credential the library needs now, a compact JWT (the person's identity assertion,
- * or the workload's token): copy its text into `buffer` (at most `capacity` bytes, which is
- * MCP_ASSERTION_CAPACITY; no NUL needed) and return its length, or return 0 when there is
+ * or the workload's token): copy its text into `buffer` (at most `capacity` bytes: 64 KiB; no
+ * NUL needed) and return its length, or return 0 when there is
  * none (the call that needed it ends with MCP_STATUS_UNAUTHORIZED). Called for every token
  * request (so the host may renew the credential), on the library thread running the OAuth
  * flow, with no lock held; it must not wait for a call of the same client to return.
@@ -1284,6 +1300,27 @@ MCPC_API
 mcp_status mcp_client_options_set_oauth_client_key(mcp_client_options *options,
                                                    const char *private_key_pem,
                                                    const char *key_id);
+
+/**
+ * The pre-registered client's private key kept by the host (in an HSM or a keychain), for
+ * `private_key_jwt` like `mcp_client_options_set_oauth_client_key`: each client assertion's
+ * signing input goes to `callback` (see `mcp_sign_callback`), which signs it with JWS
+ * algorithm `algorithm` ("ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256",
+ * "PS384", "PS512" or "EdDSA"; another: MCP_STATUS_INVALID_ARGUMENT). `key_id` (NULL: none)
+ * goes in each assertion's `kid`. It replaces a PEM key set before; NULL `callback` clears
+ * the key.
+ *
+ * # Safety
+ * `options` is NULL or live; the strings are NULL or NUL-terminated; `callback` is safe to
+ * call from any thread with `userdata` for as long as a client made from these options is
+ * alive.
+ */
+MCPC_API
+mcp_status mcp_client_options_set_oauth_client_signer(mcp_client_options *options,
+                                                      const char *algorithm,
+                                                      const char *key_id,
+                                                      mcp_sign_callback callback,
+                                                      void *userdata);
 
 /**
  * DPoP (RFC 9449): with `enable`, every token request and every request to the MCP server

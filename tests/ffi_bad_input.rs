@@ -507,6 +507,13 @@ fn every_setter_refuses_null_options() {
                 c,
                 c"/token".as_ptr()
             )),
+            call!(mcp_client_options_set_oauth_client_signer(
+                c,
+                c"ES256".as_ptr(),
+                c"kid".as_ptr(),
+                None,
+                std::ptr::NonNull::<u8>::dangling().as_ptr().cast()
+            )),
             call!(mcp_client_options_set_oauth_workload_token_callback(
                 c,
                 None,
@@ -2234,6 +2241,16 @@ fn completion_task_and_trace_exports_with_one_null_each() {
     }
 }
 
+unsafe extern "C" fn no_signature(
+    _userdata: *mut c_void,
+    _input: *const u8,
+    _length: usize,
+    _signature: *mut u8,
+    _capacity: usize,
+) -> usize {
+    0
+}
+
 unsafe extern "C" fn no_assertion(
     _userdata: *mut c_void,
     _buffer: *mut c_char,
@@ -2319,6 +2336,37 @@ fn newer_setters_with_one_null_pointer() {
             mcp_status::InvalidArgument
         );
         assert_eq!(idp(bad_utf8(), id, secret, ud), mcp_status::InvalidArgument);
+        // The host's signer: the algorithm is required (with a callback) and must be an
+        // asymmetric JWS one; the key id and the userdata are not required.
+        let no_signature: mcp_sign_callback = Some(no_signature);
+        let signer = |algorithm: *const c_char, key_id: *const c_char, userdata: *mut c_void| {
+            call!(mcp_client_options_set_oauth_client_signer(
+                o,
+                algorithm,
+                key_id,
+                no_signature,
+                userdata
+            ))
+        };
+        let (es256, kid) = (c"ES256".as_ptr(), c"kid".as_ptr());
+        assert_eq!(signer(null(), kid, ud), mcp_status::InvalidArgument);
+        assert_eq!(signer(es256, null(), ud), mcp_status::Ok);
+        assert_eq!(signer(es256, kid, null_mut()), mcp_status::Ok);
+        assert_eq!(
+            signer(c"HS256".as_ptr(), kid, ud),
+            mcp_status::InvalidArgument
+        );
+        assert_eq!(signer(bad_utf8(), kid, ud), mcp_status::InvalidArgument);
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_client_signer(
+                o,
+                null(),
+                null(),
+                None,
+                null_mut()
+            )),
+            mcp_status::Ok
+        );
         // No callback: the setting is cleared, whatever else is given.
         assert_eq!(
             call!(mcp_client_options_set_oauth_identity_provider(

@@ -1551,3 +1551,145 @@ fn no_identity_assertion_or_id_jag_reaches_a_message_or_the_log() {
     );
     assert!(!server.paths().iter().any(|p| p.ends_with("/token")));
 }
+
+// ---------------------------------------------------------------------------------------------
+// private_key_jwt with the host's signer: a key the library never sees
+// ---------------------------------------------------------------------------------------------
+
+/// The test's key, standing in for one kept in an HSM: the sign callback's userdata.
+struct HostKey {
+    pair: ring::signature::EcdsaKeyPair,
+    signed: AtomicUsize,
+}
+
+unsafe extern "C" fn sign_with_host_key(
+    userdata: *mut std::ffi::c_void,
+    input: *const u8,
+    length: usize,
+    signature: *mut u8,
+    capacity: usize,
+) -> usize {
+    let key = &*(userdata as *const HostKey);
+    let input = std::slice::from_raw_parts(input, length);
+    let rng = ring::rand::SystemRandom::new();
+    let Ok(signed) = key.pair.sign(&rng, input) else {
+        return 0;
+    };
+    let signed = signed.as_ref();
+    if signed.len() > capacity {
+        return 0;
+    }
+    std::ptr::copy_nonoverlapping(signed.as_ptr(), signature, signed.len());
+    key.signed.fetch_add(1, Ordering::SeqCst);
+    signed.len()
+}
+
+unsafe extern "C" fn refuse_to_sign(
+    _userdata: *mut std::ffi::c_void,
+    _input: *const u8,
+    _length: usize,
+    _signature: *mut u8,
+    _capacity: usize,
+) -> usize {
+    0
+}
+
+/// A ping through the C API by a client_credentials client "machine" whose key is behind
+/// `sign`: its status and message.
+fn ping_with_signer(
+    server: &Hostile,
+    sign: mcpc::ffi::mcp_sign_callback,
+    key: *const HostKey,
+) -> (mcpc::ffi::mcp_status, String) {
+    use mcpc::ffi::*;
+    unsafe {
+        let o = mcp_client_options_new();
+        assert_eq!(
+            mcp_client_options_set_mode(o, mcp_connect_mode::Legacy as i32),
+            mcp_status::Ok
+        );
+        assert_eq!(
+            mcp_client_options_set_oauth_client(o, c"machine".as_ptr(), std::ptr::null()),
+            mcp_status::Ok
+        );
+        assert_eq!(
+            mcp_client_options_set_oauth_client_signer(
+                o,
+                c"ES256".as_ptr(),
+                c"hsm-key".as_ptr(),
+                sign,
+                key as *mut std::ffi::c_void
+            ),
+            mcp_status::Ok
+        );
+        assert_eq!(mcp_client_options_set_oauth_grant(o, 1), mcp_status::Ok);
+        let url = std::ffi::CString::new(server.url()).unwrap();
+        let client = mcp_client_new_http(url.as_ptr(), o);
+        mcp_client_options_free(o);
+        let connected = mcp_client_connect(client);
+        assert_eq!(mcp_result_status(connected), mcp_status::Ok);
+        mcp_result_free(connected);
+        let result = mcp_client_ping(client, std::ptr::null());
+        let outcome = (
+            mcp_result_status(result),
+            std::ffi::CStr::from_ptr(mcp_result_message(result))
+                .to_string_lossy()
+                .into_owned(),
+        );
+        mcp_result_free(result);
+        mcp_client_free(client);
+        outcome
+    }
+}
+
+/// With a sign callback instead of a PEM, the client assertion is signed by the host: the
+/// public key of the host's key verifies it, with the algorithm and key id the host named; a
+/// callback that cannot sign ends the call with UNAUTHORIZED before any token request.
+#[test]
+fn a_host_signer_signs_the_client_assertion() {
+    let rng = ring::rand::SystemRandom::new();
+    let alg = &ring::signature::ECDSA_P256_SHA256_FIXED_SIGNING;
+    let pkcs8 = ring::signature::EcdsaKeyPair::generate_pkcs8(alg, &rng).unwrap();
+    let key = HostKey {
+        pair: ring::signature::EcdsaKeyPair::from_pkcs8(alg, pkcs8.as_ref(), &rng).unwrap(),
+        signed: AtomicUsize::new(0),
+    };
+    let public_key = {
+        use ring::signature::KeyPair;
+        key.pair.public_key().as_ref().to_vec()
+    };
+    let server = Hostile::start(|_, _| Reply::Default);
+    let (status, message) = ping_with_signer(&server, Some(sign_with_host_key), &key);
+    assert_eq!(status, mcpc::ffi::mcp_status::Ok, "{message}");
+    assert_eq!(key.signed.load(Ordering::SeqCst), 1);
+    let request = server
+        .requests()
+        .into_iter()
+        .find(|r| r.path == "/token")
+        .expect("a token request");
+    assert_eq!(request.authorization, None, "no Basic credentials");
+    assert_eq!(form_value(&request.body, "client_secret"), None);
+    let assertion = form_value(&request.body, "client_assertion").expect("an assertion");
+    let parts: Vec<&str> = assertion.split('.').collect();
+    assert_eq!(parts.len(), 3, "{assertion}");
+    ring::signature::UnparsedPublicKey::new(&ring::signature::ECDSA_P256_SHA256_FIXED, &public_key)
+        .verify(
+            format!("{}.{}", parts[0], parts[1]).as_bytes(),
+            &base64url_decode(parts[2]),
+        )
+        .expect("the host's public key verifies the assertion");
+    let header: Value = serde_json::from_slice(&base64url_decode(parts[0])).unwrap();
+    assert_eq!(
+        header,
+        json!({"alg": "ES256", "typ": "JWT", "kid": "hsm-key"})
+    );
+
+    let server = Hostile::start(|_, _| Reply::Default);
+    let (status, message) = ping_with_signer(&server, Some(refuse_to_sign), &key);
+    assert_eq!(status, mcpc::ffi::mcp_status::Unauthorized, "{message}");
+    assert!(
+        message.contains("sign callback gave no signature"),
+        "{message}"
+    );
+    assert!(!server.paths().iter().any(|p| p == "/token"));
+}

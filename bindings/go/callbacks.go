@@ -28,6 +28,9 @@ type callbacks struct {
 	// The workload's token and the enterprise identity provider (oauth.go).
 	workloadToken    func() (string, error)
 	identityProvider *IdentityProvider
+	// The host's signer for private_key_jwt (oauth.go).
+	clientSign                       func([]byte) ([]byte, error)
+	clientSignAlgorithm, clientKeyID string
 	// handlers.go and events.go
 	handlers        map[string]RequestHandler
 	log             func(LogLevel, string)

@@ -55,3 +55,14 @@ mcp_status mcpc_go_identity_provider(mcp_client_options *options, const char *to
     return mcp_client_options_set_oauth_identity_provider(
         options, token_endpoint, client_id, client_secret, on_identity_assertion, (void *)handle);
 }
+
+static size_t on_client_sign(void *userdata, const uint8_t *input, size_t length,
+                             uint8_t *signature, size_t capacity) {
+    return mcpcGoClientSign((uintptr_t)userdata, (uint8_t *)input, length, signature, capacity);
+}
+
+mcp_status mcpc_go_client_signer(mcp_client_options *options, const char *algorithm,
+                                 const char *key_id, uintptr_t handle) {
+    return mcp_client_options_set_oauth_client_signer(options, algorithm, key_id, on_client_sign,
+                                                      (void *)handle);
+}

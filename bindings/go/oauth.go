@@ -37,6 +37,13 @@ type OAuth struct {
 	// the assertion's kid. A key the library cannot use fails NewHTTP with
 	// StatusInvalidArgument.
 	ClientKeyPEM, ClientKeyID string
+	// ClientSign, instead of ClientKeyPEM, signs with a key the host keeps (in an HSM or a
+	// keychain): it gets each client assertion's JWS signing input and returns the JWS
+	// signature (for ES256 the raw 64-byte r||s, not ASN.1) made with algorithm
+	// ClientSignAlgorithm ("ES256", "RS256", "PS256", ...; ClientKeyID is the kid). It runs on
+	// a library thread; an error fails the token request with StatusUnauthorized.
+	ClientSign          func(signingInput []byte) ([]byte, error)
+	ClientSignAlgorithm string
 	// ClientIssuer binds the pre-registered client to one authorization server: with another
 	// issuer it is not presented (the flow registers instead). Empty: any issuer.
 	ClientIssuer string
@@ -103,6 +110,8 @@ func WithOAuth(cfg OAuth) Option {
 	return func(c *config) {
 		c.callbacks.authorize = cfg.Authorize
 		c.callbacks.workloadToken = cfg.WorkloadToken
+		c.callbacks.clientSign = cfg.ClientSign
+		c.callbacks.clientSignAlgorithm, c.callbacks.clientKeyID = cfg.ClientSignAlgorithm, cfg.ClientKeyID
 		c.callbacks.identityProvider = cfg.IdentityProvider
 		c.setters = append(c.setters, setter{"oauth", func(o *C.mcp_client_options) C.mcp_status {
 			id, secret, url := str(cfg.ClientID), str(cfg.ClientSecret), str(cfg.ClientMetadataURL)
@@ -201,6 +210,12 @@ func (cb *callbacks) installAuth(o *C.mcp_client_options, h C.uintptr_t, set fun
 	if cb.workloadToken != nil {
 		set(C.mcpc_go_workload_token(o, h))
 	}
+	if cb.clientSign != nil {
+		alg, kid := C.CString(cb.clientSignAlgorithm), optionalCString(cb.clientKeyID)
+		set(C.mcpc_go_client_signer(o, alg, kid, h))
+		C.free(unsafe.Pointer(alg))
+		C.free(unsafe.Pointer(kid))
+	}
 	if idp := cb.identityProvider; idp != nil {
 		endpoint, id, secret := C.CString(idp.TokenEndpoint), optionalCString(idp.ClientID),
 			optionalCString(idp.ClientSecret)
@@ -213,7 +228,22 @@ func (cb *callbacks) installAuth(o *C.mcp_client_options, h C.uintptr_t, set fun
 
 func (cb *callbacks) anyAuth() bool {
 	return cb.authorize != nil || cb.tokenLoad != nil || cb.tokenSave != nil || cb.headers != nil ||
-		cb.workloadToken != nil || cb.identityProvider != nil
+		cb.workloadToken != nil || cb.identityProvider != nil || cb.clientSign != nil
+}
+
+//export mcpcGoClientSign
+func mcpcGoClientSign(h C.uintptr_t, input *C.uint8_t, length C.size_t, signature *C.uint8_t,
+	capacity C.size_t) C.size_t {
+	sign := callbacksOf(h).clientSign
+	if sign == nil {
+		return 0
+	}
+	signed, err := sign(C.GoBytes(unsafe.Pointer(input), C.int(length)))
+	if err != nil || len(signed) == 0 || len(signed) > int(capacity) {
+		return 0
+	}
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(signature)), int(capacity)), signed)
+	return C.size_t(len(signed))
 }
 
 // optionalCString is NULL for "", else a C copy (free it).

@@ -347,3 +347,51 @@ func TestOAuthEnterpriseManaged(t *testing.T) {
 		t.Fatalf("got %v, want StatusUnauthorized", err)
 	}
 }
+
+// private_key_jwt with a key the host keeps: ClientSign makes the signature (here with the
+// test's ECDSA key, converted to the raw r||s JWS wants), which the server verifies.
+func TestOAuthClientSign(t *testing.T) {
+	key, _ := p256PEM(t)
+	server := newKeyServer(t, &key.PublicKey)
+	sign := func(input []byte) ([]byte, error) {
+		digest := sha256.Sum256(input)
+		r, s, err := ecdsa.Sign(rand.Reader, key, digest[:])
+		if err != nil {
+			return nil, err
+		}
+		signature := make([]byte, 64)
+		r.FillBytes(signature[:32])
+		s.FillBytes(signature[32:])
+		return signature, nil
+	}
+	c, err := NewHTTP(server.URL+"/mcp", WithMode(ModeLegacy), WithOAuth(OAuth{
+		ClientID: "machine", ClientSign: sign, ClientSignAlgorithm: "ES256", ClientKeyID: "hsm",
+		ClientCredentials: true,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	server.mu.Lock()
+	claims := server.claims
+	server.mu.Unlock()
+	if len(claims) != 1 || claims[0]["iss"] != "machine" {
+		t.Fatalf("verified assertions: %v", claims)
+	}
+
+	failing := func([]byte) ([]byte, error) { return nil, errors.New("the HSM is locked") }
+	locked, err := NewHTTP(server.URL+"/mcp", WithMode(ModeLegacy), WithOAuth(OAuth{
+		ClientID: "machine", ClientSign: failing, ClientSignAlgorithm: "ES256", ClientCredentials: true,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locked.Close()
+	_, err = locked.Connect(context.Background())
+	if e := asError(t, err); e.Status != StatusUnauthorized {
+		t.Fatalf("a signer that fails: %v", e)
+	}
+}

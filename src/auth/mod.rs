@@ -33,7 +33,8 @@ pub use dpop::DpopKey;
 pub use enterprise::IdentityProvider;
 pub(crate) use form::{require_secure, ANSWER_LIMIT, REQUEST_TIMEOUT};
 pub use loopback::LoopbackRedirect;
-pub use signing_key::SigningKey;
+pub(crate) use signing_key::SIGNATURE_LIMIT;
+pub use signing_key::{HostSigner, SigningKey};
 pub(crate) use tokens::TOKEN_LIMIT;
 pub use workload::{AssertionProvider, WorkloadIdentity};
 

@@ -11,8 +11,9 @@ use crate::auth::{
 };
 use crate::error::Error;
 use crate::ffi::auth::{
-    assertion_provider, mcp_assertion_callback, mcp_auth_reply, mcp_authorize_callback,
-    mcp_header_list, mcp_header_provider, mcp_token_load_callback, mcp_token_save_callback, CStore,
+    assertion_provider, host_signer, mcp_assertion_callback, mcp_auth_reply,
+    mcp_authorize_callback, mcp_header_list, mcp_header_provider, mcp_sign_callback,
+    mcp_token_load_callback, mcp_token_save_callback, CStore,
 };
 use crate::ffi::callbacks::UserData;
 use crate::ffi::setter::set;
@@ -63,6 +64,43 @@ pub unsafe extern "C" fn mcp_client_options_set_oauth_client_key(
         let key = match optional_str(private_key_pem, "private key")? {
             Some(pem) => Some(SigningKey::from_pem(pem, key_id)?),
             None => None,
+        };
+        oauth(o).client_key = key;
+        Ok(())
+    })
+}
+
+/// The pre-registered client's private key kept by the host (in an HSM or a keychain), for
+/// `private_key_jwt` like `mcp_client_options_set_oauth_client_key`: each client assertion's
+/// signing input goes to `callback` (see `mcp_sign_callback`), which signs it with JWS
+/// algorithm `algorithm` ("ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256",
+/// "PS384", "PS512" or "EdDSA"; another: MCP_STATUS_INVALID_ARGUMENT). `key_id` (NULL: none)
+/// goes in each assertion's `kid`. It replaces a PEM key set before; NULL `callback` clears
+/// the key.
+///
+/// # Safety
+/// `options` is NULL or live; the strings are NULL or NUL-terminated; `callback` is safe to
+/// call from any thread with `userdata` for as long as a client made from these options is
+/// alive.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_oauth_client_signer(
+    options: *mut mcp_client_options,
+    algorithm: *const c_char,
+    key_id: *const c_char,
+    callback: mcp_sign_callback,
+    userdata: *mut c_void,
+) -> mcp_status {
+    set(options, |o| {
+        let algorithm = optional_str(algorithm, "signing algorithm")?;
+        let key_id = optional_str(key_id, "key id")?;
+        let key = match callback {
+            None => None,
+            Some(callback) => {
+                let algorithm = algorithm
+                    .ok_or_else(|| Error::invalid("the signing algorithm must not be NULL"))?;
+                let sign = host_signer(callback, UserData(userdata));
+                Some(SigningKey::from_host_signer(algorithm, key_id, sign)?)
+            }
         };
         oauth(o).client_key = key;
         Ok(())
