@@ -122,7 +122,9 @@ impl SigningKey {
     }
 }
 
-/// Who signs: the library with a parsed key, or the host.
+/// Who signs: the library with a parsed key, or the host. One per key, behind an `Arc`, so
+/// the size of the parsed key does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Backend {
     Local(Signer),
     Host {
