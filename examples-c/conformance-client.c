@@ -778,7 +778,8 @@ static void set_oauth(mcp_client_options *options, struct span context) {
     free(private_key);
     if (strcmp(scenario_name, "auth/wif-jwt-bearer") == 0)
         set_workload_token(options, context);
-    if (strcmp(scenario_name, "auth/enterprise-managed-authorization") == 0)
+    if (strcmp(scenario_name, "auth/enterprise-managed-authorization") == 0 ||
+        strcmp(scenario_name, "auth/cross-app-access-complete-flow") == 0)
         set_identity_provider(options, context);
     if (strncmp(scenario_name, "auth/dpop", 9) == 0)
         mcp_client_options_set_oauth_dpop(options, true, NULL);
@@ -859,6 +860,8 @@ static const struct {
     /* io.modelcontextprotocol/enterprise-managed-authorization: the identity assertion
      * exchanged for an ID-JAG, then the JWT-bearer grant. */
     {"auth/enterprise-managed-authorization", scenario_auth, false, true, true},
+    /* 0.1.16's name for the same flow. */
+    {"auth/cross-app-access-complete-flow", scenario_auth, false, true, true},
     /* io.modelcontextprotocol/auth/dpop: proof of possession (RFC 9449), with a generated key;
      * -nonce: both servers want their DPoP nonce in the proofs. */
     {"auth/dpop", scenario_auth, false, true, true},
