@@ -1693,3 +1693,50 @@ fn a_host_signer_signs_the_client_assertion() {
     );
     assert!(!server.paths().iter().any(|p| p == "/token"));
 }
+
+/// An identity provider that stalls the token exchange: the call's timeout, a cancel and
+/// close each end the call at once (the exchange is one of the flow's, on the call's agent).
+#[test]
+fn a_stalled_token_exchange_ends_at_timeout_cancel_and_close() {
+    let stalling = || stalling_at("/idp/token");
+    // The timeout.
+    let server = stalling();
+    let client = connected(&server, enterprise(&server, &Arc::default()));
+    let started = Instant::now();
+    let error = client
+        .ping(&RequestOptions::with_timeout(Duration::from_millis(500)))
+        .unwrap_err();
+    assert_eq!(error.status, Status::Timeout, "{error}");
+    assert!(started.elapsed() < BOUND, "{:?}", started.elapsed());
+    // A cancel.
+    let server = stalling();
+    let client = connected(&server, enterprise(&server, &Arc::default()));
+    let token = CancellationToken::new();
+    let call = std::thread::spawn({
+        let token = token.clone();
+        move || client.ping(&RequestOptions::with_cancellation(&token))
+    });
+    server.wait_for("/idp/token");
+    let cancelled_at = Instant::now();
+    token.cancel(Some("the host gave up"));
+    let error = call.join().unwrap().unwrap_err();
+    assert_eq!(error.status, Status::Cancelled, "{error}");
+    assert!(
+        cancelled_at.elapsed() < BOUND,
+        "{:?}",
+        cancelled_at.elapsed()
+    );
+    // Close.
+    let server = stalling();
+    let client = Arc::new(connected(&server, enterprise(&server, &Arc::default())));
+    let call = std::thread::spawn({
+        let client = client.clone();
+        move || client.ping(&RequestOptions::default())
+    });
+    server.wait_for("/idp/token");
+    let closing = Instant::now();
+    client.close();
+    let error = call.join().unwrap().unwrap_err();
+    assert_eq!(error.status, Status::Closed, "{error}");
+    assert!(closing.elapsed() < BOUND, "{:?}", closing.elapsed());
+}
