@@ -11,8 +11,8 @@ mod common;
 
 use mcpc::auth::TokenStore;
 use mcpc::auth::{
-    AuthorizationRequest, GrantType, IdentityProvider, MemoryTokenStore, OAuthConfig, SigningKey,
-    TokenKey, WorkloadIdentity,
+    AuthorizationRequest, DpopKey, GrantType, IdentityProvider, MemoryTokenStore, OAuthConfig,
+    SigningKey, TokenKey, WorkloadIdentity,
 };
 use mcpc::{
     CancellationToken, Client, ClientOptions, ConnectMode, HttpConfig, RequestOptions, Status,
@@ -40,6 +40,8 @@ struct Request {
     method: String,
     path: String,
     authorization: Option<String>,
+    /// The DPoP proof, if any.
+    dpop: Option<String>,
     body: String,
 }
 
@@ -287,6 +289,7 @@ fn read_request(stream: &mut TcpStream, stop: &AtomicBool) -> Option<Request> {
         method,
         path,
         authorization: header("authorization"),
+        dpop: header("dpop"),
         body: String::from_utf8_lossy(&buffer[head_end..head_end + length]).into_owned(),
     })
 }
@@ -1739,4 +1742,175 @@ fn a_stalled_token_exchange_ends_at_timeout_cancel_and_close() {
     let error = call.join().unwrap().unwrap_err();
     assert_eq!(error.status, Status::Closed, "{error}");
     assert!(closing.elapsed() < BOUND, "{:?}", closing.elapsed());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The redaction test of the auth extensions: every credential they add, planted and echoed
+// ---------------------------------------------------------------------------------------------
+
+/// A client's OAuth configuration for a server.
+type ConfigFor<'a> = dyn Fn(&Hostile) -> OAuthConfig + 'a;
+
+/// Everything a request to the authorization servers carried that is a credential.
+fn credentials_sent(server: &Hostile) -> Vec<String> {
+    let mut sent = Vec::new();
+    for request in server.requests() {
+        for name in [
+            "client_assertion",
+            "assertion",
+            "subject_token",
+            "client_secret",
+        ] {
+            sent.extend(form_value(&request.body, name));
+        }
+        sent.extend(request.dpop.clone());
+        if let Some(authorization) = &request.authorization {
+            sent.push(authorization.clone());
+            sent.extend(authorization.split_once(' ').map(|(_, c)| c.to_owned()));
+        }
+    }
+    sent.retain(|secret| secret.len() >= 16);
+    sent
+}
+
+/// What the servers echo: every credential they were sent so far, in an error body.
+fn echo_of(seen: &Mutex<Vec<Request>>) -> String {
+    let seen = seen.lock().unwrap();
+    seen.iter()
+        .map(|r| format!("{} {:?} {:?}", r.body, r.authorization, r.dpop))
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// Each credential of the auth extensions (a private key and its assertions, the host
+/// signer's assertions, a DPoP key and its proofs, a workload token, an identity assertion and
+/// its ID-JAG), planted in a client whose servers echo every request back: in the token
+/// endpoint's refusal, the IdP's refusal, and the MCP server's challenge. None appears in an
+/// error message, its data, the library's log or the wire trace.
+#[test]
+fn no_auth_extension_credential_reaches_a_message_log_or_trace() {
+    let said = Arc::new(Mutex::new(Vec::<String>::new()));
+    let mut secrets: Vec<String> = Vec::new();
+    let (pem, _) = p256_key();
+    let (dpop_pem, _) = p256_key();
+    for pem in [&pem, &dpop_pem] {
+        secrets.extend(
+            pem.lines()
+                .filter(|line| !line.starts_with("-----"))
+                .map(str::to_owned),
+        );
+    }
+    let signer_key = SigningKey::from_pem(&pem, None).unwrap();
+    let host_signer = SigningKey::from_host_signer(
+        "ES256",
+        Some("hsm"),
+        Arc::new(move |input: &[u8]| signer_key.sign(input).map_err(|e| e.message)),
+    )
+    .unwrap();
+    let kinds: Vec<(&str, Box<ConfigFor>)> = vec![
+        ("private key", Box::new(|_: &Hostile| keyed_machine(&pem))),
+        (
+            "host signer",
+            Box::new(|_: &Hostile| OAuthConfig {
+                client_key: Some(host_signer.clone()),
+                ..keyed_machine(&pem)
+            }),
+        ),
+        (
+            "DPoP key",
+            Box::new(|_: &Hostile| OAuthConfig {
+                dpop: Some(DpopKey::from_pem(&dpop_pem).unwrap()),
+                ..machine()
+            }),
+        ),
+        (
+            "workload token",
+            Box::new(|_: &Hostile| OAuthConfig {
+                grant_type: GrantType::JwtBearer,
+                workload_identity: Some(WorkloadIdentity::Provider(Arc::new(|| {
+                    Ok(platform_token("planted-workload"))
+                }))),
+                ..OAuthConfig::default()
+            }),
+        ),
+        (
+            "identity assertion and ID-JAG",
+            Box::new(|server: &Hostile| enterprise(server, &Arc::default())),
+        ),
+    ];
+    // Where the echo comes from: the token endpoint, the IdP, the MCP server.
+    for echo_at in ["/token", "/idp/token", "/mcp"] {
+        for (kind, config) in &kinds {
+            let seen: Arc<Mutex<Vec<Request>>> = Arc::default();
+            let server = {
+                let seen = seen.clone();
+                Hostile::start(move |request, _| {
+                    seen.lock().unwrap().push(request.clone());
+                    let path = request.path.as_str();
+                    match path {
+                        _ if path == echo_at && path != "/mcp" => Reply::Json(
+                            400,
+                            json!({"error": "invalid_grant", "error_description": echo_of(&seen)}),
+                        ),
+                        "/mcp" if echo_at == "/mcp" && request.authorization.is_some() => {
+                            Reply::Challenge(format!(
+                                "Bearer error=\"invalid_token\", error_description=\"{}\"",
+                                echo_of(&seen).replace('"', "'")
+                            ))
+                        }
+                        "/idp/token" => id_jag_reply(),
+                        _ => Reply::Default,
+                    }
+                })
+            };
+            let mut http = HttpConfig::new(server.url());
+            http.auth.oauth = Some(config(&server));
+            let mut options = ClientOptions {
+                mode: ConnectMode::Legacy,
+                ..ClientOptions::default()
+            };
+            let lines = said.clone();
+            options.callbacks.on_log = Some(Arc::new(move |_, line: &str| {
+                lines.lock().unwrap().push(format!("log: {line}"))
+            }));
+            let frames = said.clone();
+            options.callbacks.on_trace =
+                Some(Arc::new(move |frame: &mcpc::handlers::TraceFrame| {
+                    frames
+                        .lock()
+                        .unwrap()
+                        .push(format!("trace: {}", frame.json))
+                }));
+            let client = Client::http(http, options);
+            client.connect().expect("initialize needs no token");
+            if let Err(error) = client.ping(&RequestOptions::default()) {
+                said.lock().unwrap().push(format!(
+                    "{kind}, echo at {echo_at}: {error} {:?}",
+                    error.data
+                ));
+            }
+            client.close();
+            secrets.extend(credentials_sent(&server));
+        }
+    }
+    secrets.push(platform_token("planted-workload"));
+    secrets.push(IDENTITY_ASSERTION.to_owned());
+    secrets.push(ID_JAG.to_owned());
+    let said = said.lock().unwrap();
+    // Each kind refused at the token endpoint and by the MCP server; the enterprise kind at
+    // the IdP too (the others never ask one).
+    let refusals = said.iter().filter(|line| line.contains("echo at")).count();
+    assert_eq!(refusals, 11, "refusals collected: {said:#?}");
+    let leaks: Vec<&String> = said
+        .iter()
+        .filter(|line| secrets.iter().any(|secret| line.contains(secret.as_str())))
+        .collect();
+    assert!(leaks.is_empty(), "credentials leaked in:\n{leaks:#?}");
+    common::report_figure(&format!(
+        "auth extension credentials: {} messages, log lines and trace frames from {refusals} \
+         flows refused by servers echoing them checked for {} planted or sent credentials: \
+         none leaked",
+        said.len(),
+        secrets.len()
+    ));
 }
