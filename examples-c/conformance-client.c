@@ -734,6 +734,30 @@ static void set_workload_token(mcp_client_options *options, struct span context)
     }
 }
 
+/* auth/enterprise-managed-authorization: the person's identity assertion is the context's
+ * idp_id_token, which a host would have from its sign-in at the identity provider. */
+static char *identity_assertion;
+
+static size_t give_identity_assertion(void *userdata, char *buffer, size_t capacity) {
+    (void)userdata;
+    size_t length = identity_assertion != NULL ? strlen(identity_assertion) : 0;
+    if (length > capacity)
+        return 0;
+    memcpy(buffer, identity_assertion, length);
+    return length;
+}
+
+static void set_identity_provider(mcp_client_options *options, struct span context) {
+    char *token_endpoint = string_value(member(context, "idp_token_endpoint"));
+    char *idp_client_id = string_value(member(context, "idp_client_id"));
+    identity_assertion = string_value(member(context, "idp_id_token"));
+    mcp_client_options_set_oauth_grant(options, MCP_OAUTH_GRANT_ENTERPRISE_MANAGED);
+    mcp_client_options_set_oauth_identity_provider(options, token_endpoint, idp_client_id, NULL,
+                                                   give_identity_assertion, NULL);
+    free(token_endpoint);
+    free(idp_client_id);
+}
+
 /* The OAuth settings for an auth scenario: pre-registered credentials when the context has
  * them (auth/pre-registration, auth/client-credentials-basic: a secret;
  * auth/client-credentials-jwt: a private key, for private_key_jwt), the CIMD URL, the
@@ -754,6 +778,9 @@ static void set_oauth(mcp_client_options *options, struct span context) {
     free(private_key);
     if (strcmp(scenario_name, "auth/wif-jwt-bearer") == 0)
         set_workload_token(options, context);
+    if (strcmp(scenario_name, "auth/enterprise-managed-authorization") == 0 ||
+        strcmp(scenario_name, "auth/cross-app-access-complete-flow") == 0)
+        set_identity_provider(options, context);
     if (strncmp(scenario_name, "auth/dpop", 9) == 0)
         mcp_client_options_set_oauth_dpop(options, true, NULL);
     mcp_client_options_set_oauth_client_metadata_url(options, CIMD_URL);
@@ -830,6 +857,11 @@ static const struct {
     {"auth/client-credentials-jwt", scenario_auth, false, true, true},
     /* io.modelcontextprotocol/auth/wif: the JWT-bearer grant with a workload's token. */
     {"auth/wif-jwt-bearer", scenario_auth, false, true, true},
+    /* io.modelcontextprotocol/enterprise-managed-authorization: the identity assertion
+     * exchanged for an ID-JAG, then the JWT-bearer grant. */
+    {"auth/enterprise-managed-authorization", scenario_auth, false, true, true},
+    /* 0.1.16's name for the same flow. */
+    {"auth/cross-app-access-complete-flow", scenario_auth, false, true, true},
     /* io.modelcontextprotocol/auth/dpop: proof of possession (RFC 9449), with a generated key;
      * -nonce: both servers want their DPoP nonce in the proofs. */
     {"auth/dpop", scenario_auth, false, true, true},

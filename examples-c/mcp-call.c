@@ -122,6 +122,13 @@ static const char USAGE[] =
     "  --workload-token-file FILE  the JWT-bearer grant (workload identity federation): FILE\n"
     "                         holds the platform's token for this workload, read again for\n"
     "                         each token request; no person (--client-id optional)\n"
+    "  --identity-assertion-file FILE  enterprise-managed authorization: FILE holds the\n"
+    "                         person's identity assertion (an ID token from the identity\n"
+    "                         provider), read again for each token request; it is exchanged\n"
+    "                         at --idp-token-endpoint for an ID-JAG, the grant presented with\n"
+    "                         --client-id; no person's step\n"
+    "  --idp-token-endpoint URL  the identity provider's token endpoint (RFC 8693)\n"
+    "  --idp-client-id ID     this client at the identity provider\n"
     "  --dpop                 DPoP (RFC 9449): a proof signed with a key generated for this\n"
     "                         run on every token and MCP request; DPoP-bound tokens\n"
     "  --dpop-key FILE        the same with this key (PEM: PKCS#8 ECDSA P-256)\n"
@@ -184,6 +191,9 @@ struct command_line {
     const char *client_key; /* --client-key FILE */
     bool client_credentials; /* --client-credentials: the grant without a person */
     const char *workload_token_file; /* --workload-token-file: the JWT-bearer grant */
+    const char *identity_assertion_file; /* --identity-assertion-file: enterprise-managed */
+    const char *idp_token_endpoint;      /* --idp-token-endpoint */
+    const char *idp_client_id;           /* --idp-client-id */
     bool dpop;                       /* --dpop: proofs with a generated key */
     const char *dpop_key;            /* --dpop-key FILE: proofs with this key */
     const char *client_metadata_url;
@@ -367,6 +377,12 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
             cl->client_credentials = true;
         } else if (strcmp(opt, "--workload-token-file") == 0) {
             cl->workload_token_file = value;
+        } else if (strcmp(opt, "--identity-assertion-file") == 0) {
+            cl->identity_assertion_file = value;
+        } else if (strcmp(opt, "--idp-token-endpoint") == 0) {
+            cl->idp_token_endpoint = value;
+        } else if (strcmp(opt, "--idp-client-id") == 0) {
+            cl->idp_client_id = value;
         } else if (strcmp(opt, "--dpop") == 0) {
             cl->dpop = true;
         } else if (strcmp(opt, "--dpop-key") == 0) {
@@ -396,13 +412,21 @@ static int parse_command_line(int argc, char **argv, struct command_line *cl) {
     if (cl->key != NULL && cl->cert == NULL)
         return usage_error("--key goes with --cert", NULL);
     bool workload = cl->workload_token_file != NULL;
-    if (cl->oauth + cl->oauth_manual + cl->client_credentials + workload > 1)
-        return usage_error("give one of --oauth, --oauth-manual, --client-credentials and "
-                           "--workload-token-file", NULL);
-    bool oauth = cl->oauth || cl->oauth_manual || cl->client_credentials || workload;
+    bool enterprise = cl->identity_assertion_file != NULL;
+    if (cl->oauth + cl->oauth_manual + cl->client_credentials + workload + enterprise > 1)
+        return usage_error("give one of --oauth, --oauth-manual, --client-credentials, "
+                           "--workload-token-file and --identity-assertion-file", NULL);
+    bool oauth = cl->oauth || cl->oauth_manual || cl->client_credentials || workload || enterprise;
     if (oauth && cl->http_url == NULL)
-        return usage_error("--oauth, --oauth-manual, --client-credentials and "
-                           "--workload-token-file go with --http", NULL);
+        return usage_error("--oauth, --oauth-manual, --client-credentials, "
+                           "--workload-token-file and --identity-assertion-file go with --http",
+                           NULL);
+    if ((cl->idp_token_endpoint != NULL || cl->idp_client_id != NULL) && !enterprise)
+        return usage_error("--idp-token-endpoint and --idp-client-id go with "
+                           "--identity-assertion-file", NULL);
+    if (enterprise && (cl->idp_token_endpoint == NULL || cl->client_id == NULL))
+        return usage_error("--identity-assertion-file needs --idp-token-endpoint and "
+                           "--client-id", NULL);
     bool oauth_options = cl->client_id != NULL || cl->client_secret != NULL ||
                          cl->client_key != NULL || cl->client_metadata_url != NULL ||
                          cl->scope != NULL || cl->dpop || cl->dpop_key != NULL;
@@ -829,6 +853,22 @@ static bool set_dpop(mcp_client_options *copts, const struct command_line *cl) {
     return true;
 }
 
+/* --identity-assertion-file: the file is read for each token request, so the host may
+ * renew the assertion in it; nothing of it is printed. */
+static size_t give_identity_assertion(void *userdata, char *buffer, size_t capacity) {
+    char *text = read_small_file((const char *)userdata);
+    size_t length = text != NULL ? strlen(text) : 0;
+    if (length > capacity)
+        length = 0;
+    if (length > 0)
+        memcpy(buffer, text, length);
+    if (text != NULL) {
+        memset(text, 0, strlen(text)); /* a credential: not left in freed memory */
+        free(text);
+    }
+    return length;
+}
+
 /* Sets the OAuth options; for --oauth, opens the loopback listener first (its URL is the
  * redirect URI). False (after a message) when the listener cannot open or the key file
  * cannot be read. */
@@ -838,8 +878,14 @@ static bool set_oauth(mcp_client_options *copts, const struct command_line *cl,
         return false;
     if (!set_dpop(copts, cl))
         return false;
-    if (cl->client_credentials || cl->workload_token_file != NULL) {
-        if (cl->workload_token_file != NULL) {
+    if (cl->client_credentials || cl->workload_token_file != NULL ||
+        cl->identity_assertion_file != NULL) {
+        if (cl->identity_assertion_file != NULL) {
+            mcp_client_options_set_oauth_grant(copts, MCP_OAUTH_GRANT_ENTERPRISE_MANAGED);
+            mcp_client_options_set_oauth_identity_provider(
+                copts, cl->idp_token_endpoint, cl->idp_client_id, NULL, give_identity_assertion,
+                (void *)cl->identity_assertion_file);
+        } else if (cl->workload_token_file != NULL) {
             mcp_client_options_set_oauth_grant(copts, MCP_OAUTH_GRANT_JWT_BEARER);
             mcp_client_options_set_oauth_workload_token_file(copts, cl->workload_token_file);
         } else {
@@ -947,7 +993,8 @@ int main(int argc, char **argv) {
     if (cl.cert != NULL)
         mcp_client_options_set_client_cert(copts, cl.cert, cl.key != NULL ? cl.key : cl.cert);
     struct oauth_step oauth_step = {NULL};
-    if ((cl.oauth || cl.oauth_manual || cl.client_credentials || cl.workload_token_file != NULL) &&
+    if ((cl.oauth || cl.oauth_manual || cl.client_credentials || cl.workload_token_file != NULL ||
+         cl.identity_assertion_file != NULL) &&
         !set_oauth(copts, &cl, &oauth_step)) {
         mcp_client_options_free(copts);
         mcp_loopback_free(oauth_step.loopback);

@@ -60,18 +60,18 @@
 #endif
 
 /** The version of this header, e.g. "0.1.0"; mcp_version() gives the library's at run time. */
-#define MCPC_VERSION "0.2.0"
+#define MCPC_VERSION "0.3.0"
 /** The major part of #MCPC_VERSION. */
 #define MCPC_VERSION_MAJOR 0
 /** The minor part of #MCPC_VERSION. */
-#define MCPC_VERSION_MINOR 2
+#define MCPC_VERSION_MINOR 3
 /** The patch part of #MCPC_VERSION. */
 #define MCPC_VERSION_PATCH 0
 /**
  * The version as one number, 0xMMmmpp (major, minor and patch a byte each), for comparisons:
  * MCPC_VERSION_NUM >= 0x000200 is true from 0.2.0 on.
  */
-#define MCPC_VERSION_NUM 0x000200
+#define MCPC_VERSION_NUM 0x000300
 /**
  * True when the header is of version major.minor.patch or later:
  * \#if MCPC_AT_LEAST_VERSION(0, 2, 0) ... \#endif
@@ -306,6 +306,14 @@ typedef enum {
    * client id is sent (and authenticated) only when one is configured.
    */
   MCP_OAUTH_GRANT_JWT_BEARER = 2,
+  /**
+   * Enterprise-managed authorization: the person's identity assertion, from the host (the
+   * identity provider option; in C `mcp_client_options_set_oauth_identity_provider`), is
+   * exchanged at the enterprise's identity provider for an ID-JAG (RFC 8693), which is then
+   * the JWT-bearer grant (RFC 7523) at the MCP server's authorization server. Needs a
+   * pre-registered client id (the ID-JAG names it); no person's step.
+   */
+  MCP_OAUTH_GRANT_ENTERPRISE_MANAGED = 3,
 } mcp_oauth_grant;
 
 /**
@@ -464,6 +472,32 @@ typedef bool (*mcp_request_handler)(void *userdata,
                                     const char *method,
                                     const char *params_json,
                                     mcp_handler_reply *reply);
+
+/**
+ * Signs with the host's private key (kept in an HSM or a keychain) for `private_key_jwt`:
+ * sign the `input_length` bytes at `signing_input` (a JWS signing input) with the algorithm
+ * named when the callback was set, write the JWS signature bytes to `signature` (at most
+ * `capacity` bytes: 1024; for ES256 the raw 64-byte `r || s`,
+ * not DER) and return their number, or return 0 when it cannot sign (the token request
+ * fails with MCP_STATUS_UNAUTHORIZED). Called for every token request, on the library
+ * thread running the OAuth flow, with no lock held; it must not wait for a call of the same
+ * client to return.
+ */
+typedef size_t (*mcp_sign_callback)(void *userdata,
+                                    const uint8_t *signing_input,
+                                    size_t input_length,
+                                    uint8_t *signature,
+                                    size_t capacity);
+
+/**
+ * Gives a credential the library needs now, a compact JWT (the person's identity assertion,
+ * or the workload's token): copy its text into `buffer` (at most `capacity` bytes: 64 KiB; no
+ * NUL needed) and return its length, or return 0 when there is
+ * none (the call that needed it ends with MCP_STATUS_UNAUTHORIZED). Called for every token
+ * request (so the host may renew the credential), on the library thread running the OAuth
+ * flow, with no lock held; it must not wait for a call of the same client to return.
+ */
+typedef size_t (*mcp_assertion_callback)(void *userdata, char *buffer, size_t capacity);
 
 /**
  * The person's step of the OAuth flow: open `authorization_url` (in a browser), wait for the
@@ -1271,6 +1305,27 @@ mcp_status mcp_client_options_set_oauth_client_key(mcp_client_options *options,
                                                    const char *key_id);
 
 /**
+ * The pre-registered client's private key kept by the host (in an HSM or a keychain), for
+ * `private_key_jwt` like `mcp_client_options_set_oauth_client_key`: each client assertion's
+ * signing input goes to `callback` (see `mcp_sign_callback`), which signs it with JWS
+ * algorithm `algorithm` ("ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256",
+ * "PS384", "PS512" or "EdDSA"; another: MCP_STATUS_INVALID_ARGUMENT). `key_id` (NULL: none)
+ * goes in each assertion's `kid`. It replaces a PEM key set before; NULL `callback` clears
+ * the key.
+ *
+ * # Safety
+ * `options` is NULL or live; the strings are NULL or NUL-terminated; `callback` is safe to
+ * call from any thread with `userdata` for as long as a client made from these options is
+ * alive.
+ */
+MCPC_API
+mcp_status mcp_client_options_set_oauth_client_signer(mcp_client_options *options,
+                                                      const char *algorithm,
+                                                      const char *key_id,
+                                                      mcp_sign_callback callback,
+                                                      void *userdata);
+
+/**
  * DPoP (RFC 9449): with `enable`, every token request and every request to the MCP server
  * carries a fresh proof signed with this client's key, the servers' DPoP nonces are honoured
  * (the request sent once more with a new one), and tokens of type DPoP (bound to the key) are
@@ -1301,6 +1356,47 @@ mcp_status mcp_client_options_set_oauth_dpop(mcp_client_options *options,
 MCPC_API
 mcp_status mcp_client_options_set_oauth_workload_token_file(mcp_client_options *options,
                                                             const char *path);
+
+/**
+ * The workload's JWT for the JWT-bearer grant (MCP_OAUTH_GRANT_JWT_BEARER) from the host's
+ * callback (see `mcp_assertion_callback`), asked for every token request, instead of a file
+ * (it replaces one set by `mcp_client_options_set_oauth_workload_token_file`). What it gives
+ * must be a compact JWT; else the request fails with MCP_STATUS_UNAUTHORIZED (the text never
+ * quoted). NULL `callback` clears it.
+ *
+ * # Safety
+ * `options` is NULL or live; `callback` is safe to call from any thread with `userdata` for
+ * as long as a client made from these options is alive.
+ */
+MCPC_API
+mcp_status mcp_client_options_set_oauth_workload_token_callback(mcp_client_options *options,
+                                                                mcp_assertion_callback callback,
+                                                                void *userdata);
+
+/**
+ * Enterprise-managed authorization (MCP_OAUTH_GRANT_ENTERPRISE_MANAGED): the enterprise's
+ * identity provider (IdP) and the host's callback that gives the person's identity assertion
+ * (an OpenID Connect ID token from that IdP; see `mcp_assertion_callback`). For each token
+ * request the library asks the callback, exchanges the assertion at `idp_token_endpoint`
+ * (RFC 8693, for an ID-JAG addressed to the MCP server's authorization server and resource),
+ * then presents the ID-JAG there as a JWT-bearer grant with the client of
+ * `mcp_client_options_set_oauth_client`. `idp_client_id` and `idp_client_secret` (both may be
+ * NULL) are this client at the IdP (with a secret: HTTP Basic). The endpoint must be HTTPS
+ * (http only on loopback). The assertion and the ID-JAG never appear in messages. NULL
+ * `callback` clears the setting.
+ *
+ * # Safety
+ * `options` is NULL or live; the strings are NULL or NUL-terminated; `callback` is safe to
+ * call from any thread with `userdata` for as long as a client made from these options is
+ * alive.
+ */
+MCPC_API
+mcp_status mcp_client_options_set_oauth_identity_provider(mcp_client_options *options,
+                                                          const char *idp_token_endpoint,
+                                                          const char *idp_client_id,
+                                                          const char *idp_client_secret,
+                                                          mcp_assertion_callback callback,
+                                                          void *userdata);
 
 /**
  * Binds the pre-registered client to one authorization server: with another issuer (the

@@ -507,6 +507,26 @@ fn every_setter_refuses_null_options() {
                 c,
                 c"/token".as_ptr()
             )),
+            call!(mcp_client_options_set_oauth_client_signer(
+                c,
+                c"ES256".as_ptr(),
+                c"kid".as_ptr(),
+                None,
+                std::ptr::NonNull::<u8>::dangling().as_ptr().cast()
+            )),
+            call!(mcp_client_options_set_oauth_workload_token_callback(
+                c,
+                None,
+                std::ptr::NonNull::<u8>::dangling().as_ptr().cast()
+            )),
+            call!(mcp_client_options_set_oauth_identity_provider(
+                c,
+                c"https://idp.example/token".as_ptr(),
+                c"id".as_ptr(),
+                c"secret".as_ptr(),
+                None,
+                std::ptr::NonNull::<u8>::dangling().as_ptr().cast()
+            )),
             call!(mcp_client_options_set_notification_callback(
                 c,
                 None,
@@ -2221,6 +2241,24 @@ fn completion_task_and_trace_exports_with_one_null_each() {
     }
 }
 
+unsafe extern "C" fn no_signature(
+    _userdata: *mut c_void,
+    _input: *const u8,
+    _length: usize,
+    _signature: *mut u8,
+    _capacity: usize,
+) -> usize {
+    0
+}
+
+unsafe extern "C" fn no_assertion(
+    _userdata: *mut c_void,
+    _buffer: *mut c_char,
+    _capacity: usize,
+) -> usize {
+    0
+}
+
 unsafe extern "C" fn ignore_state(_userdata: *mut c_void, _state: mcp_connection_state) {}
 
 /// The newer client options with NULL for one pointer other than the options: each means what
@@ -2255,6 +2293,90 @@ fn newer_setters_with_one_null_pointer() {
         // No file: no workload identity (the default).
         assert_eq!(
             call!(mcp_client_options_set_oauth_workload_token_file(o, null())),
+            mcp_status::Ok
+        );
+        let no_assertion: mcp_assertion_callback = Some(no_assertion);
+        // The workload token callback: NULL userdata is the host's business.
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_workload_token_callback(
+                o,
+                no_assertion,
+                null_mut()
+            )),
+            mcp_status::Ok
+        );
+        // The identity provider: the endpoint is required (with a callback), the IdP client
+        // id and secret and the userdata are not; an endpoint that is not HTTPS off loopback,
+        // or not UTF-8, is refused.
+        let ud = std::ptr::NonNull::<u8>::dangling().as_ptr().cast();
+        let idp = |endpoint: *const c_char,
+                   id: *const c_char,
+                   secret: *const c_char,
+                   userdata: *mut c_void| {
+            call!(mcp_client_options_set_oauth_identity_provider(
+                o,
+                endpoint,
+                id,
+                secret,
+                no_assertion,
+                userdata
+            ))
+        };
+        let (endpoint, id, secret) = (
+            c"https://idp.example/token".as_ptr(),
+            c"id".as_ptr(),
+            c"secret".as_ptr(),
+        );
+        assert_eq!(idp(null(), id, secret, ud), mcp_status::InvalidArgument);
+        assert_eq!(idp(endpoint, null(), secret, ud), mcp_status::Ok);
+        assert_eq!(idp(endpoint, id, null(), ud), mcp_status::Ok);
+        assert_eq!(idp(endpoint, id, secret, null_mut()), mcp_status::Ok);
+        assert_eq!(
+            idp(c"http://idp.example/token".as_ptr(), id, secret, ud),
+            mcp_status::InvalidArgument
+        );
+        assert_eq!(idp(bad_utf8(), id, secret, ud), mcp_status::InvalidArgument);
+        // The host's signer: the algorithm is required (with a callback) and must be an
+        // asymmetric JWS one; the key id and the userdata are not required.
+        let no_signature: mcp_sign_callback = Some(no_signature);
+        let signer = |algorithm: *const c_char, key_id: *const c_char, userdata: *mut c_void| {
+            call!(mcp_client_options_set_oauth_client_signer(
+                o,
+                algorithm,
+                key_id,
+                no_signature,
+                userdata
+            ))
+        };
+        let (es256, kid) = (c"ES256".as_ptr(), c"kid".as_ptr());
+        assert_eq!(signer(null(), kid, ud), mcp_status::InvalidArgument);
+        assert_eq!(signer(es256, null(), ud), mcp_status::Ok);
+        assert_eq!(signer(es256, kid, null_mut()), mcp_status::Ok);
+        assert_eq!(
+            signer(c"HS256".as_ptr(), kid, ud),
+            mcp_status::InvalidArgument
+        );
+        assert_eq!(signer(bad_utf8(), kid, ud), mcp_status::InvalidArgument);
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_client_signer(
+                o,
+                null(),
+                null(),
+                None,
+                null_mut()
+            )),
+            mcp_status::Ok
+        );
+        // No callback: the setting is cleared, whatever else is given.
+        assert_eq!(
+            call!(mcp_client_options_set_oauth_identity_provider(
+                o,
+                null(),
+                null(),
+                null(),
+                None,
+                null_mut()
+            )),
             mcp_status::Ok
         );
         let on_state: mcp_state_callback = Some(ignore_state);

@@ -11,8 +11,8 @@ mod common;
 
 use mcpc::auth::TokenStore;
 use mcpc::auth::{
-    AuthorizationRequest, GrantType, MemoryTokenStore, OAuthConfig, SigningKey, TokenKey,
-    WorkloadIdentity,
+    AuthorizationRequest, DpopKey, GrantType, IdentityProvider, MemoryTokenStore, OAuthConfig,
+    SigningKey, TokenKey, WorkloadIdentity,
 };
 use mcpc::{
     CancellationToken, Client, ClientOptions, ConnectMode, HttpConfig, RequestOptions, Status,
@@ -40,6 +40,8 @@ struct Request {
     method: String,
     path: String,
     authorization: Option<String>,
+    /// The DPoP proof, if any.
+    dpop: Option<String>,
     body: String,
 }
 
@@ -287,6 +289,7 @@ fn read_request(stream: &mut TcpStream, stop: &AtomicBool) -> Option<Request> {
         method,
         path,
         authorization: header("authorization"),
+        dpop: header("dpop"),
         body: String::from_utf8_lossy(&buffer[head_end..head_end + length]).into_owned(),
     })
 }
@@ -1355,4 +1358,559 @@ fn a_workload_token_is_never_shown_and_a_bad_one_is_not_sent() {
     assert!(shown.contains("invalid_token"), "{shown}");
     assert!(!shown.contains(&token), "the workload token in {shown}");
     let _ = std::fs::remove_file(&path);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Enterprise-managed authorization: the identity assertion, the ID-JAG, the JWT-bearer grant
+// ---------------------------------------------------------------------------------------------
+
+/// The person's identity assertion (an ID token from the IdP; the IdP here does not verify it).
+const IDENTITY_ASSERTION: &str = "eyJhbGciOiJFUzI1NiJ9.planted-identity-assertion.c2lnbmF0dXJl";
+/// The ID-JAG the IdP here issues.
+const ID_JAG: &str = "eyJ0eXAiOiJvYXV0aC1pZC1qYWcrand0In0.planted-id-jag.c2lnbmF0dXJl";
+const ID_JAG_TYPE: &str = "urn:ietf:params:oauth:token-type:id-jag";
+
+/// A host whose person signed in at the IdP served (as `/idp/token`) by `server`; the MCP
+/// server's authorization server knows it as the pre-registered client "enterprise-app".
+fn enterprise(server: &Hostile, asked: &Arc<AtomicUsize>) -> OAuthConfig {
+    let asked = asked.clone();
+    OAuthConfig {
+        client_id: Some("enterprise-app".into()),
+        client_secret: Some("enterprise-secret".into()),
+        grant_type: GrantType::EnterpriseManaged,
+        identity_provider: Some(IdentityProvider {
+            token_endpoint: format!("{}/idp/token", server.base),
+            client_id: Some("idp-client".into()),
+            client_secret: None,
+            assertion: Arc::new(move || {
+                asked.fetch_add(1, Ordering::SeqCst);
+                Ok(IDENTITY_ASSERTION.to_owned())
+            }),
+        }),
+        ..OAuthConfig::default()
+    }
+}
+
+/// The IdP's token exchange answer: the ID-JAG.
+fn id_jag_reply() -> Reply {
+    Reply::Json(
+        200,
+        json!({"access_token": ID_JAG, "issued_token_type": ID_JAG_TYPE, "token_type": "N_A"}),
+    )
+}
+
+/// The host's assertion goes to the IdP in an RFC 8693 token exchange for an ID-JAG addressed
+/// to the MCP server's authorization server (its issuer) and resource; the ID-JAG then goes to
+/// the authorization server as the JWT-bearer grant, with the pre-registered client's
+/// authentication; the access token it gives is what the MCP request carries.
+#[test]
+fn the_enterprise_grant_exchanges_the_assertion_for_an_id_jag_and_presents_it() {
+    let server = Hostile::start(|request, _| match request.path.as_str() {
+        "/idp/token" => id_jag_reply(),
+        _ => Reply::Default,
+    });
+    let asked = Arc::new(AtomicUsize::new(0));
+    let client = connected(&server, enterprise(&server, &asked));
+    client.ping(&RequestOptions::default()).expect("a token");
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+
+    let requests = server.requests();
+    let exchange = requests.iter().find(|r| r.path == "/idp/token").unwrap();
+    let field = |name: &str| form_value(&exchange.body, name);
+    assert_eq!(
+        field("grant_type").as_deref(),
+        Some("urn:ietf:params:oauth:grant-type:token-exchange")
+    );
+    assert_eq!(field("requested_token_type").as_deref(), Some(ID_JAG_TYPE));
+    assert_eq!(
+        field("subject_token_type").as_deref(),
+        Some("urn:ietf:params:oauth:token-type:id_token")
+    );
+    assert_eq!(field("subject_token").as_deref(), Some(IDENTITY_ASSERTION));
+    assert_eq!(field("audience"), Some(server.base.clone()));
+    assert_eq!(field("resource"), Some(server.url()));
+    assert_eq!(field("client_id").as_deref(), Some("idp-client"));
+
+    let grant = requests.iter().find(|r| r.path == "/token").unwrap();
+    assert_eq!(
+        form_value(&grant.body, "grant_type").as_deref(),
+        Some("urn:ietf:params:oauth:grant-type:jwt-bearer")
+    );
+    assert_eq!(
+        form_value(&grant.body, "assertion").as_deref(),
+        Some(ID_JAG)
+    );
+    assert!(
+        grant
+            .authorization
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("Basic "),
+        "the client authenticates: {grant:?}"
+    );
+    let last = requests.iter().rfind(|r| r.path == "/mcp").unwrap();
+    assert_eq!(last.authorization, Some(format!("Bearer {TOKEN}")));
+    // Neither the assertion nor the ID-JAG ever goes to the MCP server.
+    for request in requests.iter().filter(|r| r.path == "/mcp") {
+        let seen = format!("{request:?}");
+        assert!(!seen.contains("planted"), "{seen}");
+    }
+}
+
+/// The assertion and the ID-JAG never appear in what the client says, though every party
+/// echoes them back: the IdP refusing the exchange, the authorization server refusing the
+/// ID-JAG, the MCP server refusing the token, and the library's log; a bad answer of the IdP
+/// (no ID-JAG type) and a host without an assertion fail with UNAUTHORIZED before any grant.
+#[test]
+fn no_identity_assertion_or_id_jag_reaches_a_message_or_the_log() {
+    let echo = format!("you sent {IDENTITY_ASSERTION} and {ID_JAG}");
+    let logged = Arc::new(Mutex::new(Vec::<String>::new()));
+    let run = |route: Box<Route>, names: &[&str]| {
+        let server = Hostile::start(route);
+        let asked = Arc::new(AtomicUsize::new(0));
+        let mut config = HttpConfig::new(server.url());
+        config.auth.oauth = Some(enterprise(&server, &asked));
+        let lines = logged.clone();
+        let mut options = ClientOptions {
+            mode: ConnectMode::Legacy,
+            ..ClientOptions::default()
+        };
+        options.callbacks.on_log = Some(Arc::new(move |_, line: &str| {
+            lines.lock().unwrap().push(line.to_owned())
+        }));
+        let client = Client::http(config, options);
+        client.connect().expect("initialize needs no token");
+        let error = refused(&client, names);
+        (server, format!("{error} {:?}", error.data))
+    };
+    let refusing = |status: u16, echo: String| {
+        Reply::Json(
+            status,
+            json!({"error": "invalid_grant", "error_description": echo}),
+        )
+    };
+
+    let mut said = Vec::new();
+    let echoed = echo.clone();
+    let (_, shown) = run(
+        Box::new(move |request, _| match request.path.as_str() {
+            "/idp/token" => refusing(400, echoed.clone()),
+            _ => Reply::Default,
+        }),
+        &["refused the token exchange", "error=invalid_grant"],
+    );
+    said.push(shown);
+    let echoed = echo.clone();
+    let (_, shown) = run(
+        Box::new(move |request, _| match request.path.as_str() {
+            "/idp/token" => id_jag_reply(),
+            "/token" => refusing(400, echoed.clone()),
+            _ => Reply::Default,
+        }),
+        &["refused the request", "error=invalid_grant"],
+    );
+    said.push(shown);
+    let echoed = echo.clone();
+    let (_, shown) = run(
+        Box::new(move |request, _| match request.path.as_str() {
+            "/idp/token" => id_jag_reply(),
+            "/mcp" if request.authorization.is_some() => Reply::Challenge(format!(
+                "Bearer error=\"invalid_token\", error_description=\"{echoed}\""
+            )),
+            _ => Reply::Default,
+        }),
+        &[],
+    );
+    assert!(
+        shown.contains("invalid_token"),
+        "the challenge is kept: {shown}"
+    );
+    said.push(shown);
+    let (server, shown) = run(
+        Box::new(|request, _| match request.path.as_str() {
+            "/idp/token" => Reply::Json(200, json!({"access_token": ID_JAG, "token_type": "N_A"})),
+            _ => Reply::Default,
+        }),
+        &["not an ID-JAG"],
+    );
+    assert!(!server.paths().iter().any(|p| p == "/token"));
+    said.push(shown);
+
+    said.extend(logged.lock().unwrap().iter().cloned());
+    for line in &said {
+        assert!(!line.contains("planted"), "a credential in {line}");
+    }
+
+    // A host that has no assertion: refused with its reason, nothing exchanged.
+    let server = Hostile::start(|_, _| Reply::Default);
+    let mut config = enterprise(&server, &Arc::default());
+    if let Some(idp) = config.identity_provider.as_mut() {
+        idp.assertion = Arc::new(|| Err("nobody signed in".into()));
+    }
+    let client = connected(&server, config);
+    refused(
+        &client,
+        &["identity assertion provider failed: nobody signed in"],
+    );
+    assert!(!server.paths().iter().any(|p| p.ends_with("/token")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// private_key_jwt with the host's signer: a key the library never sees
+// ---------------------------------------------------------------------------------------------
+
+/// The test's key, standing in for one kept in an HSM: the sign callback's userdata.
+struct HostKey {
+    pair: ring::signature::EcdsaKeyPair,
+    signed: AtomicUsize,
+}
+
+unsafe extern "C" fn sign_with_host_key(
+    userdata: *mut std::ffi::c_void,
+    input: *const u8,
+    length: usize,
+    signature: *mut u8,
+    capacity: usize,
+) -> usize {
+    let key = &*(userdata as *const HostKey);
+    let input = std::slice::from_raw_parts(input, length);
+    let rng = ring::rand::SystemRandom::new();
+    let Ok(signed) = key.pair.sign(&rng, input) else {
+        return 0;
+    };
+    let signed = signed.as_ref();
+    if signed.len() > capacity {
+        return 0;
+    }
+    std::ptr::copy_nonoverlapping(signed.as_ptr(), signature, signed.len());
+    key.signed.fetch_add(1, Ordering::SeqCst);
+    signed.len()
+}
+
+unsafe extern "C" fn refuse_to_sign(
+    _userdata: *mut std::ffi::c_void,
+    _input: *const u8,
+    _length: usize,
+    _signature: *mut u8,
+    _capacity: usize,
+) -> usize {
+    0
+}
+
+/// A ping through the C API by a client_credentials client "machine" whose key is behind
+/// `sign`: its status and message.
+fn ping_with_signer(
+    server: &Hostile,
+    sign: mcpc::ffi::mcp_sign_callback,
+    key: *const HostKey,
+) -> (mcpc::ffi::mcp_status, String) {
+    use mcpc::ffi::*;
+    unsafe {
+        let o = mcp_client_options_new();
+        assert_eq!(
+            mcp_client_options_set_mode(o, mcp_connect_mode::Legacy as i32),
+            mcp_status::Ok
+        );
+        assert_eq!(
+            mcp_client_options_set_oauth_client(o, c"machine".as_ptr(), std::ptr::null()),
+            mcp_status::Ok
+        );
+        assert_eq!(
+            mcp_client_options_set_oauth_client_signer(
+                o,
+                c"ES256".as_ptr(),
+                c"hsm-key".as_ptr(),
+                sign,
+                key as *mut std::ffi::c_void
+            ),
+            mcp_status::Ok
+        );
+        assert_eq!(mcp_client_options_set_oauth_grant(o, 1), mcp_status::Ok);
+        let url = std::ffi::CString::new(server.url()).unwrap();
+        let client = mcp_client_new_http(url.as_ptr(), o);
+        mcp_client_options_free(o);
+        let connected = mcp_client_connect(client);
+        assert_eq!(mcp_result_status(connected), mcp_status::Ok);
+        mcp_result_free(connected);
+        let result = mcp_client_ping(client, std::ptr::null());
+        let outcome = (
+            mcp_result_status(result),
+            std::ffi::CStr::from_ptr(mcp_result_message(result))
+                .to_string_lossy()
+                .into_owned(),
+        );
+        mcp_result_free(result);
+        mcp_client_free(client);
+        outcome
+    }
+}
+
+/// With a sign callback instead of a PEM, the client assertion is signed by the host: the
+/// public key of the host's key verifies it, with the algorithm and key id the host named; a
+/// callback that cannot sign ends the call with UNAUTHORIZED before any token request.
+#[test]
+fn a_host_signer_signs_the_client_assertion() {
+    let rng = ring::rand::SystemRandom::new();
+    let alg = &ring::signature::ECDSA_P256_SHA256_FIXED_SIGNING;
+    let pkcs8 = ring::signature::EcdsaKeyPair::generate_pkcs8(alg, &rng).unwrap();
+    let key = HostKey {
+        pair: ring::signature::EcdsaKeyPair::from_pkcs8(alg, pkcs8.as_ref(), &rng).unwrap(),
+        signed: AtomicUsize::new(0),
+    };
+    let public_key = {
+        use ring::signature::KeyPair;
+        key.pair.public_key().as_ref().to_vec()
+    };
+    let server = Hostile::start(|_, _| Reply::Default);
+    let (status, message) = ping_with_signer(&server, Some(sign_with_host_key), &key);
+    assert_eq!(status, mcpc::ffi::mcp_status::Ok, "{message}");
+    assert_eq!(key.signed.load(Ordering::SeqCst), 1);
+    let request = server
+        .requests()
+        .into_iter()
+        .find(|r| r.path == "/token")
+        .expect("a token request");
+    assert_eq!(request.authorization, None, "no Basic credentials");
+    assert_eq!(form_value(&request.body, "client_secret"), None);
+    let assertion = form_value(&request.body, "client_assertion").expect("an assertion");
+    let parts: Vec<&str> = assertion.split('.').collect();
+    assert_eq!(parts.len(), 3, "{assertion}");
+    ring::signature::UnparsedPublicKey::new(&ring::signature::ECDSA_P256_SHA256_FIXED, &public_key)
+        .verify(
+            format!("{}.{}", parts[0], parts[1]).as_bytes(),
+            &base64url_decode(parts[2]),
+        )
+        .expect("the host's public key verifies the assertion");
+    let header: Value = serde_json::from_slice(&base64url_decode(parts[0])).unwrap();
+    assert_eq!(
+        header,
+        json!({"alg": "ES256", "typ": "JWT", "kid": "hsm-key"})
+    );
+
+    let server = Hostile::start(|_, _| Reply::Default);
+    let (status, message) = ping_with_signer(&server, Some(refuse_to_sign), &key);
+    assert_eq!(status, mcpc::ffi::mcp_status::Unauthorized, "{message}");
+    assert!(
+        message.contains("sign callback gave no signature"),
+        "{message}"
+    );
+    assert!(!server.paths().iter().any(|p| p == "/token"));
+}
+
+/// An identity provider that stalls the token exchange: the call's timeout, a cancel and
+/// close each end the call at once (the exchange is one of the flow's, on the call's agent).
+#[test]
+fn a_stalled_token_exchange_ends_at_timeout_cancel_and_close() {
+    let stalling = || stalling_at("/idp/token");
+    // The timeout.
+    let server = stalling();
+    let client = connected(&server, enterprise(&server, &Arc::default()));
+    let started = Instant::now();
+    let error = client
+        .ping(&RequestOptions::with_timeout(Duration::from_millis(500)))
+        .unwrap_err();
+    assert_eq!(error.status, Status::Timeout, "{error}");
+    assert!(started.elapsed() < BOUND, "{:?}", started.elapsed());
+    // A cancel.
+    let server = stalling();
+    let client = connected(&server, enterprise(&server, &Arc::default()));
+    let token = CancellationToken::new();
+    let call = std::thread::spawn({
+        let token = token.clone();
+        move || client.ping(&RequestOptions::with_cancellation(&token))
+    });
+    server.wait_for("/idp/token");
+    let cancelled_at = Instant::now();
+    token.cancel(Some("the host gave up"));
+    let error = call.join().unwrap().unwrap_err();
+    assert_eq!(error.status, Status::Cancelled, "{error}");
+    assert!(
+        cancelled_at.elapsed() < BOUND,
+        "{:?}",
+        cancelled_at.elapsed()
+    );
+    // Close.
+    let server = stalling();
+    let client = Arc::new(connected(&server, enterprise(&server, &Arc::default())));
+    let call = std::thread::spawn({
+        let client = client.clone();
+        move || client.ping(&RequestOptions::default())
+    });
+    server.wait_for("/idp/token");
+    let closing = Instant::now();
+    client.close();
+    let error = call.join().unwrap().unwrap_err();
+    assert_eq!(error.status, Status::Closed, "{error}");
+    assert!(closing.elapsed() < BOUND, "{:?}", closing.elapsed());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The redaction test of the auth extensions: every credential they add, planted and echoed
+// ---------------------------------------------------------------------------------------------
+
+/// A client's OAuth configuration for a server.
+type ConfigFor<'a> = dyn Fn(&Hostile) -> OAuthConfig + 'a;
+
+/// Everything a request to the authorization servers carried that is a credential.
+fn credentials_sent(server: &Hostile) -> Vec<String> {
+    let mut sent = Vec::new();
+    for request in server.requests() {
+        for name in [
+            "client_assertion",
+            "assertion",
+            "subject_token",
+            "client_secret",
+        ] {
+            sent.extend(form_value(&request.body, name));
+        }
+        sent.extend(request.dpop.clone());
+        if let Some(authorization) = &request.authorization {
+            sent.push(authorization.clone());
+            sent.extend(authorization.split_once(' ').map(|(_, c)| c.to_owned()));
+        }
+    }
+    sent.retain(|secret| secret.len() >= 16);
+    sent
+}
+
+/// What the servers echo: every credential they were sent so far, in an error body.
+fn echo_of(seen: &Mutex<Vec<Request>>) -> String {
+    let seen = seen.lock().unwrap();
+    seen.iter()
+        .map(|r| format!("{} {:?} {:?}", r.body, r.authorization, r.dpop))
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// Each credential of the auth extensions (a private key and its assertions, the host
+/// signer's assertions, a DPoP key and its proofs, a workload token, an identity assertion and
+/// its ID-JAG), planted in a client whose servers echo every request back: in the token
+/// endpoint's refusal, the IdP's refusal, and the MCP server's challenge. None appears in an
+/// error message, its data, the library's log or the wire trace.
+#[test]
+fn no_auth_extension_credential_reaches_a_message_log_or_trace() {
+    let said = Arc::new(Mutex::new(Vec::<String>::new()));
+    let mut secrets: Vec<String> = Vec::new();
+    let (pem, _) = p256_key();
+    let (dpop_pem, _) = p256_key();
+    for pem in [&pem, &dpop_pem] {
+        secrets.extend(
+            pem.lines()
+                .filter(|line| !line.starts_with("-----"))
+                .map(str::to_owned),
+        );
+    }
+    let signer_key = SigningKey::from_pem(&pem, None).unwrap();
+    let host_signer = SigningKey::from_host_signer(
+        "ES256",
+        Some("hsm"),
+        Arc::new(move |input: &[u8]| signer_key.sign(input).map_err(|e| e.message)),
+    )
+    .unwrap();
+    let kinds: Vec<(&str, Box<ConfigFor>)> = vec![
+        ("private key", Box::new(|_: &Hostile| keyed_machine(&pem))),
+        (
+            "host signer",
+            Box::new(|_: &Hostile| OAuthConfig {
+                client_key: Some(host_signer.clone()),
+                ..keyed_machine(&pem)
+            }),
+        ),
+        (
+            "DPoP key",
+            Box::new(|_: &Hostile| OAuthConfig {
+                dpop: Some(DpopKey::from_pem(&dpop_pem).unwrap()),
+                ..machine()
+            }),
+        ),
+        (
+            "workload token",
+            Box::new(|_: &Hostile| OAuthConfig {
+                grant_type: GrantType::JwtBearer,
+                workload_identity: Some(WorkloadIdentity::Provider(Arc::new(|| {
+                    Ok(platform_token("planted-workload"))
+                }))),
+                ..OAuthConfig::default()
+            }),
+        ),
+        (
+            "identity assertion and ID-JAG",
+            Box::new(|server: &Hostile| enterprise(server, &Arc::default())),
+        ),
+    ];
+    // Where the echo comes from: the token endpoint, the IdP, the MCP server.
+    for echo_at in ["/token", "/idp/token", "/mcp"] {
+        for (kind, config) in &kinds {
+            let seen: Arc<Mutex<Vec<Request>>> = Arc::default();
+            let server = {
+                let seen = seen.clone();
+                Hostile::start(move |request, _| {
+                    seen.lock().unwrap().push(request.clone());
+                    let path = request.path.as_str();
+                    match path {
+                        _ if path == echo_at && path != "/mcp" => Reply::Json(
+                            400,
+                            json!({"error": "invalid_grant", "error_description": echo_of(&seen)}),
+                        ),
+                        "/mcp" if echo_at == "/mcp" && request.authorization.is_some() => {
+                            Reply::Challenge(format!(
+                                "Bearer error=\"invalid_token\", error_description=\"{}\"",
+                                echo_of(&seen).replace('"', "'")
+                            ))
+                        }
+                        "/idp/token" => id_jag_reply(),
+                        _ => Reply::Default,
+                    }
+                })
+            };
+            let mut http = HttpConfig::new(server.url());
+            http.auth.oauth = Some(config(&server));
+            let mut options = ClientOptions {
+                mode: ConnectMode::Legacy,
+                ..ClientOptions::default()
+            };
+            let lines = said.clone();
+            options.callbacks.on_log = Some(Arc::new(move |_, line: &str| {
+                lines.lock().unwrap().push(format!("log: {line}"))
+            }));
+            let frames = said.clone();
+            options.callbacks.on_trace =
+                Some(Arc::new(move |frame: &mcpc::handlers::TraceFrame| {
+                    frames
+                        .lock()
+                        .unwrap()
+                        .push(format!("trace: {}", frame.json))
+                }));
+            let client = Client::http(http, options);
+            client.connect().expect("initialize needs no token");
+            if let Err(error) = client.ping(&RequestOptions::default()) {
+                said.lock().unwrap().push(format!(
+                    "{kind}, echo at {echo_at}: {error} {:?}",
+                    error.data
+                ));
+            }
+            client.close();
+            secrets.extend(credentials_sent(&server));
+        }
+    }
+    secrets.push(platform_token("planted-workload"));
+    secrets.push(IDENTITY_ASSERTION.to_owned());
+    secrets.push(ID_JAG.to_owned());
+    let said = said.lock().unwrap();
+    // Each kind refused at the token endpoint and by the MCP server; the enterprise kind at
+    // the IdP too (the others never ask one).
+    let refusals = said.iter().filter(|line| line.contains("echo at")).count();
+    assert_eq!(refusals, 11, "refusals collected: {said:#?}");
+    let leaks: Vec<&String> = said
+        .iter()
+        .filter(|line| secrets.iter().any(|secret| line.contains(secret.as_str())))
+        .collect();
+    assert!(leaks.is_empty(), "credentials leaked in:\n{leaks:#?}");
+    common::report_figure(&format!(
+        "auth extension credentials: {} messages, log lines and trace frames from {refusals} \
+         flows refused by servers echoing them checked for {} planted or sent credentials: \
+         none leaked",
+        said.len(),
+        secrets.len()
+    ));
 }

@@ -25,6 +25,12 @@ type callbacks struct {
 	tokenLoad func(serverURL, issuer string) (json.RawMessage, bool)
 	tokenSave func(serverURL, issuer string, tokens json.RawMessage)
 	headers   func(url string) (map[string]string, error)
+	// The workload's token and the enterprise identity provider (oauth.go).
+	workloadToken    func() (string, error)
+	identityProvider *IdentityProvider
+	// The host's signer for private_key_jwt (oauth.go).
+	clientSign                       func([]byte) ([]byte, error)
+	clientSignAlgorithm, clientKeyID string
 	// handlers.go and events.go
 	handlers        map[string]RequestHandler
 	log             func(LogLevel, string)

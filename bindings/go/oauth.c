@@ -35,3 +35,34 @@ mcp_status mcpc_go_token_store(mcp_client_options *options, uintptr_t handle) {
 mcp_status mcpc_go_header_provider(mcp_client_options *options, uintptr_t handle) {
     return mcp_client_options_set_header_provider(options, on_headers, (void *)handle);
 }
+
+static size_t on_workload_token(void *userdata, char *buffer, size_t capacity) {
+    return mcpcGoWorkloadToken((uintptr_t)userdata, buffer, capacity);
+}
+
+static size_t on_identity_assertion(void *userdata, char *buffer, size_t capacity) {
+    return mcpcGoIdentityAssertion((uintptr_t)userdata, buffer, capacity);
+}
+
+mcp_status mcpc_go_workload_token(mcp_client_options *options, uintptr_t handle) {
+    return mcp_client_options_set_oauth_workload_token_callback(options, on_workload_token,
+                                                                (void *)handle);
+}
+
+mcp_status mcpc_go_identity_provider(mcp_client_options *options, const char *token_endpoint,
+                                     const char *client_id, const char *client_secret,
+                                     uintptr_t handle) {
+    return mcp_client_options_set_oauth_identity_provider(
+        options, token_endpoint, client_id, client_secret, on_identity_assertion, (void *)handle);
+}
+
+static size_t on_client_sign(void *userdata, const uint8_t *input, size_t length,
+                             uint8_t *signature, size_t capacity) {
+    return mcpcGoClientSign((uintptr_t)userdata, (uint8_t *)input, length, signature, capacity);
+}
+
+mcp_status mcpc_go_client_signer(mcp_client_options *options, const char *algorithm,
+                                 const char *key_id, uintptr_t handle) {
+    return mcp_client_options_set_oauth_client_signer(options, algorithm, key_id, on_client_sign,
+                                                      (void *)handle);
+}

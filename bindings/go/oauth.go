@@ -37,6 +37,13 @@ type OAuth struct {
 	// the assertion's kid. A key the library cannot use fails NewHTTP with
 	// StatusInvalidArgument.
 	ClientKeyPEM, ClientKeyID string
+	// ClientSign, instead of ClientKeyPEM, signs with a key the host keeps (in an HSM or a
+	// keychain): it gets each client assertion's JWS signing input and returns the JWS
+	// signature (for ES256 the raw 64-byte r||s, not ASN.1) made with algorithm
+	// ClientSignAlgorithm ("ES256", "RS256", "PS256", ...; ClientKeyID is the kid). It runs on
+	// a library thread; an error fails the token request with StatusUnauthorized.
+	ClientSign          func(signingInput []byte) ([]byte, error)
+	ClientSignAlgorithm string
 	// ClientIssuer binds the pre-registered client to one authorization server: with another
 	// issuer it is not presented (the flow registers instead). Empty: any issuer.
 	ClientIssuer string
@@ -49,6 +56,15 @@ type OAuth struct {
 	// service account token, say) and is read again for every token request, so it may
 	// rotate. No person; ClientID is sent only if set.
 	WorkloadTokenFile string
+	// WorkloadToken, instead of WorkloadTokenFile, gives the workload's JWT from the host
+	// (asked for every token request, on a library thread); an error fails the request with
+	// StatusUnauthorized.
+	WorkloadToken func() (string, error)
+	// IdentityProvider uses enterprise-managed authorization (SEP-990): the person's identity
+	// assertion is exchanged at the enterprise's identity provider for an ID-JAG (RFC 8693),
+	// which is then the JWT-bearer grant at the MCP server's authorization server, with the
+	// pre-registered ClientID. No person's step.
+	IdentityProvider *IdentityProvider
 	// DPoP turns on proof of possession (RFC 9449): a fresh proof, signed with the client's
 	// key, on every token request and every request to the MCP server; the servers' DPoP
 	// nonces honoured; tokens of type DPoP accepted and sent as "Authorization: DPoP ...".
@@ -71,6 +87,18 @@ type OAuth struct {
 	Authorize AuthorizeFunc
 }
 
+// IdentityProvider is the enterprise's identity provider of OAuth.IdentityProvider.
+type IdentityProvider struct {
+	// TokenEndpoint is where the token exchange is made (HTTPS; http only on loopback).
+	TokenEndpoint string
+	// ClientID and ClientSecret: this client at the identity provider (both may be empty;
+	// with a secret, HTTP Basic).
+	ClientID, ClientSecret string
+	// Assertion gives the person's current identity assertion (an OpenID Connect ID token
+	// from this identity provider); asked for every token request, on a library thread.
+	Assertion func() (string, error)
+}
+
 // WithOAuth sets the OAuth flow (see OAuth).
 func WithOAuth(cfg OAuth) Option {
 	str := func(s string) *C.char {
@@ -81,6 +109,10 @@ func WithOAuth(cfg OAuth) Option {
 	}
 	return func(c *config) {
 		c.callbacks.authorize = cfg.Authorize
+		c.callbacks.workloadToken = cfg.WorkloadToken
+		c.callbacks.clientSign = cfg.ClientSign
+		c.callbacks.clientSignAlgorithm, c.callbacks.clientKeyID = cfg.ClientSignAlgorithm, cfg.ClientKeyID
+		c.callbacks.identityProvider = cfg.IdentityProvider
 		c.setters = append(c.setters, setter{"oauth", func(o *C.mcp_client_options) C.mcp_status {
 			id, secret, url := str(cfg.ClientID), str(cfg.ClientSecret), str(cfg.ClientMetadataURL)
 			name, redirect, scopes := str(cfg.ClientName), str(cfg.RedirectURI), str(cfg.Scopes)
@@ -95,15 +127,22 @@ func WithOAuth(cfg OAuth) Option {
 					status = s
 				}
 			}
-			if redirect != nil || (!cfg.ClientCredentials && workload == nil) {
+			machine := cfg.ClientCredentials || workload != nil || cfg.WorkloadToken != nil ||
+				cfg.IdentityProvider != nil
+			if redirect != nil || !machine {
 				then(C.mcp_client_options_set_oauth_redirect_uri(o, redirect))
 			}
 			if cfg.ClientCredentials {
 				then(C.mcp_client_options_set_oauth_grant(o, C.MCP_OAUTH_GRANT_CLIENT_CREDENTIALS))
 			}
-			if workload != nil {
+			if workload != nil || cfg.WorkloadToken != nil {
 				then(C.mcp_client_options_set_oauth_grant(o, C.MCP_OAUTH_GRANT_JWT_BEARER))
+			}
+			if workload != nil {
 				then(C.mcp_client_options_set_oauth_workload_token_file(o, workload))
+			}
+			if cfg.IdentityProvider != nil {
+				then(C.mcp_client_options_set_oauth_grant(o, C.MCP_OAUTH_GRANT_ENTERPRISE_MANAGED))
 			}
 			if issuer != nil {
 				then(C.mcp_client_options_set_oauth_client_issuer(o, issuer))
@@ -168,10 +207,78 @@ func (cb *callbacks) installAuth(o *C.mcp_client_options, h C.uintptr_t, set fun
 	if cb.headers != nil {
 		set(C.mcpc_go_header_provider(o, h))
 	}
+	if cb.workloadToken != nil {
+		set(C.mcpc_go_workload_token(o, h))
+	}
+	if cb.clientSign != nil {
+		alg, kid := C.CString(cb.clientSignAlgorithm), optionalCString(cb.clientKeyID)
+		set(C.mcpc_go_client_signer(o, alg, kid, h))
+		C.free(unsafe.Pointer(alg))
+		C.free(unsafe.Pointer(kid))
+	}
+	if idp := cb.identityProvider; idp != nil {
+		endpoint, id, secret := C.CString(idp.TokenEndpoint), optionalCString(idp.ClientID),
+			optionalCString(idp.ClientSecret)
+		set(C.mcpc_go_identity_provider(o, endpoint, id, secret, h))
+		for _, s := range []*C.char{endpoint, id, secret} {
+			C.free(unsafe.Pointer(s))
+		}
+	}
 }
 
 func (cb *callbacks) anyAuth() bool {
-	return cb.authorize != nil || cb.tokenLoad != nil || cb.tokenSave != nil || cb.headers != nil
+	return cb.authorize != nil || cb.tokenLoad != nil || cb.tokenSave != nil || cb.headers != nil ||
+		cb.workloadToken != nil || cb.identityProvider != nil || cb.clientSign != nil
+}
+
+//export mcpcGoClientSign
+func mcpcGoClientSign(h C.uintptr_t, input *C.uint8_t, length C.size_t, signature *C.uint8_t,
+	capacity C.size_t) C.size_t {
+	sign := callbacksOf(h).clientSign
+	if sign == nil {
+		return 0
+	}
+	signed, err := sign(C.GoBytes(unsafe.Pointer(input), C.int(length)))
+	if err != nil || len(signed) == 0 || len(signed) > int(capacity) {
+		return 0
+	}
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(signature)), int(capacity)), signed)
+	return C.size_t(len(signed))
+}
+
+// optionalCString is NULL for "", else a C copy (free it).
+func optionalCString(s string) *C.char {
+	if s == "" {
+		return nil
+	}
+	return C.CString(s)
+}
+
+// giveAssertion copies what get gives into the library's buffer (0: none, or too long).
+func giveAssertion(get func() (string, error), buffer *C.char, capacity C.size_t) C.size_t {
+	if get == nil {
+		return 0
+	}
+	text, err := get()
+	if err != nil || text == "" || len(text) > int(capacity) {
+		return 0
+	}
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(buffer)), int(capacity)), text)
+	return C.size_t(len(text))
+}
+
+//export mcpcGoWorkloadToken
+func mcpcGoWorkloadToken(h C.uintptr_t, buffer *C.char, capacity C.size_t) C.size_t {
+	return giveAssertion(callbacksOf(h).workloadToken, buffer, capacity)
+}
+
+//export mcpcGoIdentityAssertion
+func mcpcGoIdentityAssertion(h C.uintptr_t, buffer *C.char, capacity C.size_t) C.size_t {
+	idp := callbacksOf(h).identityProvider
+	if idp == nil {
+		return 0
+	}
+	return giveAssertion(idp.Assertion, buffer, capacity)
 }
 
 // replyContext is a context that ends when the library says the request needing the

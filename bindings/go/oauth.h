@@ -9,5 +9,11 @@
 mcp_status mcpc_go_authorize(mcp_client_options *options, uintptr_t handle);
 mcp_status mcpc_go_token_store(mcp_client_options *options, uintptr_t handle);
 mcp_status mcpc_go_header_provider(mcp_client_options *options, uintptr_t handle);
+mcp_status mcpc_go_client_signer(mcp_client_options *options, const char *algorithm,
+                                 const char *key_id, uintptr_t handle);
+mcp_status mcpc_go_workload_token(mcp_client_options *options, uintptr_t handle);
+mcp_status mcpc_go_identity_provider(mcp_client_options *options, const char *token_endpoint,
+                                     const char *client_id, const char *client_secret,
+                                     uintptr_t handle);
 
 #endif

@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -32,6 +33,10 @@ type keyServer struct {
 	// workloadToken: the JWT-bearer grant's assertion it accepts (also a token).
 	workloadToken  string
 	workloadGrants int
+	// identityAssertion: the subject token its identity provider (/idp/token) exchanges for
+	// workloadToken as the ID-JAG.
+	identityAssertion string
+	exchanges         int
 }
 
 func newKeyServer(t *testing.T, public crypto.PublicKey) *keyServer {
@@ -73,6 +78,24 @@ func newKeyServer(t *testing.T, public crypto.PublicKey) *keyServer {
 		s.claims = append(s.claims, claims)
 		s.mu.Unlock()
 		writeJSON(w, 200, map[string]any{"access_token": "key-token", "token_type": "Bearer"})
+	})
+	mux.HandleFunc("/idp/token", func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		s.mu.Lock()
+		ok := s.identityAssertion != "" && r.PostForm.Get("subject_token") == s.identityAssertion &&
+			r.PostForm.Get("grant_type") == "urn:ietf:params:oauth:grant-type:token-exchange" &&
+			r.PostForm.Get("requested_token_type") == "urn:ietf:params:oauth:token-type:id-jag" &&
+			r.PostForm.Get("audience") == s.URL && r.PostForm.Get("resource") == s.URL+"/mcp"
+		if ok {
+			s.exchanges++
+		}
+		s.mu.Unlock()
+		if !ok {
+			writeJSON(w, 400, map[string]any{"error": "invalid_request"})
+			return
+		}
+		writeJSON(w, 200, map[string]any{"access_token": s.workloadToken, "token_type": "N_A",
+			"issued_token_type": "urn:ietf:params:oauth:token-type:id-jag"})
 	})
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer key-token" {
@@ -258,5 +281,117 @@ func TestOAuthWorkloadTokenFile(t *testing.T) {
 	server.mu.Unlock()
 	if grants != 1 {
 		t.Fatalf("%d JWT-bearer grants", grants)
+	}
+}
+
+// The JWT-bearer grant with the workload's token from the host's function.
+func TestOAuthWorkloadTokenFunction(t *testing.T) {
+	key, _ := p256PEM(t)
+	server := newKeyServer(t, &key.PublicKey)
+	server.workloadToken = "eyJhbGciOiJFUzI1NiJ9.d29ya2xvYWQ.c2ln"
+	asked := 0
+	give := func() (string, error) { asked++; return server.workloadToken, nil }
+	c, err := NewHTTP(server.URL+"/mcp", WithMode(ModeLegacy), WithOAuth(OAuth{WorkloadToken: give}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	server.mu.Lock()
+	grants := server.workloadGrants
+	server.mu.Unlock()
+	if grants != 1 || asked != 1 {
+		t.Fatalf("%d JWT-bearer grants, the function asked %d times", grants, asked)
+	}
+}
+
+// Enterprise-managed authorization: the host's identity assertion exchanged at the identity
+// provider for an ID-JAG, which the authorization server takes as the JWT-bearer grant; a
+// host without an assertion gets StatusUnauthorized.
+func TestOAuthEnterpriseManaged(t *testing.T) {
+	key, _ := p256PEM(t)
+	server := newKeyServer(t, &key.PublicKey)
+	server.workloadToken = "eyJ0eXAiOiJvYXV0aC1pZC1qYWcrand0In0.aWQtamFn.c2ln"
+	server.identityAssertion = "eyJhbGciOiJFUzI1NiJ9.aWQtdG9rZW4.c2ln"
+	idp := &IdentityProvider{TokenEndpoint: server.URL + "/idp/token", ClientID: "idp-client",
+		Assertion: func() (string, error) { return server.identityAssertion, nil }}
+	c, err := NewHTTP(server.URL+"/mcp", WithMode(ModeLegacy),
+		WithOAuth(OAuth{ClientID: "enterprise-app", IdentityProvider: idp}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	server.mu.Lock()
+	exchanges, grants := server.exchanges, server.workloadGrants
+	server.mu.Unlock()
+	if exchanges != 1 || grants != 1 {
+		t.Fatalf("%d token exchanges, %d JWT-bearer grants", exchanges, grants)
+	}
+
+	none := &IdentityProvider{TokenEndpoint: server.URL + "/idp/token",
+		Assertion: func() (string, error) { return "", fmt.Errorf("nobody signed in") }}
+	c2, err := NewHTTP(server.URL+"/mcp", WithMode(ModeLegacy),
+		WithOAuth(OAuth{ClientID: "enterprise-app", IdentityProvider: none}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	_, err = c2.Connect(context.Background())
+	var e *Error
+	if !errors.As(err, &e) || e.Status != StatusUnauthorized {
+		t.Fatalf("got %v, want StatusUnauthorized", err)
+	}
+}
+
+// private_key_jwt with a key the host keeps: ClientSign makes the signature (here with the
+// test's ECDSA key, converted to the raw r||s JWS wants), which the server verifies.
+func TestOAuthClientSign(t *testing.T) {
+	key, _ := p256PEM(t)
+	server := newKeyServer(t, &key.PublicKey)
+	sign := func(input []byte) ([]byte, error) {
+		digest := sha256.Sum256(input)
+		r, s, err := ecdsa.Sign(rand.Reader, key, digest[:])
+		if err != nil {
+			return nil, err
+		}
+		signature := make([]byte, 64)
+		r.FillBytes(signature[:32])
+		s.FillBytes(signature[32:])
+		return signature, nil
+	}
+	c, err := NewHTTP(server.URL+"/mcp", WithMode(ModeLegacy), WithOAuth(OAuth{
+		ClientID: "machine", ClientSign: sign, ClientSignAlgorithm: "ES256", ClientKeyID: "hsm",
+		ClientCredentials: true,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	server.mu.Lock()
+	claims := server.claims
+	server.mu.Unlock()
+	if len(claims) != 1 || claims[0]["iss"] != "machine" {
+		t.Fatalf("verified assertions: %v", claims)
+	}
+
+	failing := func([]byte) ([]byte, error) { return nil, errors.New("the HSM is locked") }
+	locked, err := NewHTTP(server.URL+"/mcp", WithMode(ModeLegacy), WithOAuth(OAuth{
+		ClientID: "machine", ClientSign: failing, ClientSignAlgorithm: "ES256", ClientCredentials: true,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locked.Close()
+	_, err = locked.Connect(context.Background())
+	if e := asError(t, err); e.Status != StatusUnauthorized {
+		t.Fatalf("a signer that fails: %v", e)
 	}
 }

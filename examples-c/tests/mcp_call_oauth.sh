@@ -157,6 +157,17 @@ show stderr "$err"
 grep -q 'workload token is not a compact JWT' "$err" || fail "the refusal does not say why"
 ! grep -q 'workload-secret' "$err" || fail "the workload token file's text reached stderr"
 check_no_sanitizer_report "$err"
+# --identity-assertion-file: the enterprise-managed grant; a file that holds no JWT fails
+# before any token exchange (exit 5, UNAUTHORIZED), nothing of it on stderr.
+printf 'not-a-jwt identity-secret\n' >"$key"
+"$mcp_call" --identity-assertion-file "$key" --idp-token-endpoint "$cc_url/idp/token" \
+    --client-id machine --ping --http "$cc_url" </dev/null >"$out" 2>"$err"
+code=$?
+show stderr "$err"
+[ "$code" -eq 5 ] || fail "an identity assertion file without a JWT exited $code, want 5"
+grep -q 'identity assertion is not a compact JWT' "$err" || fail "the refusal does not say why"
+! grep -q 'identity-secret' "$err" || fail "the identity assertion file's text reached stderr"
+check_no_sanitizer_report "$err"
 
 # --dpop: every request carries a proof; this server issues bearer tokens, which still serve.
 # A --dpop-key file that is no key is refused at connect: exit 2, nothing of it on stderr.
@@ -182,7 +193,11 @@ for args in "--oauth --stdio $server" "--client-id x --http $url" "--oauth --oau
             "--oauth --client-credentials --client-id x --client-secret s --http $url" \
             "--client-key k --http $url" "--oauth --client-key k --http $url" \
             "--workload-token-file f --stdio $server" "--oauth --workload-token-file f --http $url" \
-            "--dpop --http $url" "--dpop-key k --http $url"; do
+            "--dpop --http $url" "--dpop-key k --http $url" \
+            "--identity-assertion-file f --client-id x --http $url" \
+            "--identity-assertion-file f --idp-token-endpoint $url --http $url" \
+            "--idp-token-endpoint $url --client-id x --client-credentials --http $url" \
+            "--identity-assertion-file f --idp-token-endpoint $url --client-id x --stdio $server"; do
     # shellcheck disable=SC2086 # the words are the arguments
     "$mcp_call" $args >"$out" 2>"$err"
     code=$?

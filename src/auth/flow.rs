@@ -10,6 +10,7 @@
 use super::challenge::Challenge;
 use super::discovery::{self, ServerMetadata};
 use super::dpop::{Dpop, DPOP_HEADER, USE_NONCE_ERROR};
+use super::enterprise::ExchangeFor;
 use super::form::{self, failed, param, query_params};
 use super::pkce::{random_text, Pkce};
 use super::registration::{self, ClientCredentials};
@@ -293,12 +294,8 @@ impl Authorizer {
                 &joined,
                 &resource,
             )?,
-            GrantType::JwtBearer => {
-                let source = oauth.workload_identity.as_ref().ok_or_else(|| {
-                    failed("the jwt-bearer grant needs the workload's token (a file or a provider)")
-                })?;
-                let assertion = source.assertion()?;
-                (self.learn)(&assertion);
+            GrantType::JwtBearer | GrantType::EnterpriseManaged => {
+                let assertion = self.grant_assertion(agent, oauth, &server, &resource, &joined)?;
                 let grant = [("grant_type", JWT_BEARER_GRANT), ("assertion", &assertion)];
                 self.grant(agent, &server, &client, &grant, &joined, &resource)?
             }
@@ -332,6 +329,36 @@ impl Authorizer {
             &self.learn,
             self.dpop.as_ref(),
         )
+    }
+
+    /// The assertion the JWT-bearer grant presents: the workload's token, or (enterprise
+    /// managed) the ID-JAG the identity provider gives for the person's identity assertion.
+    fn grant_assertion(
+        &self,
+        agent: &ureq::Agent,
+        oauth: &OAuthConfig,
+        server: &ServerMetadata,
+        resource: &str,
+        scope: &Option<String>,
+    ) -> Result<String> {
+        let assertion = if oauth.grant_type == GrantType::EnterpriseManaged {
+            let provider = oauth.identity_provider.as_ref().ok_or_else(|| {
+                failed("the enterprise-managed grant needs the identity provider and assertion")
+            })?;
+            let target = ExchangeFor {
+                audience: &server.issuer,
+                resource,
+                scope: scope.as_deref(),
+            };
+            provider.id_jag(agent, &target, &*self.learn)?
+        } else {
+            let source = oauth.workload_identity.as_ref().ok_or_else(|| {
+                failed("the jwt-bearer grant needs the workload's token (a file or a provider)")
+            })?;
+            source.assertion()?
+        };
+        (self.learn)(&assertion);
+        Ok(assertion)
     }
 
     /// A new token from the stored refresh token; `None` if there is none or it was refused

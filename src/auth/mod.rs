@@ -17,6 +17,7 @@ mod challenge;
 mod client_assertion;
 mod discovery;
 pub(crate) mod dpop;
+mod enterprise;
 pub(crate) mod flow;
 mod form;
 mod loopback;
@@ -29,9 +30,11 @@ mod workload;
 
 pub use challenge::Challenge;
 pub use dpop::DpopKey;
-pub(crate) use form::{ANSWER_LIMIT, REQUEST_TIMEOUT};
+pub use enterprise::IdentityProvider;
+pub(crate) use form::{require_secure, ANSWER_LIMIT, REQUEST_TIMEOUT};
 pub use loopback::LoopbackRedirect;
-pub use signing_key::SigningKey;
+pub(crate) use signing_key::SIGNATURE_LIMIT;
+pub use signing_key::{HostSigner, SigningKey};
 pub(crate) use tokens::TOKEN_LIMIT;
 pub use workload::{AssertionProvider, WorkloadIdentity};
 
@@ -129,6 +132,12 @@ pub enum GrantType {
     /// platform's token for this workload (the workload identity option) is the grant. A
     /// client id is sent (and authenticated) only when one is configured.
     JwtBearer = 2,
+    /// Enterprise-managed authorization: the person's identity assertion, from the host (the
+    /// identity provider option; in C `mcp_client_options_set_oauth_identity_provider`), is
+    /// exchanged at the enterprise's identity provider for an ID-JAG (RFC 8693), which is then
+    /// the JWT-bearer grant (RFC 7523) at the MCP server's authorization server. Needs a
+    /// pre-registered client id (the ID-JAG names it); no person's step.
+    EnterpriseManaged = 3,
 }
 
 /// The library's OAuth client. Client identity, in the order tried: a pre-registered
@@ -164,6 +173,8 @@ pub struct OAuthConfig {
     pub dpop: Option<DpopKey>,
     /// Where the JWT-bearer grant gets the workload's token.
     pub workload_identity: Option<WorkloadIdentity>,
+    /// Where the enterprise-managed grant exchanges the person's identity assertion.
+    pub identity_provider: Option<IdentityProvider>,
     /// The person's step (authorization code grant).
     pub authorize: Option<AuthorizeHandler>,
     /// Where tokens live; [`MemoryTokenStore`] by default.
@@ -188,6 +199,7 @@ impl Default for OAuthConfig {
             grant_type: GrantType::AuthorizationCode,
             dpop: None,
             workload_identity: None,
+            identity_provider: None,
             authorize: None,
             token_store: Arc::new(MemoryTokenStore::default()),
             max_authorizations: 3,
@@ -209,6 +221,7 @@ impl fmt::Debug for OAuthConfig {
             .field("grant_type", &self.grant_type)
             .field("dpop", &self.dpop.is_some())
             .field("workload_identity", &self.workload_identity)
+            .field("identity_provider", &self.identity_provider)
             .field("authorize", &self.authorize.is_some())
             .finish_non_exhaustive()
     }

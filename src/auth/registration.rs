@@ -140,6 +140,12 @@ pub fn identify(
              or private key)",
         ));
     }
+    if config.grant_type == GrantType::EnterpriseManaged {
+        return Err(failed(
+            "the enterprise-managed grant needs a pre-registered client id (the ID-JAG names \
+             it)",
+        ));
+    }
     let Some(endpoint) = &server.registration_endpoint else {
         return Err(failed(format!(
             "the authorization server {} offers no dynamic registration, and no client id \

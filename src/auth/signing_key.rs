@@ -4,16 +4,32 @@
 //! the algorithm and key id only.
 //!
 //! Signing uses ring (through the `tls` feature, as rustls does); without it, setting a key
-//! fails with NOT_SUPPORTED.
+//! fails with NOT_SUPPORTED. A key the host keeps itself (in an HSM, a keychain) signs through
+//! the host's [`HostSigner`] instead: the library hands it the JWS signing input and puts the
+//! signature it returns in the assertion.
 
 use crate::error::{Error, Result, Status};
 use std::fmt;
 use std::sync::Arc;
 
+/// Signs a JWS signing input (`base64url(header) "." base64url(claims)`) with the host's key
+/// and returns the JWS signature bytes (for ES256, the raw `r || s`, 64 bytes, not DER), or
+/// an error text. Runs on the thread of the token request, with no lock held.
+pub type HostSigner = Arc<dyn Fn(&[u8]) -> std::result::Result<Vec<u8>, String> + Send + Sync>;
+
+/// The JWS algorithms a host signer may name (RFC 7518 section 3.1 and RFC 8037, the
+/// asymmetric ones: an assertion signed with a shared secret would be no private key).
+const HOST_ALGORITHMS: [&str; 10] = [
+    "ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA",
+];
+
+/// The most bytes a host signature may have (an RSA 8192-bit signature).
+pub const SIGNATURE_LIMIT: usize = 1024;
+
 /// A parsed private key and the JWS algorithm it signs with.
 #[derive(Clone)]
 pub struct SigningKey {
-    signer: Arc<Signer>,
+    signer: Arc<Backend>,
     /// The `kid` put in each assertion's header (how the authorization server finds the
     /// public key in the client's JWKS), if the host gave one.
     key_id: Option<String>,
@@ -27,14 +43,36 @@ impl SigningKey {
         let (label, der) = pem_block(pem)?;
         let signer = Signer::from_der(&label, &der)?;
         Ok(SigningKey {
-            signer: Arc::new(signer),
+            signer: Arc::new(Backend::Local(signer)),
             key_id: key_id.map(str::to_owned),
         })
     }
 
-    /// The JWS `alg` of this key: "ES256" or "RS256".
+    /// A key the host keeps: `sign` makes the signatures of JWS algorithm `algorithm` (one of
+    /// ES256/384/512, RS256/384/512, PS256/384/512, EdDSA; another is INVALID_ARGUMENT).
+    pub fn from_host_signer(
+        algorithm: &str,
+        key_id: Option<&str>,
+        sign: HostSigner,
+    ) -> Result<SigningKey> {
+        let Some(algorithm) = HOST_ALGORITHMS.iter().find(|a| **a == algorithm) else {
+            return Err(Error::invalid(format!(
+                "the signing algorithm must be one of {}",
+                HOST_ALGORITHMS.join(", ")
+            )));
+        };
+        Ok(SigningKey {
+            signer: Arc::new(Backend::Host { algorithm, sign }),
+            key_id: key_id.map(str::to_owned),
+        })
+    }
+
+    /// The JWS `alg` of this key: "ES256" or "RS256" for a PEM key, the host signer's own.
     pub fn algorithm(&self) -> &'static str {
-        self.signer.algorithm()
+        match &*self.signer {
+            Backend::Local(signer) => signer.algorithm(),
+            Backend::Host { algorithm, .. } => algorithm,
+        }
     }
 
     pub fn key_id(&self) -> Option<&str> {
@@ -45,20 +83,54 @@ impl SigningKey {
     pub fn generate_es256() -> Result<SigningKey> {
         let signer = Signer::generate_es256()?;
         Ok(SigningKey {
-            signer: Arc::new(signer),
+            signer: Arc::new(Backend::Local(signer)),
             key_id: None,
         })
     }
 
     /// The public point of an ES256 key (uncompressed SEC1: 0x04, x, y); `None` for RSA.
+    /// (A host's key: `None`, its public key is not known here.)
     pub(crate) fn es256_public_point(&self) -> Option<Vec<u8>> {
-        self.signer.es256_public_point()
+        match &*self.signer {
+            Backend::Local(signer) => signer.es256_public_point(),
+            Backend::Host { .. } => None,
+        }
     }
 
-    /// The JWS signature of `message` (for ES256, the raw `r || s` JWS wants, not DER).
+    /// The JWS signature of `message` (for ES256, the raw `r || s` JWS wants, not DER). A
+    /// host signer that fails, or gives no signature or one over 1 KiB, is UNAUTHORIZED: the
+    /// request it was for goes without credentials.
     pub fn sign(&self, message: &[u8]) -> Result<Vec<u8>> {
-        self.signer.sign(message)
+        match &*self.signer {
+            Backend::Local(signer) => signer.sign(message),
+            Backend::Host { sign, .. } => match sign(message) {
+                Ok(signature) if !signature.is_empty() && signature.len() <= SIGNATURE_LIMIT => {
+                    Ok(signature)
+                }
+                Ok(_) => Err(Error::new(
+                    Status::Unauthorized,
+                    format!(
+                        "the host's signer gave no signature, or one over {SIGNATURE_LIMIT} bytes"
+                    ),
+                )),
+                Err(why) => Err(Error::new(
+                    Status::Unauthorized,
+                    format!("the host's signer failed: {why}"),
+                )),
+            },
+        }
     }
+}
+
+/// Who signs: the library with a parsed key, or the host. One per key, behind an `Arc`, so
+/// the size of the parsed key does not matter.
+#[allow(clippy::large_enum_variant)]
+enum Backend {
+    Local(Signer),
+    Host {
+        algorithm: &'static str,
+        sign: HostSigner,
+    },
 }
 
 impl fmt::Debug for SigningKey {

@@ -58,21 +58,27 @@ impl WorkloadIdentity {
             WorkloadIdentity::Provider(provider) => provider()
                 .map_err(|why| failed(format!("the workload token provider failed: {why}")))?,
         };
-        let token = text.trim();
-        let parts: Vec<&str> = token.split('.').collect();
-        let compact = parts.len() == 3
-            && parts[..2].iter().all(|p| !p.is_empty())
-            && token
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
-        if token.len() > ASSERTION_LIMIT || !compact {
-            return Err(failed(
-                "the workload token is not a compact JWT (three base64url parts) of at most \
-                 64 KiB",
-            ));
-        }
-        Ok(token.to_owned())
+        compact_jwt(&text, "workload token")
     }
+}
+
+/// `text` trimmed, when it is a compact JWT (three base64url parts) of at most 64 KiB; else
+/// UNAUTHORIZED naming `what` but never quoting the text.
+pub(super) fn compact_jwt(text: &str, what: &str) -> Result<String> {
+    let token = text.trim();
+    let parts: Vec<&str> = token.split('.').collect();
+    let compact = parts.len() == 3
+        && parts[..2].iter().all(|p| !p.is_empty())
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if token.len() > ASSERTION_LIMIT || !compact {
+        return Err(failed(format!(
+            "the {what} is not a compact JWT (three base64url parts) of at most {} KiB",
+            ASSERTION_LIMIT / 1024
+        )));
+    }
+    Ok(token.to_owned())
 }
 
 impl fmt::Debug for WorkloadIdentity {

@@ -55,6 +55,8 @@ mod token_slot;
 
 mod header_list;
 
+mod credential_callbacks;
+
 mod loopback;
 
 mod transport;
@@ -68,6 +70,7 @@ pub use cancellation::*;
 pub use client::*;
 pub use client_options::*;
 pub use completion_queue::*;
+pub use credential_callbacks::*;
 pub use handlers::*;
 pub use header_list::*;
 pub use listen::*;

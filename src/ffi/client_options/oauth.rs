@@ -6,12 +6,15 @@
 
 use super::mcp_client_options;
 use crate::auth::{
-    AuthorizationRequest, DpopKey, GrantType, HeaderProvider, OAuthConfig, SigningKey,
-    WorkloadIdentity,
+    AuthorizationRequest, DpopKey, GrantType, HeaderProvider, IdentityProvider, OAuthConfig,
+    SigningKey, WorkloadIdentity,
 };
 use crate::error::Error;
 use crate::ffi::auth_reply::{mcp_auth_reply, mcp_authorize_callback};
 use crate::ffi::callbacks::UserData;
+use crate::ffi::credential_callbacks::{
+    assertion_provider, host_signer, mcp_assertion_callback, mcp_sign_callback,
+};
 use crate::ffi::header_list::{mcp_header_list, mcp_header_provider};
 use crate::ffi::setter::set;
 use crate::ffi::status::mcp_status;
@@ -68,6 +71,43 @@ pub unsafe extern "C" fn mcp_client_options_set_oauth_client_key(
     })
 }
 
+/// The pre-registered client's private key kept by the host (in an HSM or a keychain), for
+/// `private_key_jwt` like `mcp_client_options_set_oauth_client_key`: each client assertion's
+/// signing input goes to `callback` (see `mcp_sign_callback`), which signs it with JWS
+/// algorithm `algorithm` ("ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256",
+/// "PS384", "PS512" or "EdDSA"; another: MCP_STATUS_INVALID_ARGUMENT). `key_id` (NULL: none)
+/// goes in each assertion's `kid`. It replaces a PEM key set before; NULL `callback` clears
+/// the key.
+///
+/// # Safety
+/// `options` is NULL or live; the strings are NULL or NUL-terminated; `callback` is safe to
+/// call from any thread with `userdata` for as long as a client made from these options is
+/// alive.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_oauth_client_signer(
+    options: *mut mcp_client_options,
+    algorithm: *const c_char,
+    key_id: *const c_char,
+    callback: mcp_sign_callback,
+    userdata: *mut c_void,
+) -> mcp_status {
+    set(options, |o| {
+        let algorithm = optional_str(algorithm, "signing algorithm")?;
+        let key_id = optional_str(key_id, "key id")?;
+        let key = match callback {
+            None => None,
+            Some(callback) => {
+                let algorithm = algorithm
+                    .ok_or_else(|| Error::invalid("the signing algorithm must not be NULL"))?;
+                let sign = host_signer(callback, UserData(userdata));
+                Some(SigningKey::from_host_signer(algorithm, key_id, sign)?)
+            }
+        };
+        oauth(o).client_key = key;
+        Ok(())
+    })
+}
+
 /// DPoP (RFC 9449): with `enable`, every token request and every request to the MCP server
 /// carries a fresh proof signed with this client's key, the servers' DPoP nonces are honoured
 /// (the request sent once more with a new one), and tokens of type DPoP (bound to the key) are
@@ -113,6 +153,77 @@ pub unsafe extern "C" fn mcp_client_options_set_oauth_workload_token_file(
     set(options, |o| {
         let path = optional_str(path, "workload token file")?;
         oauth(o).workload_identity = path.map(|p| WorkloadIdentity::File(p.into()));
+        Ok(())
+    })
+}
+
+/// The workload's JWT for the JWT-bearer grant (MCP_OAUTH_GRANT_JWT_BEARER) from the host's
+/// callback (see `mcp_assertion_callback`), asked for every token request, instead of a file
+/// (it replaces one set by `mcp_client_options_set_oauth_workload_token_file`). What it gives
+/// must be a compact JWT; else the request fails with MCP_STATUS_UNAUTHORIZED (the text never
+/// quoted). NULL `callback` clears it.
+///
+/// # Safety
+/// `options` is NULL or live; `callback` is safe to call from any thread with `userdata` for
+/// as long as a client made from these options is alive.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_oauth_workload_token_callback(
+    options: *mut mcp_client_options,
+    callback: mcp_assertion_callback,
+    userdata: *mut c_void,
+) -> mcp_status {
+    set(options, |o| {
+        let userdata = UserData(userdata);
+        oauth(o).workload_identity = callback.map(|callback| {
+            WorkloadIdentity::Provider(assertion_provider(callback, userdata, "workload token"))
+        });
+        Ok(())
+    })
+}
+
+/// Enterprise-managed authorization (MCP_OAUTH_GRANT_ENTERPRISE_MANAGED): the enterprise's
+/// identity provider (IdP) and the host's callback that gives the person's identity assertion
+/// (an OpenID Connect ID token from that IdP; see `mcp_assertion_callback`). For each token
+/// request the library asks the callback, exchanges the assertion at `idp_token_endpoint`
+/// (RFC 8693, for an ID-JAG addressed to the MCP server's authorization server and resource),
+/// then presents the ID-JAG there as a JWT-bearer grant with the client of
+/// `mcp_client_options_set_oauth_client`. `idp_client_id` and `idp_client_secret` (both may be
+/// NULL) are this client at the IdP (with a secret: HTTP Basic). The endpoint must be HTTPS
+/// (http only on loopback). The assertion and the ID-JAG never appear in messages. NULL
+/// `callback` clears the setting.
+///
+/// # Safety
+/// `options` is NULL or live; the strings are NULL or NUL-terminated; `callback` is safe to
+/// call from any thread with `userdata` for as long as a client made from these options is
+/// alive.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_oauth_identity_provider(
+    options: *mut mcp_client_options,
+    idp_token_endpoint: *const c_char,
+    idp_client_id: *const c_char,
+    idp_client_secret: *const c_char,
+    callback: mcp_assertion_callback,
+    userdata: *mut c_void,
+) -> mcp_status {
+    set(options, |o| {
+        let endpoint = optional_str(idp_token_endpoint, "identity provider token endpoint")?;
+        let client_id = optional_str(idp_client_id, "identity provider client id")?;
+        let secret = optional_str(idp_client_secret, "identity provider client secret")?;
+        let Some(callback) = callback else {
+            oauth(o).identity_provider = None;
+            return Ok(());
+        };
+        let endpoint = endpoint.ok_or_else(|| {
+            Error::invalid("the identity provider's token endpoint must not be NULL")
+        })?;
+        crate::auth::require_secure(endpoint, "identity provider's token endpoint")
+            .map_err(|e| Error::invalid(e.message))?;
+        oauth(o).identity_provider = Some(IdentityProvider {
+            token_endpoint: endpoint.to_owned(),
+            client_id: client_id.map(str::to_owned),
+            client_secret: secret.map(str::to_owned),
+            assertion: assertion_provider(callback, UserData(userdata), "identity assertion"),
+        });
         Ok(())
     })
 }
@@ -226,6 +337,9 @@ pub unsafe extern "C" fn mcp_client_options_set_oauth_grant(
                 GrantType::ClientCredentials
             }
             g if g == GrantType::JwtBearer as std::ffi::c_int => GrantType::JwtBearer,
+            g if g == GrantType::EnterpriseManaged as std::ffi::c_int => {
+                GrantType::EnterpriseManaged
+            }
             _ => return Err(Error::invalid(format!("unknown OAuth grant {grant}"))),
         };
         Ok(())
