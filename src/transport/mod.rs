@@ -5,6 +5,8 @@
 pub mod custom;
 pub mod http;
 mod lines;
+#[cfg(unix)]
+pub(crate) mod reactor;
 pub mod stdio;
 mod workers;
 
