@@ -7,6 +7,10 @@ pub mod http;
 mod lines;
 #[cfg(unix)]
 pub(crate) mod reactor;
+#[cfg(unix)]
+mod serial;
+#[cfg(unix)]
+mod stderr;
 pub mod stdio;
 mod workers;
 

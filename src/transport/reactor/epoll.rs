@@ -58,6 +58,16 @@ impl Poller for Epoll {
         let _ = self.ctl(libc::EPOLL_CTL_MOD, fd, key, libc::EPOLLONESHOT);
     }
 
+    fn disarm(&self, fd: RawFd, key: u64) {
+        // Without EPOLLIN only the descriptor's end or an error is reported (once).
+        let mut event = libc::epoll_event {
+            events: libc::EPOLLONESHOT as u32,
+            u64: key,
+        };
+        // SAFETY: changes our set for an open descriptor, with an event the call only reads.
+        unsafe { libc::epoll_ctl(self.set.as_raw_fd(), libc::EPOLL_CTL_MOD, fd, &mut event) };
+    }
+
     fn remove(&self, fd: RawFd, _key: u64) {
         let _ = self.ctl(libc::EPOLL_CTL_DEL, fd, 0, 0);
     }

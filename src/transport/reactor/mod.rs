@@ -47,6 +47,8 @@ trait Poller: Send + Sync {
     fn add(&self, fd: RawFd, key: u64) -> io::Result<()>;
     /// Watches `fd` again after an event disarmed it.
     fn arm(&self, fd: RawFd, key: u64);
+    /// Stops watching `fd` for input until it is armed again (its end may still be reported).
+    fn disarm(&self, fd: RawFd, key: u64);
     fn remove(&self, fd: RawFd, key: u64);
     /// Waits for events or the timeout, and puts the keys of the ready descriptors in `ready`
     /// (disarming them). A wake-up (`wake`) returns early with none.
@@ -241,6 +243,13 @@ impl Handle {
     pub fn arm(&self) {
         if let Some(fd) = self.fd {
             self.reactor.poller.arm(fd, self.key);
+        }
+    }
+
+    /// Stops watching the descriptor until [`Handle::arm`]: its owner reads it meanwhile.
+    pub fn disarm(&self) {
+        if let Some(fd) = self.fd {
+            self.reactor.poller.disarm(fd, self.key);
         }
     }
 

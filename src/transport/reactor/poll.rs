@@ -40,6 +40,12 @@ impl Poller for Poll {
         self.wake.wake();
     }
 
+    fn disarm(&self, _fd: RawFd, key: u64) {
+        if let Some((_, armed)) = lock(&self.fds).get_mut(&key) {
+            *armed = false;
+        }
+    }
+
     fn remove(&self, _fd: RawFd, key: u64) {
         lock(&self.fds).remove(&key);
         // Not polled again: the wait in progress may still report it (its key is gone then).
