@@ -41,6 +41,15 @@ fn thread_names() -> Vec<String> {
         .collect()
 }
 
+/// How many threads go by each name.
+fn by_name(names: &[String]) -> std::collections::BTreeMap<&str, usize> {
+    let mut counts = std::collections::BTreeMap::new();
+    for name in names {
+        *counts.entry(name.as_str()).or_insert(0) += 1;
+    }
+    counts
+}
+
 fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
 }
@@ -132,12 +141,14 @@ fn two_hundred_idle_stdio_clients_share_the_reactor_and_hold_little_each() {
         connect_time.as_secs_f64()
     ));
     eprintln!(
-        "{CLIENTS} idle clients: io threads {io:?}, {fds_per_client:.2} fds/client, {kib_per_client:.0} KiB/client"
+        "{CLIENTS} idle clients: io threads {:?}, {fds_per_client:.2} fds/client, {kib_per_client:.0} KiB/client",
+        by_name(&io)
     );
     assert!(
         io.len() <= 16,
-        "{} library threads besides the dispatchers and callback threads with {CLIENTS} idle clients: {io:?}",
-        io.len()
+        "{} library threads besides the dispatchers and callback threads with {CLIENTS} idle clients: {:?}",
+        io.len(),
+        by_name(&io)
     );
     assert!(
         fds <= 5 * CLIENTS,

@@ -37,6 +37,9 @@ const GRACE: Duration = Duration::from_millis(2);
 /// sequential case, never cost the caller that (nor a clock read beyond the release's).
 const PARK_AFTER_LOOKS: u32 = 10;
 
+/// At most this many lines are read per turn of the reactor.
+const LINES_PER_TURN: usize = 256;
+
 pub struct StdoutReader {
     baton: Mutex<Baton>,
     /// A caller waits here for the reactor to give the baton up.
@@ -320,7 +323,9 @@ impl StdoutReader {
     fn read_available(&self, exited: bool) {
         let mut io = lock(&self.io);
         let Io { stream, lines } = &mut *io;
-        loop {
+        // A server that writes without pause: the other connections get their turn first (the
+        // release looks again at once, or re-arms stdout, which is still readable).
+        for _ in 0..LINES_PER_TURN {
             {
                 let baton = self.lock();
                 if baton.yield_wanted || baton.closing {
