@@ -39,7 +39,8 @@ pub const GROUP_EXIT_WAIT: Duration = Duration::from_secs(1);
 pub(super) const STDERR_TAIL_LINES: usize = 50;
 pub(super) const STDERR_LINE_MAX: usize = 8 * 1024;
 
-/// Receives each line the server writes to stderr, on the stderr thread.
+/// Receives each line the server writes to stderr, in order, on a shared worker thread of the
+/// library (unix; one line at a time per client) or the client's stderr thread (Windows).
 pub type StderrCallback = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// What happens to the server's stderr.

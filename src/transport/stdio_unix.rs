@@ -136,11 +136,9 @@ impl StdioTransport {
         )
         .map(Arc::new)
         .map_err(|e| Error::transport(format!("cannot set up reading from the server: {e}")))?;
-        registrations.extend(
-            stdout.register(&reactor).map_err(|e| {
-                Error::transport(format!("cannot set up reading from the server: {e}"))
-            })?,
-        );
+        registrations.extend(stdout.register(&reactor).map_err(|e| {
+            Error::transport(format!("cannot set up reading from the server: {e}"))
+        })?);
         let waker: Waker = {
             let stdout = stdout.clone();
             Arc::new(move || stdout.wake_reader())

@@ -9,14 +9,23 @@ use std::time::Duration;
 /// Waits until one of the descriptors is readable or `timeout` passes (a spurious return is
 /// allowed: the caller reads, finds nothing and waits again). Drains the wake pipe when it was
 /// the reason. Returns whether the server has exited.
-pub fn wait(stdout: RawFd, wake: &WakePipe, exit: Option<RawFd>, timeout: Option<Duration>) -> bool {
+pub fn wait(
+    stdout: RawFd,
+    wake: &WakePipe,
+    exit: Option<RawFd>,
+    timeout: Option<Duration>,
+) -> bool {
     let pollfd = |fd| libc::pollfd {
         fd,
         events: libc::POLLIN,
         revents: 0,
     };
     // A negative descriptor is ignored by poll.
-    let mut fds = [pollfd(stdout), pollfd(wake.read_fd()), pollfd(exit.unwrap_or(-1))];
+    let mut fds = [
+        pollfd(stdout),
+        pollfd(wake.read_fd()),
+        pollfd(exit.unwrap_or(-1)),
+    ];
     // SAFETY: `fds` is a valid array of three pollfd for the length given.
     let ready = unsafe { libc::poll(fds.as_mut_ptr(), 3, wake::timeout_ms(timeout)) };
     if ready > 0 && fds[1].revents != 0 {

@@ -330,7 +330,10 @@ mod tests {
     fn reactors() -> Vec<(&'static str, Arc<Reactor>)> {
         let mut all = vec![("poll", Reactor::with(Box::new(poll::Poll::new().unwrap())))];
         #[cfg(any(target_os = "linux", target_os = "android"))]
-        all.push(("epoll", Reactor::with(Box::new(epoll::Epoll::new().unwrap()))));
+        all.push((
+            "epoll",
+            Reactor::with(Box::new(epoll::Epoll::new().unwrap())),
+        ));
         for (_, reactor) in &all {
             reactor.start().unwrap();
         }
