@@ -417,6 +417,23 @@ mod tests {
     }
 
     #[test]
+    fn a_disarmed_descriptor_is_not_reported_until_armed() {
+        for (way, reactor) in reactors() {
+            let (read, write) = pipe();
+            let counter = Arc::new(Counter::default());
+            let registration = reactor
+                .register(Some(read.as_raw_fd()), counter.clone())
+                .unwrap();
+            registration.handle().disarm();
+            put_byte(&write);
+            std::thread::sleep(Duration::from_millis(50));
+            assert_eq!(counter.readable.load(Ordering::SeqCst), 0, "{way}");
+            registration.handle().arm();
+            until(way, || counter.readable.load(Ordering::SeqCst) == 1);
+        }
+    }
+
+    #[test]
     fn a_timer_runs_the_handler_once_at_its_time_and_a_new_one_replaces_it() {
         for (way, reactor) in reactors() {
             let counter = Arc::new(Counter::default());
