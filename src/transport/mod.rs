@@ -8,6 +8,8 @@ mod lines;
 #[cfg(unix)]
 pub(crate) mod reactor;
 #[cfg(unix)]
+mod read_buffer;
+#[cfg(unix)]
 mod serial;
 #[cfg(unix)]
 mod stderr;

@@ -18,12 +18,13 @@
 use super::child::{ExitWatch, EXIT_CHECK_PERIOD};
 use super::lines::{Line, LineReader};
 use super::reactor::{self, Event, Handle, Reactor, Registration};
+use super::read_buffer::ReadBuffer;
 use super::serial::Serial;
 use super::stdio::Frames;
 use super::wake::{self, WakePipe};
 use crate::error::Error;
 use crate::sync::{lock, wait};
-use std::io::{self, BufReader, Read};
+use std::io::{self, Read};
 use std::os::fd::RawFd;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -39,6 +40,10 @@ const PARK_AFTER_LOOKS: u32 = 10;
 
 /// At most this many lines are read per turn of the reactor.
 const LINES_PER_TURN: usize = 256;
+
+/// How soon after a turn that grew the read buffer the reactor looks whether the connection is
+/// idle again, to give the buffer back.
+const SHRINK_AFTER: Duration = Duration::from_millis(50);
 
 pub struct StdoutReader {
     baton: Mutex<Baton>,
@@ -59,7 +64,7 @@ pub struct StdoutReader {
 }
 
 struct Io {
-    stream: BufReader<ShortReads>,
+    stream: ReadBuffer<ShortReads>,
     lines: LineReader,
 }
 
@@ -152,13 +157,10 @@ impl StdoutReader {
             fd,
             watch: OnceLock::new(),
             io: Mutex::new(Io {
-                stream: BufReader::with_capacity(
-                    64 * 1024,
-                    ShortReads {
-                        stdout,
-                        emptied: false,
-                    },
-                ),
+                stream: ReadBuffer::new(ShortReads {
+                    stdout,
+                    emptied: false,
+                }),
                 lines: LineReader::new(max_line_bytes),
             }),
             frames: Arc::from(frames),
@@ -320,17 +322,18 @@ impl StdoutReader {
     }
 
     /// The reactor reads and routes what stdout holds now, never waiting: until the pipe is
-    /// empty, a lone caller wants the baton, or stdout ends.
-    fn read_available(&self, exited: bool) {
+    /// empty, a lone caller wants the baton, or stdout ends. A turn that finds nothing gives a
+    /// grown buffer back; returns whether the buffer is still grown.
+    fn read_available(&self, exited: bool) -> bool {
         let mut io = lock(&self.io);
         let Io { stream, lines } = &mut *io;
         // A server that writes without pause: the other connections get their turn first (the
         // release looks again at once, or re-arms stdout, which is still readable).
-        for _ in 0..LINES_PER_TURN {
+        for read in 0..LINES_PER_TURN {
             {
                 let baton = self.lock();
                 if baton.yield_wanted || baton.closing {
-                    return;
+                    return stream.is_grown();
                 }
             }
             if memchr::memchr(b'\n', stream.buffer()).is_none() {
@@ -345,18 +348,30 @@ impl StdoutReader {
                     lines.shrink();
                 }
                 Ok(Line::TooLong) => self.frames.too_long(),
-                Ok(Line::Eof) => return self.end(None, true),
+                Ok(Line::Eof) => {
+                    self.end(None, true);
+                    return false;
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock && exited => {
-                    return self.end(None, true)
+                    self.end(None, true);
+                    return false;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     // The next read after the reactor's next event reads (see `ShortReads`).
                     stream.get_mut().emptied = false;
-                    return;
+                    if read == 0 {
+                        // Idle: nothing came since the last reader.
+                        stream.shrink();
+                    }
+                    return stream.is_grown();
                 }
-                Err(e) => return self.end(Some(e), true),
+                Err(e) => {
+                    self.end(Some(e), true);
+                    return false;
+                }
             }
         }
+        stream.is_grown()
     }
 
     /// stdout ended (or reading it failed). Telling the engine waits a while for the exit
@@ -442,7 +457,14 @@ impl reactor::Source for StdoutReader {
             caller: false,
         };
         // The completions of one read wake their hosts once, after the last is routed.
-        crate::deferred_wakes::deferring_wakes(|| self.read_available(exited));
+        let grown = crate::deferred_wakes::deferring_wakes(|| self.read_available(exited));
+        if grown {
+            // Look again once the connection may be idle, to give the buffer back.
+            let mut baton = self.lock();
+            if baton.look_due.is_none() {
+                self.look_at(&mut baton, Some(handle), Instant::now() + SHRINK_AFTER);
+            }
+        }
     }
 
     fn panicked(&self, error: Error) {
