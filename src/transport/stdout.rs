@@ -645,4 +645,41 @@ mod tests {
         reader.close();
         drop(registrations);
     }
+
+    /// A large line grows the read buffer; once the connection is idle again the reactor gives
+    /// it back, so an idle connection holds a small buffer whatever passed through it.
+    #[test]
+    fn the_read_buffer_is_given_back_once_a_large_line_has_passed() {
+        use std::io::Write;
+        let reactor = Reactor::new().unwrap();
+        reactor.start().unwrap();
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        let fd = ours.as_raw_fd();
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let frames = Box::new(Recorded(lines.clone()));
+        let max = 1024 * 1024;
+        let reader = Arc::new(StdoutReader::new(Box::new(ours), fd, max, frames, None).unwrap());
+        let registrations = reader.register(&reactor).unwrap();
+        let writer = std::thread::spawn(move || {
+            let mut line = vec![b'x'; 300 * 1024];
+            line.push(b'\n');
+            theirs.write_all(&line).unwrap();
+            theirs
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while lines.lock().unwrap().is_empty() {
+            assert!(Instant::now() < deadline, "the large line was never read");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let _theirs = writer.join().unwrap();
+        while lock(&reader.io).stream.is_grown() {
+            assert!(
+                Instant::now() < deadline,
+                "the read buffer was not given back"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        reader.close();
+        drop(registrations);
+    }
 }
