@@ -468,8 +468,13 @@ impl reactor::Source for StdoutReader {
     }
 
     fn panicked(&self, error: Error) {
-        // Calls must not wait for a reader that is gone.
-        self.end(Some(io::Error::other(error.message)), true);
+        // Calls must not wait for a reader that is gone: they fail with the INTERNAL_ERROR.
+        let first = !std::mem::replace(&mut self.lock().ended, true);
+        self.caller_turn.notify_all();
+        if first {
+            let frames = self.frames.clone();
+            self.notices.push(move || frames.failed(error));
+        }
     }
 }
 
@@ -681,5 +686,56 @@ mod tests {
         }
         reader.close();
         drop(registrations);
+    }
+
+    /// A handler that panics on the reactor (a bug of ours, here in routing a line) ends its
+    /// own connection with INTERNAL_ERROR; the reactor goes on serving the others.
+    #[test]
+    fn a_panic_while_the_reactor_reads_fails_that_connection_only() {
+        use std::io::Write;
+        struct Panicking(Arc<Mutex<Option<Error>>>);
+        impl Frames for Panicking {
+            fn line(&self, _line: &[u8]) {
+                panic!("a routing bug");
+            }
+            fn too_long(&self) {}
+            fn ended(&self, _error: Option<io::Error>) {}
+            fn failed(&self, error: Error) {
+                *self.0.lock().unwrap() = Some(error);
+            }
+        }
+        let reactor = Reactor::new().unwrap();
+        reactor.start().unwrap();
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        let fd = ours.as_raw_fd();
+        let failure = Arc::new(Mutex::new(None));
+        let frames = Box::new(Panicking(failure.clone()));
+        let bad = Arc::new(StdoutReader::new(Box::new(ours), fd, 1024, frames, None).unwrap());
+        let _bad = bad.register(&reactor).unwrap();
+        theirs.write_all(b"{}\n").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while failure.lock().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "the failure was never reported");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let error = failure.lock().unwrap().take().unwrap();
+        assert_eq!(error.status, crate::error::Status::InternalError);
+        assert!(error.message.contains("a routing bug"), "{error}");
+        assert!(
+            !bad.read_here(&|| false, None, true),
+            "nobody reads any more"
+        );
+
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        let fd = ours.as_raw_fd();
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let frames = Box::new(Recorded(lines.clone()));
+        let good = Arc::new(StdoutReader::new(Box::new(ours), fd, 1024, frames, None).unwrap());
+        let _good = good.register(&reactor).unwrap();
+        theirs.write_all(b"{\"ok\":1}\n").unwrap();
+        while lines.lock().unwrap().is_empty() {
+            assert!(Instant::now() < deadline, "the reactor stopped serving");
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 }
