@@ -56,6 +56,9 @@ impl StdioTransport {
                  first (signal(SIGPIPE, SIG_IGN)) or leave the option off",
             ));
         }
+        // Before the server starts: nothing to clean up if the reactor cannot start.
+        let reactor = Reactor::shared()
+            .map_err(|e| Error::transport(format!("cannot start the mcpc-reactor thread: {e}")))?;
         let mut command = Command::new(program);
         command
             .args(&config.argv[1..])
@@ -81,8 +84,6 @@ impl StdioTransport {
         let child = Arc::new(Mutex::new(spawned));
         let tail = Arc::new(StderrTail::default());
         let closing = Arc::new(AtomicBool::new(false));
-        let reactor = Reactor::shared()
-            .map_err(|e| Error::transport(format!("cannot start the mcpc-reactor thread: {e}")))?;
         let mut registrations = Vec::new();
         let stderr = match stderr {
             None => {
