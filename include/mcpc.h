@@ -442,9 +442,10 @@ typedef void (*mcp_notification_callback)(void *userdata,
                                           const char *params_json);
 
 /**
- * Receives each line a stdio server writes to stderr, without its newline, on the client's
- * stderr thread (which holds no lock of the library: it may call the client). `line` is valid
- * during the call only.
+ * Receives each line a stdio server writes to stderr, without its newline, in order, on one of
+ * the library's shared worker threads, one line at a time per client (it holds no lock of the
+ * library: it may call the client). While it runs late, the server's stderr is not read (up to
+ * 1,024 lines wait). `line` is valid during the call only.
  */
 typedef void (*mcp_stderr_callback)(void *userdata, const char *line);
 

@@ -1,5 +1,6 @@
-//! What a client costs in threads: an idle stdio client has three (the stdout reader, the
-//! stderr reader and the dispatcher of cancel notices); the callback thread starts with the
+//! What a client costs in threads: an idle stdio client has one of its own (the dispatcher of
+//! cancel notices); its stdout, stderr and exit are watched by the process's one reactor thread
+//! (`mcpc-reactor`), whatever the number of clients; the callback thread starts with the
 //! first callback; close ends them all, also when a process the server started still holds its
 //! pipes. Sequential HTTP calls reuse one worker thread, and a blocking HTTP call runs its
 //! exchange on the caller's thread (calls in flight add no thread). In a test binary of their own, so that
@@ -19,17 +20,29 @@ use std::time::{Duration, Instant};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// The names of this process's threads that the library started (all are named `mcpc-...`;
-/// the test harness's own threads come and go and are not counted).
+/// The threads the process shares between all its clients: the reactor, and the workers
+/// that run what the reactor hands off (they stay a few seconds after their last job).
+const SHARED_THREADS: [&str; 2] = ["mcpc-reactor", "mcpc-io-worker"];
+
+/// The names of this process's threads that the library started for its clients (all are
+/// named `mcpc-...`; the test harness's own threads come and go and are not counted, nor are
+/// the process-wide ones).
 fn library_threads() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir("/proc/self/task")
+    let mut names: Vec<String> = all_library_threads()
+        .into_iter()
+        .filter(|name| !SHARED_THREADS.contains(&name.as_str()))
+        .collect();
+    names.sort();
+    names
+}
+
+fn all_library_threads() -> Vec<String> {
+    std::fs::read_dir("/proc/self/task")
         .unwrap()
         .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
         .map(|comm| comm.trim().to_owned())
         .filter(|name| name.starts_with("mcpc-"))
-        .collect();
-    names.sort();
-    names
+        .collect()
 }
 
 fn threads() -> usize {
@@ -47,7 +60,7 @@ fn threads_settled(want: usize) -> usize {
 }
 
 #[test]
-fn an_idle_stdio_client_has_three_threads_and_the_callback_thread_starts_with_the_first_callback() {
+fn an_idle_stdio_client_has_one_thread_and_the_callback_thread_starts_with_the_first_callback() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let before = threads();
     let seen = Arc::new(AtomicUsize::new(0));
@@ -64,11 +77,16 @@ fn an_idle_stdio_client_has_three_threads_and_the_callback_thread_starts_with_th
     let client = connect_with(config(&[]), options);
     client.ping(&RequestOptions::default()).unwrap();
     assert_eq!(
-        threads_settled(before + 3),
-        before + 3,
+        threads_settled(before + 1),
+        before + 1,
         "idle client: {:?}",
         library_threads()
     );
+    let reactors = all_library_threads()
+        .iter()
+        .filter(|name| *name == "mcpc-reactor")
+        .count();
+    assert_eq!(reactors, 1, "one reactor for the process");
 
     // A call whose server reports progress: the client-wide callback runs on a new thread.
     let opts = RequestOptions {
@@ -83,7 +101,7 @@ fn an_idle_stdio_client_has_three_threads_and_the_callback_thread_starts_with_th
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(seen.load(Ordering::Relaxed), 2, "progress callbacks run");
-    assert_eq!(threads_settled(before + 4), before + 4, "with callbacks");
+    assert_eq!(threads_settled(before + 2), before + 2, "with callbacks");
 
     client.close();
     assert_eq!(threads_settled(before), before, "after close");
@@ -198,7 +216,7 @@ fn blocking_http_calls_in_flight_run_on_their_callers_threads() {
 }
 
 /// A server that starts a process in a session of its own (setsid) holding its stdin, stdout
-/// and stderr, then exits: the exit is seen without a thread more than the idle three, and
+/// and stderr, then exits: the exit is seen without a thread more than the idle one, and
 /// close leaves no thread of ours behind, none blocked on a pipe the other process holds.
 #[test]
 fn close_leaves_no_thread_blocked_on_pipes_a_descendant_holds() {
@@ -219,11 +237,11 @@ fn close_leaves_no_thread_blocked_on_pipes_a_descendant_holds() {
         &RequestOptions::with_timeout(Duration::from_secs(10)),
     );
     assert_eq!(crashed.unwrap_err().status, mcpc::Status::TransportError);
-    // The stdout reader is done once the exit was seen; the stderr thread still drains what
-    // the descendant may write, until close.
+    // The exit was seen on the reactor, which drains what the descendant may write to stderr
+    // until close: no thread of the client's but its dispatcher.
     assert_eq!(
-        threads_settled(before + 2),
-        before + 2,
+        threads_settled(before + 1),
+        before + 1,
         "after the exit: {:?}",
         library_threads()
     );

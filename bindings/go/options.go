@@ -183,8 +183,8 @@ func WithNotificationFunc(fn func(method string, params json.RawMessage)) Option
 	return func(c *config) { c.callbacks.notification = fn }
 }
 
-// WithStderrFunc receives each line a stdio server writes to stderr, on the client's stderr
-// thread (the tail is kept too).
+// WithStderrFunc receives each line a stdio server writes to stderr, in order, one line at a
+// time per client, on one of the library's shared threads (the tail is kept too).
 func WithStderrFunc(fn func(line string)) Option {
 	return func(c *config) { c.callbacks.stderr = fn }
 }

@@ -58,9 +58,10 @@ pub type mcp_notification_callback = Option<
     unsafe extern "C" fn(userdata: *mut c_void, method: *const c_char, params_json: *const c_char),
 >;
 
-/// Receives each line a stdio server writes to stderr, without its newline, on the client's
-/// stderr thread (which holds no lock of the library: it may call the client). `line` is valid
-/// during the call only.
+/// Receives each line a stdio server writes to stderr, without its newline, in order, on one of
+/// the library's shared worker threads, one line at a time per client (it holds no lock of the
+/// library: it may call the client). While it runs late, the server's stderr is not read (up to
+/// 1,024 lines wait). `line` is valid during the call only.
 pub type mcp_stderr_callback =
     Option<unsafe extern "C" fn(userdata: *mut c_void, line: *const c_char)>;
 

@@ -5,6 +5,14 @@
 pub mod custom;
 pub mod http;
 mod lines;
+#[cfg(unix)]
+pub(crate) mod reactor;
+#[cfg(unix)]
+mod read_buffer;
+#[cfg(unix)]
+mod serial;
+#[cfg(unix)]
+mod stderr;
 pub mod stdio;
 mod workers;
 

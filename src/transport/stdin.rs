@@ -32,7 +32,7 @@ use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::process::ChildStdin;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 
 thread_local! {
@@ -75,8 +75,9 @@ pub struct StdinWriter {
     state: Mutex<State>,
     /// Signalled whenever queued frames leave the queue, and when writing ends for good.
     progress: Condvar,
-    /// Wakes the writer thread from `poll`.
-    wake: WakePipe,
+    /// Wakes the writer thread from `poll`: made with the thread, so that a connection whose
+    /// server always takes its input at once holds no descriptor for it.
+    wake: OnceLock<WakePipe>,
     fd: RawFd,
     /// A host thread's write keeps SIGPIPE from the host (false when the host promised it is
     /// ignored).
@@ -180,7 +181,7 @@ impl StdinWriter {
                 waiters: 0,
             }),
             progress: Condvar::new(),
-            wake: WakePipe::new()?,
+            wake: OnceLock::new(),
             fd,
             guard_sigpipe,
             inbound,
@@ -244,7 +245,7 @@ impl StdinWriter {
             state.queue.drain(..).collect()
         };
         self.progress.notify_all();
-        self.wake.wake();
+        self.wake_writer();
         for pending in dropped {
             if let Some((_, sent)) = pending.request {
                 sent.never_sent();
@@ -395,7 +396,7 @@ impl StdinWriter {
             self.progress.notify_all();
         }
         if need_thread {
-            self.wake.wake();
+            self.wake_writer();
         }
         report
     }
@@ -405,6 +406,20 @@ impl StdinWriter {
     fn start_thread(self: &Arc<Self>, state: &mut MutexGuard<'_, State>, report: &mut Report) {
         if state.thread_started {
             return;
+        }
+        if self.wake.get().is_none() {
+            match WakePipe::new() {
+                Ok(wake) => {
+                    let _ = self.wake.set(wake);
+                }
+                Err(e) => {
+                    // As when the thread cannot start (below).
+                    let message = format!("cannot start the mcpc-stdin-writer thread: {e}");
+                    fail(state, &io::Error::other(message.clone()), report);
+                    state.failed = Some(message);
+                    return;
+                }
+            }
         }
         let writer = self.clone();
         // Without its writer nothing more reaches the server: a bug there fails the
@@ -533,7 +548,7 @@ impl StdinWriter {
                 revents: 0,
             },
             libc::pollfd {
-                fd: self.wake.read_fd(),
+                fd: self.wake.get().map_or(-1, WakePipe::read_fd),
                 events: libc::POLLIN,
                 revents: 0,
             },
@@ -541,12 +556,21 @@ impl StdinWriter {
         // SAFETY: `fds` is a valid array of two pollfd for the length given.
         let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
         if ready > 0 && fds[1].revents != 0 {
-            self.wake.drain();
+            if let Some(wake) = self.wake.get() {
+                wake.drain();
+            }
         }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
         lock(&self.state)
+    }
+
+    /// Wakes the writer thread, if it was ever started.
+    fn wake_writer(&self) {
+        if let Some(wake) = self.wake.get() {
+            wake.wake();
+        }
     }
 }
 

@@ -39,7 +39,8 @@ pub const GROUP_EXIT_WAIT: Duration = Duration::from_secs(1);
 pub(super) const STDERR_TAIL_LINES: usize = 50;
 pub(super) const STDERR_LINE_MAX: usize = 8 * 1024;
 
-/// Receives each line the server writes to stderr, on the stderr thread.
+/// Receives each line the server writes to stderr, in order, on a shared worker thread of the
+/// library (unix; one line at a time per client) or the client's stderr thread (Windows).
 pub type StderrCallback = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// What happens to the server's stderr.
@@ -110,6 +111,12 @@ pub trait Frames: Send + Sync {
     fn too_long(&self);
     /// stdout ended (`None`) or failed; called once.
     fn ended(&self, error: Option<std::io::Error>);
+    /// Reading stopped for a bug of ours (a panic, caught): called once, instead of `ended`.
+    /// (Unix: the reactor's; Windows reports a panic of its reader thread through `ended`.)
+    #[cfg_attr(windows, allow(dead_code))]
+    fn failed(&self, error: Error) {
+        self.ended(Some(std::io::Error::other(error.message)));
+    }
 }
 
 /// How long the server takes to exit: its status if it exits within the limit (not reaped).
@@ -145,6 +152,12 @@ impl Frames for Reader {
     fn ended(&self, error: Option<std::io::Error>) {
         if !self.closing.load(Ordering::Acquire) {
             self.inbound.closed(self.describe_end(error));
+        }
+    }
+
+    fn failed(&self, error: Error) {
+        if !self.closing.load(Ordering::Acquire) {
+            self.inbound.closed(error);
         }
     }
 }

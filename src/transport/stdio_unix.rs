@@ -1,33 +1,29 @@
 //! The stdio transport on unix (Linux, macOS): the server runs in its own process group.
 //!
-//! Threads: stdout is read by a caller waiting alone for its response, or else by the reader
-//! thread (`stdout`); either routes every line to the engine by id, and watches the server's
-//! exit as well (a process the server started may keep stdout open after it exits). One thread
-//! drains stderr until it ends or close abandons it. Frames go to stdin whole and in order
+//! No thread of its own: stdout is read by a caller waiting alone for its response, or else by
+//! the process's reactor (`stdout`, `reactor`); either routes every line to the engine by id,
+//! and watches the server's exit as well (a process the server started may keep stdout open
+//! after it exits). The reactor drains stderr (`stderr`) until it ends or close stops it.
+//! Frames go to stdin whole and in order
 //! (`stdin`): written at once when the pipe has room, else queued for a writer thread, so no
 //! caller ever blocks on a server that does not read. A request's send boundary is signalled
 //! once its last byte is written, and its cancel notice is queued only then, so the server
 //! always reads a request line before its cancel line.
 
 use super::child::{self, ExitWatch};
-use super::lines::{Line, LineReader};
+use super::reactor::{Reactor, Registration};
+use super::stderr::StderrReader;
 use super::stdin::StdinWriter;
-use super::stdio::{
-    check_env_name, Reader, StderrCallback, StderrMode, StderrTail, StdioConfig, CLOSE_GRACE,
-    STDERR_LINE_MAX,
-};
+use super::stdio::{check_env_name, Reader, StderrMode, StderrTail, StdioConfig, CLOSE_GRACE};
 use super::stdout::StdoutReader;
-use super::wake::{self, WakePipe};
 use super::{Inbound, OutgoingRequest, Transport, Waker};
 use crate::engine::limits::THREAD_WAIT_ON_CLOSE;
 use crate::error::{Error, Result};
-use crate::sync::{join_until, lock, spawn};
-use std::io::{self, BufReader};
+use crate::sync::lock;
 use std::os::fd::AsRawFd;
-use std::process::{Child, ChildStderr, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Instant;
 
 pub struct StdioTransport {
@@ -35,15 +31,17 @@ pub struct StdioTransport {
     stdout: Arc<StdoutReader>,
     child: Arc<Mutex<Child>>,
     pid: u32,
+    /// Wakes the caller that reads stdout.
+    waker: Waker,
     tail: Arc<StderrTail>,
-    /// Tells the stderr thread to stop, once the server is gone.
-    stderr_stop: Arc<StopSignal>,
+    stderr: Option<Arc<StderrReader>>,
+    /// stdout, the exit and stderr on the reactor: dropped at close, before the descriptors.
+    registrations: Mutex<Vec<Registration>>,
     closing: Arc<AtomicBool>,
-    threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl StdioTransport {
-    /// Starts the server and its reader and stderr threads.
+    /// Starts the server and hands its stdout, stderr and exit to the reactor.
     pub fn spawn(config: &StdioConfig, inbound: Arc<dyn Inbound>) -> Result<StdioTransport> {
         let program = config
             .argv
@@ -58,6 +56,9 @@ impl StdioTransport {
                  first (signal(SIGPIPE, SIG_IGN)) or leave the option off",
             ));
         }
+        // Before the server starts: nothing to clean up if the reactor cannot start.
+        let reactor = Reactor::shared()
+            .map_err(|e| Error::transport(format!("cannot start the mcpc-reactor thread: {e}")))?;
         let mut command = Command::new(program);
         command
             .args(&config.argv[1..])
@@ -83,29 +84,25 @@ impl StdioTransport {
         let child = Arc::new(Mutex::new(spawned));
         let tail = Arc::new(StderrTail::default());
         let closing = Arc::new(AtomicBool::new(false));
-        let stderr_stop = Arc::new(
-            StopSignal::new()
-                .map_err(|e| Error::transport(format!("cannot set up reading stderr: {e}")))?,
-        );
-        let mut threads = Vec::new();
-
-        if stderr.is_none() {
-            tail.finish();
-        }
-        if let Some(stderr) = stderr {
-            let (tail, stop, callback) = (
-                tail.clone(),
-                stderr_stop.clone(),
-                match &config.stderr {
+        let mut registrations = Vec::new();
+        let stderr = match stderr {
+            None => {
+                tail.finish();
+                None
+            }
+            Some(stderr) => {
+                let callback = match &config.stderr {
                     StderrMode::Callback(cb) => Some(cb.clone()),
                     _ => None,
-                },
-            );
-            wake::set_flags(stderr.as_raw_fd())
-                .map_err(|e| Error::transport(format!("cannot set up reading stderr: {e}")))?;
-            let drain = move || drain_stderr(stderr, &stop, &tail, callback);
-            threads.push(spawn("mcpc-stderr", drain, |_| ())?);
-        }
+                };
+                let (reader, registration) =
+                    StderrReader::start(stderr, tail.clone(), callback, &reactor).map_err(|e| {
+                        Error::transport(format!("cannot set up reading stderr: {e}"))
+                    })?;
+                registrations.push(registration);
+                Some(reader)
+            }
+        };
         super::sigpipe::prepare(stdin.as_raw_fd())
             .map_err(|e| Error::transport(format!("cannot set up writing to the server: {e}")))?;
         let stdin = StdinWriter::new(stdin, inbound.clone(), !config.sigpipe_ignored)
@@ -140,23 +137,24 @@ impl StdioTransport {
         )
         .map(Arc::new)
         .map_err(|e| Error::transport(format!("cannot set up reading from the server: {e}")))?;
-        let (background, failed) = (stdout.clone(), stdout.clone());
-        threads.push(spawn(
-            "mcpc-stdio-reader",
-            move || background.run_background(),
-            // Calls must not wait for a reader that is gone.
-            move |error| failed.fail(&error.message),
-        )?);
+        registrations.extend(stdout.register(&reactor).map_err(|e| {
+            Error::transport(format!("cannot set up reading from the server: {e}"))
+        })?);
+        let waker: Waker = {
+            let stdout = stdout.clone();
+            Arc::new(move || stdout.wake_reader())
+        };
 
         Ok(StdioTransport {
             stdin,
             stdout,
             child,
             pid,
+            waker,
             tail,
-            stderr_stop,
+            stderr,
+            registrations: Mutex::new(registrations),
             closing,
-            threads: Mutex::new(threads),
         })
     }
 
@@ -194,7 +192,7 @@ impl Transport for StdioTransport {
     }
 
     fn reader_waker(&self, _id: i64) -> Option<Waker> {
-        Some(self.stdout.waker())
+        Some(self.waker.clone())
     }
 
     fn close(&self) {
@@ -206,15 +204,15 @@ impl Transport for StdioTransport {
         self.stdin.close();
         child::shut_down(&mut lock(&self.child), CLOSE_GRACE);
         // The server is gone. What is left on stderr and stdout now can only come from
-        // processes it started, which may hold the pipes for ever: stop reading them.
-        self.stderr_stop.stop();
+        // processes it started, which may hold the pipes for ever: stop reading them. Once
+        // the registrations are gone, no handler of this connection runs any more.
         self.stdout.close();
-        // A host callback running on one of our threads may close the client (that thread is
-        // never joined), and a stderr callback that never returns is let go.
-        let threads = std::mem::take(&mut *lock(&self.threads));
-        let deadline = Instant::now() + THREAD_WAIT_ON_CLOSE;
-        for thread in threads {
-            join_until(thread, deadline);
+        let registrations = std::mem::take(&mut *lock(&self.registrations));
+        drop(registrations);
+        // A stderr callback may close the client (it is not waited for then), and one that
+        // never returns is let go.
+        if let Some(stderr) = &self.stderr {
+            stderr.close(THREAD_WAIT_ON_CLOSE);
         }
     }
 }
@@ -223,59 +221,4 @@ impl Drop for StdioTransport {
     fn drop(&mut self) {
         self.close();
     }
-}
-
-/// Ends a thread blocked in `poll`: a flag it looks at, and a pipe that wakes it.
-struct StopSignal {
-    stopped: AtomicBool,
-    wake: WakePipe,
-}
-
-impl StopSignal {
-    fn new() -> io::Result<StopSignal> {
-        Ok(StopSignal {
-            stopped: AtomicBool::new(false),
-            wake: WakePipe::new()?,
-        })
-    }
-
-    fn stop(&self) {
-        self.stopped.store(true, Ordering::Release);
-        self.wake.wake();
-    }
-
-    fn is_stopped(&self) -> bool {
-        self.stopped.load(Ordering::Acquire)
-    }
-}
-
-/// Reads stderr (non-blocking) so the server can never block on a full pipe: to its end, or
-/// until `stop`, since a process the server started may hold stderr open for ever. The
-/// descriptor is closed on return.
-fn drain_stderr(
-    stderr: ChildStderr,
-    stop: &StopSignal,
-    tail: &StderrTail,
-    callback: Option<StderrCallback>,
-) {
-    let fd = stderr.as_raw_fd();
-    let mut reader = BufReader::new(stderr);
-    let mut lines = LineReader::new(STDERR_LINE_MAX);
-    while !stop.is_stopped() {
-        match lines.read(&mut reader) {
-            Ok(Line::Complete) => {
-                let line = String::from_utf8_lossy(lines.line()).into_owned();
-                if let Some(callback) = &callback {
-                    callback(&line);
-                }
-                tail.push(line);
-            }
-            Ok(Line::TooLong) => tail.push(format!("[a stderr line over {STDERR_LINE_MAX} bytes]")),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                wake::poll_readable(fd, &stop.wake, None);
-            }
-            Ok(Line::Eof) | Err(_) => break,
-        }
-    }
-    tail.finish();
 }

@@ -1,57 +1,70 @@
 //! Reading the server's stdout. Whoever holds the baton reads and routes every line:
 //! - a caller whose call is the only one in flight takes it and reads its own response, so a
-//!   sequential call costs no hand-off between threads (a wake-up of the reader thread and two
+//!   sequential call costs no hand-off between threads (a wake-up of another thread and two
 //!   context switches, the largest share of a call's CPU: see docs/benchmarks.md);
-//! - otherwise the background reader thread reads, as it does whenever nobody waits, after a
-//!   short grace period, so that notifications between calls are still read at once.
+//! - otherwise the process's reactor reads (`reactor`): when stdout is readable and nobody
+//!   holds the baton, it reads and routes what is there, without ever waiting, and gives the
+//!   baton back.
 //!
-//! A caller blocks in a wait on stdout, the server's exit and a wake pipe (`StdoutWait`); a cancel, a timeout or close wakes it
-//! through the pipe (`waker`). The background thread gives the baton up when a lone caller
-//! asks for it.
+//! The reactor keeps out of a sequential caller's way: stdout is watched one-shot, and once
+//! the reactor found the baton held, it leaves stdout unwatched and looks again a grace period
+//! later (and again, while calls follow each other), so a caller's next call is neither raced
+//! nor costs a system call to tell the reactor anything. What arrives between calls waits at
+//! most about two grace periods.
+//!
+//! A caller blocks in `poll` on stdout, the server's exit and its thread's wake pipe; a cancel,
+//! a timeout or close wakes it through that pipe (`wake_reader`).
 
-use super::child::ExitWatch;
+use super::child::{ExitWatch, EXIT_CHECK_PERIOD};
 use super::lines::{Line, LineReader};
+use super::reactor::{self, Event, Handle, Reactor, Registration};
+use super::read_buffer::ReadBuffer;
+use super::serial::Serial;
 use super::stdio::Frames;
-use super::stdout_wait::StdoutWait;
 use super::wake::{self, WakePipe};
-use super::Waker;
+use crate::error::Error;
 use crate::sync::{lock, wait};
-use std::io::{self, BufReader, Read};
+use std::io::{self, Read};
 use std::os::fd::RawFd;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-/// How long after a caller lets go the background thread waits before it reads: a sequential
-/// caller's next call takes the baton well within it. Also how often it looks again while a
-/// caller reads, for a while. What arrives between calls waits at most about twice this long.
+/// How long after a caller lets go the reactor waits before it reads: a sequential caller's
+/// next call takes the baton well within it.
 const GRACE: Duration = Duration::from_millis(2);
 
 /// A caller that has held the baton this many grace periods running is in a long call: the
-/// background thread stops looking and sleeps until the caller lets go (which then wakes it).
-/// Short calls, the sequential case, never cost the caller that wake-up (nor a clock read).
+/// reactor stops looking and lets the caller's release set its next look. Short calls, the
+/// sequential case, never cost the caller that (nor a clock read beyond the release's).
 const PARK_AFTER_LOOKS: u32 = 10;
+
+/// At most this many lines are read per turn of the reactor.
+const LINES_PER_TURN: usize = 256;
+
+/// How soon after a turn that grew the read buffer the reactor looks whether the connection is
+/// idle again, to give the buffer back.
+const SHRINK_AFTER: Duration = Duration::from_millis(50);
 
 pub struct StdoutReader {
     baton: Mutex<Baton>,
-    /// The background thread waits here for the baton.
-    background_turn: Condvar,
-    /// A caller waits here for the background thread to give the baton up.
+    /// A caller waits here for the reactor to give the baton up.
     caller_turn: Condvar,
-    wake: Arc<WakePipe>,
-    /// `wake` as every call's reader waker: made once, shared by cloning.
-    waker: Waker,
-    /// Waits for stdout, the wake pipe and the server's exit.
-    wait: StdoutWait,
+    fd: RawFd,
+    /// stdout's registration on the reactor, once registered.
+    watch: OnceLock<Handle>,
     /// The stream and the line in progress; only the baton holder locks it.
     io: Mutex<Io>,
-    frames: Box<dyn Frames>,
+    frames: Arc<dyn Frames>,
     /// The server's exit, watched by whoever reads: stdout alone may never end, when a
     /// process the server started holds it open.
     exit: Option<ExitWatch>,
+    /// Where the end of stdout is told when the reactor finds it (telling it waits a while for
+    /// the exit status and the last stderr lines).
+    notices: Arc<Serial>,
 }
 
 struct Io {
-    stream: BufReader<ShortReads>,
+    stream: ReadBuffer<ShortReads>,
     lines: LineReader,
 }
 
@@ -79,34 +92,42 @@ impl Read for ShortReads {
 #[derive(Debug, PartialEq, Clone, Copy)]
 enum Holder {
     Nobody,
-    Background,
+    Reactor,
     Caller,
 }
 
 struct Baton {
     holder: Holder,
-    /// A caller waits without reading: the background thread must read now.
+    /// A caller waits without reading: the reactor must read as soon as the data is there.
     needed: bool,
-    /// A lone caller asked the background thread for the baton, and has not taken it yet.
+    /// A lone caller asked the reactor for the baton, and has not taken it yet.
     yield_wanted: bool,
     released_at: Instant,
     /// How many times a caller has taken the baton: tells one long hold from many short ones.
     takes: u64,
-    /// The background thread sleeps without a timeout until a caller lets go (see
-    /// PARK_AFTER_LOOKS).
-    parked: bool,
+    /// The caller's hold (by its number in `takes`) the reactor saw at its last looks, and how
+    /// many looks.
+    held_looks: (u64, u32),
+    /// stdout is watched by the reactor (not yet disarmed by an event).
+    armed: bool,
+    /// When the reactor looks again (its timer for stdout), if it will.
+    look_due: Option<Instant>,
+    /// The wake pipe of the caller that holds the baton.
+    reader_wake: Option<Arc<WakePipe>>,
+    /// The server has exited: what it wrote is read to the last byte and then reading ends.
+    exited: bool,
     /// stdout ended: nobody reads any more.
     ended: bool,
     closing: bool,
-    /// How often the background thread has decided to wait (for tests: a signal that it has
-    /// looked at the baton, instead of a sleep that hopes it has).
+    /// How often the reactor looked while a caller held the baton (for tests).
     #[cfg(test)]
-    background_waits: usize,
+    held_looks_total: usize,
 }
 
 impl StdoutReader {
     /// `stdout` is made non-blocking; `fd` is its descriptor. With `exit`, reading ends once
     /// the server has exited and what it wrote before is read, whoever still holds stdout.
+    /// Nothing reads until [`StdoutReader::register`].
     pub fn new(
         stdout: Box<dyn Read + Send>,
         fd: RawFd,
@@ -115,12 +136,6 @@ impl StdoutReader {
         exit: Option<ExitWatch>,
     ) -> io::Result<StdoutReader> {
         wake::set_flags(fd)?;
-        let wake = Arc::new(WakePipe::new()?);
-        let wait = StdoutWait::new(fd, &wake, exit.as_ref().and_then(ExitWatch::fd));
-        let waker: Waker = {
-            let wake = wake.clone();
-            Arc::new(move || wake.wake())
-        };
         Ok(StdoutReader {
             baton: Mutex::new(Baton {
                 holder: Holder::Nobody,
@@ -128,94 +143,46 @@ impl StdoutReader {
                 yield_wanted: false,
                 released_at: Instant::now(),
                 takes: 0,
-                parked: false,
+                held_looks: (0, 0),
+                armed: true,
+                look_due: None,
+                reader_wake: None,
+                exited: false,
                 ended: false,
                 closing: false,
                 #[cfg(test)]
-                background_waits: 0,
+                held_looks_total: 0,
             }),
-            background_turn: Condvar::new(),
             caller_turn: Condvar::new(),
-            wake,
-            waker,
-            wait,
+            fd,
+            watch: OnceLock::new(),
             io: Mutex::new(Io {
-                stream: BufReader::with_capacity(
-                    64 * 1024,
-                    ShortReads {
-                        stdout,
-                        emptied: false,
-                    },
-                ),
+                stream: ReadBuffer::new(ShortReads {
+                    stdout,
+                    emptied: false,
+                }),
                 lines: LineReader::new(max_line_bytes),
             }),
-            frames,
+            frames: Arc::from(frames),
             exit,
+            notices: Serial::new(1),
         })
     }
 
-    /// The background reader thread's body: returns when stdout ends or on close.
-    pub fn run_background(&self) {
-        // The caller's hold (by its number in `takes`) seen at the last looks, and how many.
-        let mut held: (u64, u32) = (0, 0);
-        loop {
-            {
-                let mut baton = self.lock();
-                loop {
-                    if baton.ended || baton.closing {
-                        return;
-                    }
-                    let idle = baton.released_at.elapsed();
-                    let free = baton.holder == Holder::Nobody && !baton.yield_wanted;
-                    if free && (baton.needed || idle >= GRACE) {
-                        break;
-                    }
-                    // Free but not yet due: wait out the rest of the grace period. Otherwise
-                    // (held, or being handed to a caller) look again in a grace period, or,
-                    // once one caller has held it for PARK_AFTER_LOOKS of them, sleep until it
-                    // lets go.
-                    let look_again = match free {
-                        true => GRACE.saturating_sub(idle),
-                        false => GRACE,
-                    };
-                    #[cfg(test)]
-                    {
-                        baton.background_waits += 1;
-                    }
-                    held = match baton.holder == Holder::Caller {
-                        true if held.0 == baton.takes => (held.0, held.1 + 1),
-                        true => (baton.takes, 1),
-                        false => (0, 0),
-                    };
-                    if held.1 > PARK_AFTER_LOOKS {
-                        // Until the caller lets go: Release wakes a parked thread.
-                        baton.parked = true;
-                        baton = wait(&self.background_turn, baton);
-                        baton.parked = false;
-                        continue;
-                    }
-                    baton = self
-                        .background_turn
-                        .wait_timeout(baton, look_again)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0;
-                }
-                baton.holder = Holder::Background;
-                baton.needed = false;
+    /// Hands stdout (and the server's exit) to `reactor`. Reading stops once the registrations
+    /// returned are dropped.
+    pub fn register(self: &Arc<Self>, reactor: &Arc<Reactor>) -> io::Result<Vec<Registration>> {
+        let stdout = reactor.register(Some(self.fd), self.clone())?;
+        let _ = self.watch.set(stdout.handle().clone());
+        let mut registrations = vec![stdout];
+        if let Some(exit) = &self.exit {
+            let watch = reactor.register(exit.fd(), Arc::new(ExitSource(self.clone())))?;
+            if exit.fd().is_none() {
+                watch.handle().wake_at(Instant::now() + EXIT_CHECK_PERIOD);
             }
-            let _release = Release(self);
-            // The completions of one read wake their hosts once, after the last is routed.
-            crate::deferred_wakes::deferring_wakes(|| {
-                self.read_frames(
-                    &|| {
-                        let baton = self.lock();
-                        baton.yield_wanted || baton.closing
-                    },
-                    None,
-                    false,
-                )
-            });
+            registrations.push(watch);
         }
+        Ok(registrations)
     }
 
     /// See [`super::Transport::read_here`].
@@ -225,17 +192,16 @@ impl StdoutReader {
         deadline: Option<Instant>,
         alone: bool,
     ) -> bool {
+        // Without a wake pipe (no descriptor left) the caller cannot be woken: the reactor reads.
+        let wake = wake::thread_wake().ok();
+        let alone = alone && wake.is_some();
         let mut baton = self.lock();
         if alone {
-            while baton.holder == Holder::Background && !baton.ended && !baton.closing {
-                // Asked again each time round: the background thread may have taken the
-                // baton back (for buffered bytes) before this thread got the lock.
+            while baton.holder == Holder::Reactor && !baton.ended && !baton.closing {
+                // The reactor never waits while it holds the baton: it gives it up at its
+                // next line.
                 baton.yield_wanted = true;
-                self.wake.wake();
-                baton = self
-                    .caller_turn
-                    .wait(baton)
-                    .unwrap_or_else(|e| e.into_inner());
+                baton = wait(&self.caller_turn, baton);
             }
             baton.yield_wanted = false;
         }
@@ -243,49 +209,65 @@ impl StdoutReader {
             return false;
         }
         if !alone || baton.holder != Holder::Nobody {
-            // Someone else reads for us: the background thread, now.
+            // Someone else reads for us: the reactor, as soon as the answer is there.
             baton.needed = true;
-            if baton.holder == Holder::Nobody {
-                self.background_turn.notify_one();
+            if baton.holder == Holder::Nobody && !baton.armed {
+                self.look_at(&mut baton, None, Instant::now());
             }
             return false;
         }
         baton.holder = Holder::Caller;
         baton.takes += 1;
+        baton.reader_wake = wake.clone();
+        if std::mem::take(&mut baton.armed) {
+            // The first call of a run: stdout's readiness would wake the reactor for nothing
+            // on every answer this caller reads. Once unwatched it stays so while calls follow
+            // each other (the reactor looks every grace period meanwhile).
+            if let Some(watch) = self.watch.get() {
+                watch.disarm();
+            }
+        }
         drop(baton);
-        let _release = Release(self);
+        let _release = Release {
+            reader: self,
+            caller: true,
+        };
         // The caller's request has just gone out, so its answer is rarely in the pipe yet: a
         // first read would mostly find nothing and cost a system call before the wait. Wait
         // first (it returns at once when the server was quicker).
-        self.read_frames(done, deadline, true);
+        let wake = wake.expect("a lone caller has a wake pipe");
+        self.read_frames(done, deadline, &wake);
         true
     }
 
-    /// Wakes the baton holder from its wait.
-    pub fn waker(&self) -> Waker {
-        self.waker.clone()
+    /// Wakes the caller that reads (holds the baton), so it looks at its call again.
+    pub fn wake_reader(&self) {
+        if let Some(wake) = &self.lock().reader_wake {
+            wake.wake();
+        }
     }
 
-    /// Ends reading for good after the background thread panicked (a bug): the pending and
-    /// later calls fail with `reason` instead of waiting for a reader that is gone.
-    pub fn fail(&self, reason: &str) {
-        self.end(Some(io::Error::other(reason.to_owned())));
-    }
-
-    /// Stops the background thread (it returns from `run_background`).
+    /// Ends reading: no caller reads any more, and the reactor reads no more once the
+    /// registrations are dropped.
     pub fn close(&self) {
-        self.lock().closing = true;
-        self.background_turn.notify_all();
+        let mut baton = self.lock();
+        baton.closing = true;
+        if let Some(wake) = &baton.reader_wake {
+            wake.wake();
+        }
+        drop(baton);
         self.caller_turn.notify_all();
-        self.wake.wake();
+        self.notices
+            .close(crate::engine::limits::THREAD_WAIT_ON_CLOSE);
     }
 
-    /// Reads and routes lines until `stop()` holds, the deadline passes or stdout ends. With
-    /// `wait_first` and nothing buffered, it waits before its first read.
-    fn read_frames(&self, stop: &dyn Fn() -> bool, deadline: Option<Instant>, wait_first: bool) {
+    /// A caller reads and routes lines until `stop()` holds, the deadline passes or stdout
+    /// ends, waiting in `poll` (woken through `wake`). It waits before its first read when
+    /// nothing is buffered.
+    fn read_frames(&self, stop: &dyn Fn() -> bool, deadline: Option<Instant>, wake: &WakePipe) {
         let mut io = lock(&self.io);
         let Io { stream, lines } = &mut *io;
-        let mut wait_first = wait_first && stream.buffer().is_empty();
+        let mut wait_first = stream.buffer().is_empty();
         // Set once the server has exited: what it wrote is read to the last byte buffered in
         // the pipe, and then reading ends, whether or not stdout has.
         let mut exited = false;
@@ -312,8 +294,10 @@ impl StdoutReader {
                     lines.shrink();
                 }
                 Ok(Line::TooLong) => self.frames.too_long(),
-                Ok(Line::Eof) => return self.end(None),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock && exited => return self.end(None),
+                Ok(Line::Eof) => return self.end(None, false),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && exited => {
+                    return self.end(None, false)
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     let mut timeout = match deadline {
                         Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
@@ -326,20 +310,100 @@ impl StdoutReader {
                     if let Some(period) = exit.and_then(ExitWatch::check_period) {
                         timeout = Some(timeout.map_or(period, |t| t.min(period)));
                     }
-                    exited = self.wait.wait(&self.wake, timeout)
+                    let exit_fd = exit.and_then(ExitWatch::fd);
+                    exited = super::stdout_wait::wait(self.fd, wake, exit_fd, timeout)
                         || exit.is_some_and(|e| e.check_period().is_some() && e.has_exited());
                     // After a wait, read (see `ShortReads`).
                     stream.get_mut().emptied = false;
                 }
-                Err(e) => return self.end(Some(e)),
+                Err(e) => return self.end(Some(e), false),
             }
         }
     }
 
-    fn end(&self, error: Option<io::Error>) {
+    /// The reactor reads and routes what stdout holds now, never waiting: until the pipe is
+    /// empty, a lone caller wants the baton, or stdout ends. A turn that finds nothing gives a
+    /// grown buffer back; returns whether the buffer is still grown.
+    fn read_available(&self, exited: bool) -> bool {
+        let mut io = lock(&self.io);
+        let Io { stream, lines } = &mut *io;
+        // A server that writes without pause: the other connections get their turn first (the
+        // release looks again at once, or re-arms stdout, which is still readable).
+        for read in 0..LINES_PER_TURN {
+            {
+                let baton = self.lock();
+                if baton.yield_wanted || baton.closing {
+                    return stream.is_grown();
+                }
+            }
+            if memchr::memchr(b'\n', stream.buffer()).is_none() {
+                crate::deferred_wakes::wake_deferred();
+            }
+            if exited {
+                stream.get_mut().emptied = false;
+            }
+            match lines.read(stream) {
+                Ok(Line::Complete) => {
+                    self.frames.line(lines.line());
+                    lines.shrink();
+                }
+                Ok(Line::TooLong) => self.frames.too_long(),
+                Ok(Line::Eof) => {
+                    self.end(None, true);
+                    return false;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && exited => {
+                    self.end(None, true);
+                    return false;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    // The next read after the reactor's next event reads (see `ShortReads`).
+                    stream.get_mut().emptied = false;
+                    if read == 0 {
+                        // Idle: nothing came since the last reader.
+                        stream.shrink();
+                    }
+                    return stream.is_grown();
+                }
+                Err(e) => {
+                    self.end(Some(e), true);
+                    return false;
+                }
+            }
+        }
+        stream.is_grown()
+    }
+
+    /// stdout ended (or reading it failed). Telling the engine waits a while for the exit
+    /// status: on the reactor (`queued`) that is a worker's job.
+    fn end(&self, error: Option<io::Error>, queued: bool) {
         self.lock().ended = true;
         self.caller_turn.notify_all();
-        self.frames.ended(error);
+        match queued {
+            false => self.frames.ended(error),
+            true => {
+                let frames = self.frames.clone();
+                self.notices.push(move || frames.ended(error));
+            }
+        }
+    }
+
+    /// The server has exited: read what it wrote, then end.
+    fn server_exited(&self) {
+        let mut baton = self.lock();
+        baton.exited = true;
+        baton.needed = true;
+        self.look_at(&mut baton, None, Instant::now());
+    }
+
+    /// Sets the reactor's next look at stdout (`handle` on the reactor thread, else the
+    /// registration's own).
+    fn look_at(&self, baton: &mut Baton, handle: Option<&Handle>, at: Instant) {
+        let Some(handle) = handle.or(self.watch.get()) else {
+            return;
+        };
+        baton.look_due = Some(at);
+        handle.wake_at(at);
     }
 
     fn lock(&self) -> MutexGuard<'_, Baton> {
@@ -347,24 +411,128 @@ impl StdoutReader {
     }
 }
 
-/// Gives the baton back, also when reading panicked. Bytes already buffered but not yet read
-/// are the background thread's to read now.
-struct Release<'a>(&'a StdoutReader);
+impl reactor::Source for StdoutReader {
+    fn ready(&self, handle: &Handle, event: Event) {
+        let mut baton = self.lock();
+        match event {
+            Event::Readable => baton.armed = false,
+            Event::Timer => baton.look_due = None,
+        }
+        if baton.ended || baton.closing {
+            return;
+        }
+        let now = Instant::now();
+        if baton.holder != Holder::Nobody || baton.yield_wanted {
+            // A caller reads, or is about to: stdout stays unwatched, and the reactor looks
+            // again in a grace period; once one caller has held it for PARK_AFTER_LOOKS of
+            // them, not before it lets go (its release sets the next look).
+            #[cfg(test)]
+            {
+                baton.held_looks_total += 1;
+            }
+            let takes = baton.takes;
+            baton.held_looks = match baton.held_looks {
+                (hold, looks) if hold == takes => (hold, looks + 1),
+                _ => (takes, 1),
+            };
+            if baton.held_looks.1 <= PARK_AFTER_LOOKS {
+                self.look_at(&mut baton, Some(handle), now + GRACE);
+            }
+            return;
+        }
+        let due = baton.released_at + GRACE;
+        if !baton.needed && !baton.exited && now < due {
+            // A caller let go a moment ago: its next call may be on its way.
+            if baton.look_due != Some(due) {
+                self.look_at(&mut baton, Some(handle), due);
+            }
+            return;
+        }
+        baton.holder = Holder::Reactor;
+        baton.needed = false;
+        let exited = baton.exited;
+        drop(baton);
+        let _release = Release {
+            reader: self,
+            caller: false,
+        };
+        // The completions of one read wake their hosts once, after the last is routed.
+        let grown = crate::deferred_wakes::deferring_wakes(|| self.read_available(exited));
+        if grown {
+            // Look again once the connection may be idle, to give the buffer back.
+            let mut baton = self.lock();
+            if baton.look_due.is_none() {
+                self.look_at(&mut baton, Some(handle), Instant::now() + SHRINK_AFTER);
+            }
+        }
+    }
+
+    fn panicked(&self, error: Error) {
+        // Calls must not wait for a reader that is gone: they fail with the INTERNAL_ERROR.
+        let first = !std::mem::replace(&mut self.lock().ended, true);
+        self.caller_turn.notify_all();
+        if first {
+            let frames = self.frames.clone();
+            self.notices.push(move || frames.failed(error));
+        }
+    }
+}
+
+/// The server's exit, on the reactor: its pidfd, or a timer where there is none.
+struct ExitSource(Arc<StdoutReader>);
+
+impl reactor::Source for ExitSource {
+    fn ready(&self, handle: &Handle, event: Event) {
+        let Some(exit) = &self.0.exit else { return };
+        match event == Event::Readable || exit.has_exited() {
+            true => self.0.server_exited(),
+            false => handle.wake_at(Instant::now() + EXIT_CHECK_PERIOD),
+        }
+    }
+
+    fn panicked(&self, error: Error) {
+        self.0.panicked(error);
+    }
+}
+
+/// Gives the baton back, also when reading panicked, and makes sure the reactor reads what
+/// comes next: bytes already buffered now, and stdout watched again.
+struct Release<'a> {
+    reader: &'a StdoutReader,
+    caller: bool,
+}
 
 impl Drop for Release<'_> {
     fn drop(&mut self) {
-        let reader = self.0;
+        let reader = self.reader;
         let buffered = !lock(&reader.io).stream.buffer().is_empty();
         let mut baton = reader.lock();
         let yielded = baton.yield_wanted; // cleared by the caller that takes the baton
         baton.holder = Holder::Nobody;
-        baton.released_at = Instant::now();
-        baton.needed |= buffered;
-        if baton.needed || baton.parked {
-            reader.background_turn.notify_one();
+        if self.caller {
+            baton.released_at = Instant::now();
+            baton.reader_wake = None;
         }
+        baton.needed |= buffered;
         if yielded {
+            // A lone caller takes it now; its own release sees to the rest.
+            drop(baton);
             reader.caller_turn.notify_all();
+            return;
+        }
+        if baton.ended || baton.closing {
+            return;
+        }
+        if baton.needed && (self.caller || buffered) {
+            reader.look_at(&mut baton, None, Instant::now());
+        } else if !baton.armed && !self.caller {
+            baton.armed = true;
+            if let Some(watch) = reader.watch.get() {
+                watch.arm();
+            }
+        } else if !baton.armed && baton.look_due.is_none() {
+            let due = baton.released_at + GRACE;
+            reader.look_at(&mut baton, None, due);
         }
     }
 }
@@ -374,14 +542,6 @@ mod tests {
     use super::*;
     use std::os::fd::AsRawFd;
     use std::os::unix::net::UnixStream;
-
-    struct NoFrames;
-
-    impl Frames for NoFrames {
-        fn line(&self, _line: &[u8]) {}
-        fn too_long(&self) {}
-        fn ended(&self, _error: Option<io::Error>) {}
-    }
 
     /// Frames that keep the lines they are handed.
     struct Recorded(Arc<Mutex<Vec<Vec<u8>>>>);
@@ -440,22 +600,21 @@ mod tests {
         assert_eq!(*reads.lock().unwrap(), 4);
     }
 
-    /// A caller in a long call holds the baton: the background thread stops looking every grace
-    /// period after PARK_AFTER_LOOKS of them (about 150 wake-ups in 300 ms otherwise), and the
-    /// caller letting go wakes it, so a line that arrives after the call is still read.
+    /// A caller in a long call holds the baton: the reactor stops looking every grace period
+    /// after PARK_AFTER_LOOKS of them (about 150 looks in 300 ms otherwise), and the caller
+    /// letting go makes it look again, so what arrives after the call is still read.
     #[test]
-    fn the_background_thread_sleeps_through_a_long_call_and_wakes_when_it_ends() {
+    fn the_reactor_leaves_a_long_call_alone_and_reads_after_it() {
         use std::io::Write;
         use std::sync::atomic::{AtomicBool, Ordering};
+        let reactor = Reactor::new().unwrap();
+        reactor.start().unwrap();
         let (ours, mut theirs) = UnixStream::pair().unwrap();
         let fd = ours.as_raw_fd();
         let lines = Arc::new(Mutex::new(Vec::new()));
         let frames = Box::new(Recorded(lines.clone()));
         let reader = Arc::new(StdoutReader::new(Box::new(ours), fd, 1024, frames, None).unwrap());
-        let background = {
-            let reader = reader.clone();
-            std::thread::spawn(move || reader.run_background())
-        };
+        let registrations = reader.register(&reactor).unwrap();
         let done = Arc::new(AtomicBool::new(false));
         let caller = {
             let (reader, done) = (reader.clone(), done.clone());
@@ -468,64 +627,115 @@ mod tests {
             assert!(Instant::now() < deadline, "the caller never took the baton");
             std::thread::sleep(Duration::from_millis(1));
         }
-        let before = reader.lock().background_waits;
+        // Half a line: the caller reads it and waits on; the reactor saw stdout readable.
+        theirs.write_all(b"{\"partial\":").unwrap();
         std::thread::sleep(Duration::from_millis(300));
-        let waits = reader.lock().background_waits - before;
+        let looks = reader.lock().held_looks_total;
         assert!(
-            waits < 40,
-            "the background thread woke {waits} times during a 300 ms call"
+            looks < 40,
+            "the reactor looked {looks} times during a 300 ms call"
         );
         done.store(true, Ordering::SeqCst);
-        (reader.waker())();
+        reader.wake_reader();
         assert!(caller.join().unwrap(), "the caller read for itself");
-        theirs.write_all(b"{\"after\":1}\n").unwrap();
-        while lines.lock().unwrap().is_empty() {
+        theirs.write_all(b"1}\n{\"after\":1}\n").unwrap();
+        while lines.lock().unwrap().len() < 2 {
             assert!(
                 Instant::now() < deadline,
-                "the line sent after the long call was never read"
+                "the lines sent after the long call were never read"
             );
             std::thread::sleep(Duration::from_millis(1));
         }
-        assert_eq!(lines.lock().unwrap()[0], b"{\"after\":1}");
+        assert_eq!(lines.lock().unwrap()[1], b"{\"after\":1}");
         reader.close();
-        background.join().expect("no panic");
+        drop(registrations);
     }
 
-    /// The baton free, a caller's request for it still pending, the grace period long over:
-    /// the background thread waits for the caller to take it, without computing a negative rest
-    /// of the grace period (an overflow there would panic the reader and leave calls waiting).
+    /// A large line grows the read buffer; once the connection is idle again the reactor gives
+    /// it back, so an idle connection holds a small buffer whatever passed through it.
     #[test]
-    fn the_background_thread_waits_while_a_caller_is_handed_the_baton() {
-        let (ours, _theirs) = UnixStream::pair().unwrap();
+    fn the_read_buffer_is_given_back_once_a_large_line_has_passed() {
+        use std::io::Write;
+        let reactor = Reactor::new().unwrap();
+        reactor.start().unwrap();
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
         let fd = ours.as_raw_fd();
-        let reader = StdoutReader::new(Box::new(ours), fd, 1024, Box::new(NoFrames), None).unwrap();
-        let reader = Arc::new(reader);
-        {
-            let mut baton = reader.lock();
-            baton.yield_wanted = true;
-            baton.released_at = Instant::now() - 10 * GRACE;
-        }
-        let background = {
-            let reader = reader.clone();
-            std::thread::spawn(move || reader.run_background())
-        };
-        // Until the thread has looked at this baton twice (or ended): then it has computed
-        // its wait with the grace period long over, which is where the old code overflowed.
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let frames = Box::new(Recorded(lines.clone()));
+        let max = 1024 * 1024;
+        let reader = Arc::new(StdoutReader::new(Box::new(ours), fd, max, frames, None).unwrap());
+        let registrations = reader.register(&reactor).unwrap();
+        let writer = std::thread::spawn(move || {
+            let mut line = vec![b'x'; 300 * 1024];
+            line.push(b'\n');
+            theirs.write_all(&line).unwrap();
+            theirs
+        });
         let deadline = Instant::now() + Duration::from_secs(10);
-        while reader.lock().background_waits < 2 && !background.is_finished() {
-            assert!(
-                Instant::now() < deadline,
-                "the background thread never waited"
-            );
+        while lines.lock().unwrap().is_empty() {
+            assert!(Instant::now() < deadline, "the large line was never read");
             std::thread::sleep(Duration::from_millis(1));
         }
-        assert!(!background.is_finished(), "it must still be waiting");
-        assert_eq!(
-            reader.lock().holder,
-            Holder::Nobody,
-            "the baton is the caller's to take"
-        );
+        let _theirs = writer.join().unwrap();
+        while lock(&reader.io).stream.is_grown() {
+            assert!(
+                Instant::now() < deadline,
+                "the read buffer was not given back"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
         reader.close();
-        background.join().expect("no panic");
+        drop(registrations);
+    }
+
+    /// A handler that panics on the reactor (a bug of ours, here in routing a line) ends its
+    /// own connection with INTERNAL_ERROR; the reactor goes on serving the others.
+    #[test]
+    fn a_panic_while_the_reactor_reads_fails_that_connection_only() {
+        use std::io::Write;
+        struct Panicking(Arc<Mutex<Option<Error>>>);
+        impl Frames for Panicking {
+            fn line(&self, _line: &[u8]) {
+                panic!("a routing bug");
+            }
+            fn too_long(&self) {}
+            fn ended(&self, _error: Option<io::Error>) {}
+            fn failed(&self, error: Error) {
+                *self.0.lock().unwrap() = Some(error);
+            }
+        }
+        let reactor = Reactor::new().unwrap();
+        reactor.start().unwrap();
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        let fd = ours.as_raw_fd();
+        let failure = Arc::new(Mutex::new(None));
+        let frames = Box::new(Panicking(failure.clone()));
+        let bad = Arc::new(StdoutReader::new(Box::new(ours), fd, 1024, frames, None).unwrap());
+        let _bad = bad.register(&reactor).unwrap();
+        theirs.write_all(b"{}\n").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while failure.lock().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "the failure was never reported");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let error = failure.lock().unwrap().take().unwrap();
+        assert_eq!(error.status, crate::error::Status::InternalError);
+        assert!(error.message.contains("a routing bug"), "{error}");
+        assert!(
+            !bad.read_here(&|| false, None, true),
+            "nobody reads any more"
+        );
+
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        let fd = ours.as_raw_fd();
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let frames = Box::new(Recorded(lines.clone()));
+        let good = Arc::new(StdoutReader::new(Box::new(ours), fd, 1024, frames, None).unwrap());
+        let _good = good.register(&reactor).unwrap();
+        theirs.write_all(b"{\"ok\":1}\n").unwrap();
+        while lines.lock().unwrap().is_empty() {
+            assert!(Instant::now() < deadline, "the reactor stopped serving");
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 }

@@ -5,6 +5,7 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
 
 pub struct WakePipe {
     read: OwnedFd,
@@ -85,30 +86,6 @@ pub fn set_flags(fd: RawFd) -> io::Result<()> {
     Ok(())
 }
 
-/// Waits until `fd` or the wake pipe is readable, or `timeout` passes. Returns whether the wake
-/// pipe was readable (it is drained then). EINTR counts as a spurious wake-up.
-pub fn poll_readable(fd: RawFd, wake: &WakePipe, timeout: Option<std::time::Duration>) -> bool {
-    let mut fds = [
-        libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd: wake.read_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-    ];
-    // SAFETY: `fds` is a valid array of two pollfd for the length given.
-    let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms(timeout)) };
-    let woken = ready > 0 && fds[1].revents != 0;
-    if woken {
-        wake.drain();
-    }
-    woken
-}
-
 /// A timeout as `poll` and `epoll_wait` take it: whole milliseconds, -1 for none. Rounded up,
 /// so a deadline 0.4 ms away is not a busy loop of zero-time waits.
 pub fn timeout_ms(timeout: Option<std::time::Duration>) -> i32 {
@@ -116,4 +93,22 @@ pub fn timeout_ms(timeout: Option<std::time::Duration>) -> i32 {
         Some(t) => i32::try_from(t.as_micros().div_ceil(1000)).unwrap_or(i32::MAX),
         None => -1,
     }
+}
+
+thread_local! {
+    /// This thread's wake pipe, made on its first wait for a server (see [`thread_wake`]).
+    static THREAD_WAKE: std::cell::OnceCell<Arc<WakePipe>> = const { std::cell::OnceCell::new() };
+}
+
+/// The wake pipe of the calling thread: what wakes it while it waits for a server's output,
+/// whichever connection that is. One per thread that waits, none per connection; it is closed
+/// when the thread ends.
+pub fn thread_wake() -> io::Result<Arc<WakePipe>> {
+    THREAD_WAKE.with(|cell| {
+        if let Some(wake) = cell.get() {
+            return Ok(wake.clone());
+        }
+        let wake = Arc::new(WakePipe::new()?);
+        Ok(cell.get_or_init(|| wake).clone())
+    })
 }
