@@ -18,13 +18,15 @@ const KNOWN: &[(&[&str], &str)] = &[
     (
         &[
             "transport::child",
+            "transport::stderr",
             "transport::stdio",
             "transport::stdio_unix",
             "transport::stdout",
             "transport::windows",
         ],
-        "the stdio transport and its platform files are being rewritten into one Transport impl \
-         for both platforms (branch reactor)",
+        "stdio.rs is both the platforms' shared parts (configuration, stderr tail, line \
+         routing) and the facade naming each platform's StdioTransport: the shared parts belong \
+         in a file of their own, once one Transport impl serves both platforms",
     ),
     (
         &["engine", "transport"],
