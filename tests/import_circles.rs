@@ -16,19 +16,6 @@ use std::path::{Path, PathBuf};
 /// left inside fails the test too, so the list only shrinks.
 const KNOWN: &[(&[&str], &str)] = &[
     (
-        &[
-            "transport::child",
-            "transport::stderr",
-            "transport::stdio",
-            "transport::stdio_unix",
-            "transport::stdout",
-            "transport::windows",
-        ],
-        "stdio.rs is both the platforms' shared parts (configuration, stderr tail, line \
-         routing) and the facade naming each platform's StdioTransport: the shared parts belong \
-         in a file of their own, once one Transport impl serves both platforms",
-    ),
-    (
         &["engine", "transport"],
         "the transports name `engine::limits` (THREAD_WAIT_ON_CLOSE) and `engine::limits` names \
          the stdio transport's bounds: the bounds belong in a module of their own at the top, \

@@ -4,39 +4,16 @@
 
 pub mod custom;
 pub mod http;
-mod lines;
 #[cfg(unix)]
 pub(crate) mod reactor;
-#[cfg(unix)]
-mod read_buffer;
-#[cfg(unix)]
-mod serial;
-#[cfg(unix)]
-mod stderr;
 pub mod stdio;
-mod workers;
-
-// The stdio transport's process and pipes on unix (Linux and macOS).
-#[cfg(unix)]
-mod child;
-#[cfg(unix)]
-mod sigpipe;
-#[cfg(unix)]
-mod stdin;
-#[cfg(unix)]
-mod stdio_unix;
-#[cfg(unix)]
-mod stdout;
-#[cfg(unix)]
-mod stdout_wait;
 #[cfg(unix)]
 pub(crate) mod wake;
-// ... and on Windows.
-#[cfg(windows)]
-mod windows;
+mod workers;
+
 /// The completion queue's signal on Windows (`ffi::completion_queue`).
 #[cfg(windows)]
-pub(crate) use windows::Event as WindowsEvent;
+pub(crate) use stdio::WindowsEvent;
 
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::Incoming;
@@ -48,7 +25,7 @@ use std::time::Instant;
 /// `stdin::coalesce_requests`); the other transports send each as they would anyway.
 pub(crate) fn coalesce_requests<R>(starts: impl FnOnce() -> R) -> R {
     #[cfg(unix)]
-    return stdin::coalesce_requests(starts);
+    return stdio::stdin::coalesce_requests(starts);
     #[cfg(not(unix))]
     starts()
 }

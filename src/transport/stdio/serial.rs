@@ -2,8 +2,8 @@
 //! connection and run in order on the process's shared workers: one job at a time per queue,
 //! so a connection's stderr lines reach its callback in the order the server wrote them.
 
-use super::workers::Workers;
 use crate::sync::{lock, wait_until};
+use crate::transport::workers::Workers;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};

@@ -16,14 +16,14 @@
 //! a timeout or close wakes it through that pipe (`wake_reader`).
 
 use super::child::{ExitWatch, EXIT_CHECK_PERIOD};
+use super::frames::Frames;
 use super::lines::{Line, LineReader};
-use super::reactor::{self, Event, Handle, Reactor, Registration};
 use super::read_buffer::ReadBuffer;
 use super::serial::Serial;
-use super::stdio::Frames;
-use super::wake::{self, WakePipe};
 use crate::error::Error;
 use crate::sync::{lock, wait};
+use crate::transport::reactor::{self, Event, Handle, Reactor, Registration};
+use crate::transport::wake::{self, WakePipe};
 use std::io::{self, Read};
 use std::os::fd::RawFd;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};

@@ -11,15 +11,17 @@
 //! always reads a request line before its cancel line.
 
 use super::child::{self, ExitWatch};
-use super::reactor::{Reactor, Registration};
+use super::config::{check_env_name, StderrMode, StdioConfig, CLOSE_GRACE};
+use super::frames::Reader;
 use super::stderr::StderrReader;
+use super::stderr_tail::StderrTail;
 use super::stdin::StdinWriter;
-use super::stdio::{check_env_name, Reader, StderrMode, StderrTail, StdioConfig, CLOSE_GRACE};
 use super::stdout::StdoutReader;
-use super::{Inbound, OutgoingRequest, Transport, Waker};
 use crate::engine::limits::THREAD_WAIT_ON_CLOSE;
 use crate::error::{Error, Result};
 use crate::sync::lock;
+use crate::transport::reactor::{Reactor, Registration};
+use crate::transport::{Inbound, OutgoingRequest, Transport, Waker};
 use std::os::fd::AsRawFd;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -5,12 +5,13 @@
 //! when a callback held the old stderr thread), so a slow callback slows the server's stderr
 //! rather than losing lines or memory.
 
+use super::config::StderrCallback;
 use super::lines::{Line, LineReader};
-use super::reactor::{self, Event, Handle, Reactor, Registration};
 use super::serial::Serial;
-use super::stdio::{StderrCallback, StderrTail, STDERR_LINE_MAX};
+use super::stderr_tail::{StderrTail, STDERR_LINE_MAX};
 use crate::error::Error;
 use crate::sync::lock;
+use crate::transport::reactor::{self, Event, Handle, Reactor, Registration};
 use std::io::{self, BufReader};
 use std::os::fd::AsRawFd;
 use std::process::ChildStderr;
@@ -44,7 +45,7 @@ impl StderrReader {
         callback: Option<StderrCallback>,
         reactor: &Arc<Reactor>,
     ) -> io::Result<(Arc<StderrReader>, Registration)> {
-        super::wake::set_flags(stderr.as_raw_fd())?;
+        crate::transport::wake::set_flags(stderr.as_raw_fd())?;
         let fd = stderr.as_raw_fd();
         let reader = Arc::new(StderrReader {
             stream: Mutex::new((BufReader::new(stderr), LineReader::new(STDERR_LINE_MAX))),

@@ -2,7 +2,7 @@
 //! thread's wake pipe has a byte (a cancel, a timeout, close) or the server has exited (its
 //! pidfd is readable). `poll` on the three: nothing of it is kept per connection.
 
-use super::wake::{self, WakePipe};
+use crate::transport::wake::{self, WakePipe};
 use std::os::fd::RawFd;
 use std::time::Duration;
 

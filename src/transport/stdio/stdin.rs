@@ -23,10 +23,10 @@
 //! once its last byte is written, so its cancel notice, written later, always comes after it.
 
 use super::sigpipe::{self, block_sigpipe};
-use super::wake::{self, WakePipe};
-use super::{Inbound, SendBoundary};
 use crate::error::{Error, Result, Status};
 use crate::sync::{lock, spawn, wait};
+use crate::transport::wake::{self, WakePipe};
+use crate::transport::{Inbound, SendBoundary};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io;

@@ -12,15 +12,14 @@ mod job;
 mod pipe;
 mod writer;
 
+use super::config::{check_env_name, StderrCallback, StderrMode, StdioConfig, CLOSE_GRACE};
+use super::frames::{Frames, Reader};
 use super::lines::{Line, LineReader};
-use super::stdio::{
-    check_env_name, Frames, Reader, StderrCallback, StderrMode, StderrTail, StdioConfig,
-    CLOSE_GRACE, STDERR_LINE_MAX,
-};
-use super::{Inbound, OutgoingRequest, Transport};
+use super::stderr_tail::{StderrTail, STDERR_LINE_MAX};
 use crate::engine::limits::THREAD_WAIT_ON_CLOSE;
 use crate::error::{Error, Result};
 use crate::sync::{join_until, lock, spawn};
+use crate::transport::{Inbound, OutgoingRequest, Transport};
 use job::Job;
 use pipe::{Direction, Pipe, Stop, Transfer};
 use std::io::{self, BufReader, Read};
@@ -127,7 +126,7 @@ impl StdioTransport {
             )?;
             *lock(&transport.writer_thread) = Some(thread);
         }
-        let exit_within: super::stdio::ExitWithin = {
+        let exit_within: super::frames::ExitWithin = {
             let child = child.clone();
             Box::new(move |limit| exited_within(&mut lock(&child), limit))
         };

@@ -6,7 +6,7 @@
 //! (`WNOWAIT`), so until close has signalled the group, the group's id (the server's pid)
 //! cannot be given to another process, and close's signals can only reach the server's own.
 
-use super::stdio::GROUP_EXIT_WAIT;
+use super::config::GROUP_EXIT_WAIT;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
