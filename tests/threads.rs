@@ -1,6 +1,6 @@
-//! What a client costs in threads: an idle stdio client has three (the stdout reader, the
-//! stderr reader and the dispatcher of cancel notices); the callback thread starts with the
-//! first callback; close ends them all, also when a process the server started still holds its
+//! What a client costs in threads: an idle stdio client has two (the stdout reader and the
+//! stderr reader; cancel notices and callbacks run on the process's shared pool, whose threads
+//! are not the client's and are not counted here); close ends them all, also when a process the server started still holds its
 //! pipes. Sequential HTTP calls reuse one worker thread, and a blocking HTTP call runs its
 //! exchange on the caller's thread (calls in flight add no thread). In a test binary of their own, so that
 //! no other test's threads come and go while they count; the tests take turns (`SERIAL`).
@@ -19,14 +19,15 @@ use std::time::{Duration, Instant};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// The names of this process's threads that the library started (all are named `mcpc-...`;
-/// the test harness's own threads come and go and are not counted).
+/// The names of this process's threads that the library started for its clients (all are
+/// named `mcpc-...`; the test harness's own threads come and go and are not counted, nor are
+/// the shared pool's, `mcpc-pool`, which belong to the process and end when idle).
 fn library_threads() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir("/proc/self/task")
         .unwrap()
         .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
         .map(|comm| comm.trim().to_owned())
-        .filter(|name| name.starts_with("mcpc-"))
+        .filter(|name| name.starts_with("mcpc-") && name != "mcpc-pool")
         .collect();
     names.sort();
     names
@@ -47,7 +48,7 @@ fn threads_settled(want: usize) -> usize {
 }
 
 #[test]
-fn an_idle_stdio_client_has_three_threads_and_the_callback_thread_starts_with_the_first_callback() {
+fn an_idle_stdio_client_has_two_threads_and_callbacks_add_none_of_its_own() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let before = threads();
     let seen = Arc::new(AtomicUsize::new(0));
@@ -64,13 +65,13 @@ fn an_idle_stdio_client_has_three_threads_and_the_callback_thread_starts_with_th
     let client = connect_with(config(&[]), options);
     client.ping(&RequestOptions::default()).unwrap();
     assert_eq!(
-        threads_settled(before + 3),
-        before + 3,
+        threads_settled(before + 2),
+        before + 2,
         "idle client: {:?}",
         library_threads()
     );
 
-    // A call whose server reports progress: the client-wide callback runs on a new thread.
+    // A call whose server reports progress: the client-wide callback runs on the shared pool.
     let opts = RequestOptions {
         progress_token: Some(json!("t")),
         ..RequestOptions::default()
@@ -83,7 +84,7 @@ fn an_idle_stdio_client_has_three_threads_and_the_callback_thread_starts_with_th
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(seen.load(Ordering::Relaxed), 2, "progress callbacks run");
-    assert_eq!(threads_settled(before + 4), before + 4, "with callbacks");
+    assert_eq!(threads_settled(before + 3), before + 3, "with callbacks");
 
     client.close();
     assert_eq!(threads_settled(before), before, "after close");
@@ -198,7 +199,7 @@ fn blocking_http_calls_in_flight_run_on_their_callers_threads() {
 }
 
 /// A server that starts a process in a session of its own (setsid) holding its stdin, stdout
-/// and stderr, then exits: the exit is seen without a thread more than the idle three, and
+/// and stderr, then exits: the exit is seen without a thread more than the idle two, and
 /// close leaves no thread of ours behind, none blocked on a pipe the other process holds.
 #[test]
 fn close_leaves_no_thread_blocked_on_pipes_a_descendant_holds() {
@@ -222,8 +223,8 @@ fn close_leaves_no_thread_blocked_on_pipes_a_descendant_holds() {
     // The stdout reader is done once the exit was seen; the stderr thread still drains what
     // the descendant may write, until close.
     assert_eq!(
-        threads_settled(before + 2),
-        before + 2,
+        threads_settled(before + 1),
+        before + 1,
         "after the exit: {:?}",
         library_threads()
     );

@@ -6,7 +6,7 @@
 //! grow it without limit. docs/security.md lists them all; docs/reliability.md has the
 //! figures the flood tests measured.
 
-/// Answers to server requests waiting for the dispatcher thread to write them. Past it a
+/// Answers to server requests waiting for the dispatcher to write them. Past it a
 /// request the client answers by itself (`ping`, an unknown method, a refused handler) gets no
 /// answer: the server is sending requests faster than it reads our answers.
 pub const MAX_QUEUED_ANSWERS: usize = 256;
