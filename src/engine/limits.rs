@@ -26,12 +26,12 @@ pub const MAX_SERVER_REQUEST_HANDLER_BYTES: usize = 16 * 1024 * 1024;
 
 /// Host callbacks (notifications, progress, the library log) waiting to run on the callback
 /// thread. Past it an event is dropped and counted, and the log says how many.
-pub use super::callback_thread::QUEUE_LIMIT as MAX_QUEUED_CALLBACKS;
+pub use super::callback_queue::QUEUE_LIMIT as MAX_QUEUED_CALLBACKS;
 
 /// The same queue, in bytes: what the waiting events carry of the server's data (as JSON
 /// text). Past it an event is dropped, counted and logged as past the count. One event is
 /// always let in when none waits, whatever its size.
-pub use super::callback_thread::QUEUE_BYTES_LIMIT as MAX_QUEUED_CALLBACK_BYTES;
+pub use super::callback_queue::QUEUE_BYTES_LIMIT as MAX_QUEUED_CALLBACK_BYTES;
 
 /// Frames waiting for the host's wire-trace callback (only when one is set). Past it a frame
 /// is dropped and counted, and the log says how many.

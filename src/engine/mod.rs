@@ -21,7 +21,7 @@
 
 pub mod answers;
 pub mod call;
-pub mod callback_thread;
+pub mod callback_queue;
 pub mod completer;
 mod dispatcher;
 pub mod gate;
@@ -40,7 +40,7 @@ use crate::protocol::params::Params;
 use crate::protocol::reply::Reply;
 use crate::transport::{Inbound, OutgoingRequest, SendBoundary, Transport, WireCancel};
 use call::{Call, Notify, Outcome};
-use callback_thread::CallbackThread;
+use callback_queue::CallbackQueue;
 use dispatcher::{Dispatcher, Outbound};
 use gate::Gate;
 use own_progress::OwnProgress;
@@ -151,7 +151,7 @@ impl Started {
                 Outcome::Failed(error) => error.status != Status::Closed,
                 Outcome::Cancelled { .. } => false,
             };
-            own.finish(ended_by_itself, !connection.callback_thread.is_current());
+            own.finish(ended_by_itself, !connection.callback_queue.is_current());
         }
         let request_id = (self.sent && !self.call.was_withdrawn()).then_some(id);
         match outcome {
@@ -175,7 +175,7 @@ pub struct Connection {
     next_id: AtomicI64,
     closed: AtomicBool,
     dispatcher: Arc<Dispatcher>,
-    callback_thread: Arc<CallbackThread>,
+    callback_queue: Arc<CallbackQueue>,
 }
 
 impl Connection {
@@ -190,11 +190,11 @@ impl Connection {
         let (outbound_tx, outbound_rx) = crossbeam_channel::unbounded();
         let (answers_tx, answers_rx) = answers::bounded();
         let dispatcher = Dispatcher::new(outbound_rx, answers_rx);
-        let callback_thread = Arc::new(CallbackThread::new(gate, callbacks.on_log.clone()));
+        let callback_queue = Arc::new(CallbackQueue::new(gate, callbacks.on_log.clone()));
         let router = Arc::new(Router::new(
             Outbound::new(outbound_tx, Some(dispatcher.clone())),
             answers_tx.waking(dispatcher.clone()),
-            callback_thread.clone(),
+            callback_queue.clone(),
             callbacks,
         ));
         let transport = make_transport(Arc::new(RouterInbound(router.clone())))?;
@@ -205,7 +205,7 @@ impl Connection {
             next_id: AtomicI64::new(1),
             closed: AtomicBool::new(false),
             dispatcher,
-            callback_thread,
+            callback_queue,
         })
     }
 
@@ -378,7 +378,7 @@ impl Connection {
 
     /// Lets the callbacks queued so far run, until `deadline` at most.
     pub fn drain_callbacks(&self, deadline: Instant) {
-        self.callback_thread.drain(deadline);
+        self.callback_queue.drain(deadline);
     }
 
     /// Ends every pending call with `error` at once, then shuts the transport down.
@@ -406,7 +406,7 @@ impl Connection {
         }
         // A callback that closes the client runs on the callback thread, which must not wait
         // for itself; one that never returns is given up on at the deadline.
-        self.callback_thread.stop(deadline.max(threads_deadline));
+        self.callback_queue.stop(deadline.max(threads_deadline));
     }
 }
 
