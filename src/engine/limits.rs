@@ -71,7 +71,8 @@ pub const MIN_TASK_POLL_INTERVAL: std::time::Duration = std::time::Duration::fro
 pub use super::CALLBACK_WAIT_ON_CLOSE;
 
 /// How long close waits, after the transport is shut down, for each of the connection's own
-/// threads (dispatcher, stdio reader and stderr, HTTP watchdog) to end; one still running then
+/// threads (stdio reader and stderr, HTTP workers) and its queued work on the shared pool to
+/// end; one still running then
 /// (a stderr callback that never returns, a write stuck in a TCP connect) is let go.
 pub const THREAD_WAIT_ON_CLOSE: std::time::Duration = std::time::Duration::from_secs(1);
 
