@@ -13,6 +13,7 @@ use common::report_figure;
 use mcpc::handlers::{Callbacks, LogMessage};
 use mcpc::{Client, ClientOptions, ConnectMode, RequestOptions};
 use serde_json::json;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -42,6 +43,15 @@ fn library_threads() -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+/// How many library threads there are of each name.
+fn threads_by_name() -> BTreeMap<String, usize> {
+    let mut by_name = BTreeMap::new();
+    for name in library_threads() {
+        *by_name.entry(name).or_default() += 1;
+    }
+    by_name
 }
 
 /// Waits (up to `SETTLE`) until `count` of the library's threads is at most `bound`; returns it.
@@ -105,7 +115,7 @@ fn many_clients(
     assert!(
         threads <= bound,
         "{name}: {threads} library threads for {CLIENTS} idle clients: {:?}",
-        library_threads()
+        threads_by_name()
     );
     assert!(
         kib_per_client <= max_kib,
