@@ -1,6 +1,8 @@
-//! The process-wide pool of threads that runs the library's own work off the caller's and the
-//! reader's threads: host callbacks, cancel notices and answers to the server. A connection
-//! holds no thread of its own for that; it holds strands.
+//! The process-wide pools of threads that run the library's work off the caller's and the
+//! reader's threads: one for host callbacks ([`callbacks`], threads named `mcpc-pool`), one for
+//! the library's own writes, cancel notices and answers to the server ([`io`], `mcpc-io`), so
+//! that callbacks blocked in host code can never hold up a cancel notice or an answer the
+//! server waits for. A connection holds no thread of its own for that; it holds strands.
 //!
 //! A [`Strand`] is a serial queue: its jobs run in the order they were submitted, one at a
 //! time, each on whichever pool thread is free. Different strands run at the same time. A
@@ -22,8 +24,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// The most threads the shared pool runs at once. Past it, work waits for a thread to be free:
-/// a host with this many callbacks blocked at once holds up the callbacks of other connections.
+/// The most threads each shared pool runs at once. Past it, work waits for a thread to be
+/// free: a host with this many callbacks blocked at once holds up the callbacks of other
+/// connections (never their cancel notices or answers, which have a pool of their own).
 pub const MAX_THREADS: usize = 64;
 
 /// How long a pool thread with nothing to do waits for work before it ends.
@@ -31,9 +34,6 @@ pub const KEEP_ALIVE: Duration = Duration::from_secs(2);
 
 /// How many jobs of one strand a thread runs before it lets the next strand in line run.
 const JOBS_PER_TURN: usize = 16;
-
-/// The name of every pool thread.
-const THREAD_NAME: &str = "mcpc-pool";
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -44,6 +44,8 @@ thread_local! {
 
 /// A set of threads that run strands.
 pub struct Pool {
+    /// The name of every thread of the pool.
+    name: &'static str,
     state: Mutex<PoolState>,
     work_ready: Condvar,
     max_threads: usize,
@@ -78,15 +80,23 @@ pub struct Strand {
     pool: Arc<Pool>,
 }
 
-/// The pool every connection of the process shares.
-pub fn shared() -> &'static Arc<Pool> {
-    static SHARED: OnceLock<Arc<Pool>> = OnceLock::new();
-    SHARED.get_or_init(|| Pool::new(MAX_THREADS, KEEP_ALIVE))
+/// The pool that runs every connection's host callbacks.
+pub fn callbacks() -> &'static Arc<Pool> {
+    static CALLBACKS: OnceLock<Arc<Pool>> = OnceLock::new();
+    CALLBACKS.get_or_init(|| Pool::new("mcpc-pool", MAX_THREADS, KEEP_ALIVE))
+}
+
+/// The pool that runs every connection's cancel notices and answers (no host code but a
+/// custom transport's, which is expected to return promptly).
+pub fn io() -> &'static Arc<Pool> {
+    static IO: OnceLock<Arc<Pool>> = OnceLock::new();
+    IO.get_or_init(|| Pool::new("mcpc-io", MAX_THREADS, KEEP_ALIVE))
 }
 
 impl Pool {
-    pub fn new(max_threads: usize, keep_alive: Duration) -> Arc<Pool> {
+    pub fn new(name: &'static str, max_threads: usize, keep_alive: Duration) -> Arc<Pool> {
         Arc::new(Pool {
+            name,
             state: Mutex::new(PoolState::default()),
             work_ready: Condvar::new(),
             max_threads: max_threads.max(1),
@@ -114,7 +124,7 @@ impl Pool {
         drop(state);
         let pool = self.clone();
         // Jobs catch their own panics; nothing else on the thread can panic.
-        let started = spawn(THREAD_NAME, move || pool.work(), |_| ());
+        let started = spawn(self.name, move || pool.work(), |_| ());
         if let Err(error) = started {
             let mut state = lock(&self.state);
             state.threads -= 1;
@@ -187,11 +197,6 @@ impl Queue {
 }
 
 impl Strand {
-    /// A strand on the shared pool.
-    pub fn new() -> Strand {
-        Strand::on(shared())
-    }
-
     /// A strand on `pool`.
     pub fn on(pool: &Arc<Pool>) -> Strand {
         static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
@@ -227,12 +232,6 @@ impl Strand {
     }
 }
 
-impl Default for Strand {
-    fn default() -> Self {
-        Strand::new()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,7 +241,7 @@ mod tests {
 
     #[test]
     fn a_strand_runs_its_jobs_in_order_one_at_a_time() {
-        let pool = Pool::new(8, KEEP_ALIVE);
+        let pool = Pool::new("mcpc-test", 8, KEEP_ALIVE);
         let strand = Strand::on(&pool);
         let (tx, rx) = unbounded();
         let running = Arc::new(AtomicUsize::new(0));
@@ -262,7 +261,7 @@ mod tests {
 
     #[test]
     fn strands_run_at_the_same_time_and_a_blocked_one_holds_no_other_up() {
-        let pool = Pool::new(8, KEEP_ALIVE);
+        let pool = Pool::new("mcpc-test", 8, KEEP_ALIVE);
         let (blocked, other) = (Strand::on(&pool), Strand::on(&pool));
         let (release_tx, release) = bounded::<()>(0);
         let (started_tx, started) = bounded(1);
@@ -291,7 +290,7 @@ mod tests {
 
     #[test]
     fn is_current_only_inside_the_strands_own_jobs() {
-        let pool = Pool::new(2, KEEP_ALIVE);
+        let pool = Pool::new("mcpc-test", 2, KEEP_ALIVE);
         let (mine, theirs) = (Arc::new(Strand::on(&pool)), Arc::new(Strand::on(&pool)));
         assert!(!mine.is_current());
         let (tx, rx) = bounded(1);
@@ -303,7 +302,7 @@ mod tests {
 
     #[test]
     fn idle_threads_end_and_come_back_with_work() {
-        let pool = Pool::new(4, Duration::from_millis(50));
+        let pool = Pool::new("mcpc-test", 4, Duration::from_millis(50));
         let strands: Vec<Strand> = (0..4).map(|_| Strand::on(&pool)).collect();
         let (tx, rx) = unbounded();
         for strand in &strands {
@@ -324,7 +323,7 @@ mod tests {
 
     #[test]
     fn at_the_cap_work_waits_for_a_free_thread() {
-        let pool = Pool::new(2, KEEP_ALIVE);
+        let pool = Pool::new("mcpc-test", 2, KEEP_ALIVE);
         let strands: Vec<Strand> = (0..3).map(|_| Strand::on(&pool)).collect();
         let (release_tx, release) = bounded::<()>(0);
         let (started_tx, started) = unbounded();
@@ -348,7 +347,7 @@ mod tests {
 
     #[test]
     fn a_panicking_job_is_contained() {
-        let pool = Pool::new(1, KEEP_ALIVE);
+        let pool = Pool::new("mcpc-test", 1, KEEP_ALIVE);
         let strand = Strand::on(&pool);
         strand.submit(|| panic!("a bug in a job")).unwrap();
         let (tx, rx) = bounded(1);

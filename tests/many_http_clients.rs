@@ -1,7 +1,7 @@
 //! Two hundred idle HTTP clients in one process, in each era: what they cost in library threads
 //! and resident memory, and that notifications to all of them reach each client's callbacks in
 //! order. Idle clients hold no thread of their own for cancel notices, callbacks or deadlines
-//! (those run on the process's shared pool and its one watchdog), so the count of library
+//! (those run on the process's shared pools and its one watchdog), so the count of library
 //! threads does not grow with the number of clients. In a test binary of its own, so that no
 //! other test's threads or allocations move the counts; the tests take turns (`SERIAL`).
 

@@ -1,6 +1,6 @@
 //! Two hundred stdio clients in one process: none holds a thread for its cancel notices or its
 //! callbacks (`mcpc-dispatch`, `mcpc-callbacks` in earlier versions): those run on the shared
-//! pool (`mcpc-pool`), which stays bounded while every client is flooded with notifications at
+//! pools (`mcpc-io`, `mcpc-pool`), which stay bounded while every client is flooded with notifications at
 //! once, delivers each client's notifications in order, and keeps going for the others while
 //! one client's callback is blocked. The stdio reader threads are not counted here. In a test
 //! binary of its own, so that no other test's threads move the counts.
@@ -17,17 +17,22 @@ use std::time::{Duration, Instant};
 
 const CLIENTS: usize = 200;
 const NOTICES: u64 = 50;
-/// The most threads the callbacks and notices of 200 clients may use at once: the shared pool's
-/// cap (`pool::MAX_THREADS`) plus a margin for the thread names of earlier versions (none now).
-const MAX_SHARED_THREADS: usize = 64;
+/// The most threads the callbacks and notices of 200 clients may use at once: the two shared
+/// pools' caps (`pool::MAX_THREADS` each).
+const MAX_SHARED_THREADS: usize = 2 * 64;
 
-/// Threads that run callbacks and cancel notices: the shared pool's, and the per-client ones
+/// Threads that run callbacks and cancel notices: the shared pools', and the per-client ones
 /// of earlier versions.
 fn callback_threads() -> usize {
     std::fs::read_dir("/proc/self/task")
         .unwrap()
         .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
-        .filter(|comm| matches!(comm.trim(), "mcpc-pool" | "mcpc-dispatch" | "mcpc-callbacks"))
+        .filter(|comm| {
+            matches!(
+                comm.trim(),
+                "mcpc-pool" | "mcpc-io" | "mcpc-dispatch" | "mcpc-callbacks"
+            )
+        })
         .count()
 }
 
@@ -127,7 +132,11 @@ fn two_hundred_stdio_clients_share_the_pool_for_callbacks_in_order() {
     while heard[0].lock().unwrap().len() < NOTICES as usize && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert_eq!(*heard[0].lock().unwrap(), expected, "client 0, once unblocked");
+    assert_eq!(
+        *heard[0].lock().unwrap(),
+        expected,
+        "client 0, once unblocked"
+    );
     let most = most.load(Ordering::Relaxed);
     report_figure(&format!(
         "many_stdio_callbacks: at most {most} threads ran the callbacks of {CLIENTS} flooded \

@@ -1,5 +1,5 @@
 //! What a client costs in threads: an idle stdio client has two (the stdout reader and the
-//! stderr reader; cancel notices and callbacks run on the process's shared pool, whose threads
+//! stderr reader; cancel notices and callbacks run on the process's shared pools, whose threads
 //! are not the client's and are not counted here); close ends them all, also when a process the server started still holds its
 //! pipes. Sequential HTTP calls reuse one worker thread, and a blocking HTTP call runs its
 //! exchange on the caller's thread (calls in flight add no thread). In a test binary of their own, so that
@@ -21,13 +21,14 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 /// The names of this process's threads that the library started for its clients (all are
 /// named `mcpc-...`; the test harness's own threads come and go and are not counted, nor are
-/// the shared pool's, `mcpc-pool`, which belong to the process and end when idle).
+/// the shared pools', `mcpc-pool` and `mcpc-io`, which belong to the process and end when
+/// idle).
 fn library_threads() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir("/proc/self/task")
         .unwrap()
         .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
         .map(|comm| comm.trim().to_owned())
-        .filter(|name| name.starts_with("mcpc-") && name != "mcpc-pool")
+        .filter(|name| name.starts_with("mcpc-") && name != "mcpc-pool" && name != "mcpc-io")
         .collect();
     names.sort();
     names

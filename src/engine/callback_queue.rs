@@ -53,7 +53,7 @@ impl CallbackQueue {
     /// Events run through `gate`; `log` hears about dropped events.
     pub fn new(gate: Arc<Gate>, log: Option<LogHandler>) -> CallbackQueue {
         CallbackQueue {
-            strand: Strand::new(),
+            strand: Strand::on(crate::pool::callbacks()),
             shared: Arc::new(Shared {
                 gate,
                 log,

@@ -1,7 +1,7 @@
 //! The dispatcher: writes cancel notices, drops abandoned exchanges and writes answers to server
 //! requests, so that neither a cancelling thread nor the reader ever waits for a write. It has
-//! no thread: it runs on the connection's own strand of the shared pool (`crate::pool`), and
-//! only while something is queued.
+//! no thread: it runs on the connection's own strand of the shared I/O pool (`crate::pool::io`),
+//! and only while something is queued.
 //!
 //! Notices come first: one waiting is written before the next answer. On stop it first writes
 //! the notices queued; answers still queued are dropped (the connection is closing, and there
@@ -43,7 +43,7 @@ impl Dispatcher {
             notices,
             answers,
             transport: OnceLock::new(),
-            strand: Strand::new(),
+            strand: Strand::on(crate::pool::io()),
             scheduled: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
             done: crossbeam_channel::bounded(1),

@@ -14,7 +14,7 @@
 //!   runs their continuations.
 //!
 //! Cancel notices and answers to server requests go out through the dispatcher, which runs on
-//! the connection's strand of the shared pool (no thread of its own), so neither a cancelling
+//! the connection's strand of the shared I/O pool (no thread of its own), so neither a cancelling
 //! thread nor the reader thread ever waits for a write. Answers wait in a bounded queue
 //! (`answers`, `limits`); cancel notices have a queue of their own, written first, so a server
 //! flooding us with requests never holds a cancel up.
