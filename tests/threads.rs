@@ -1,8 +1,9 @@
 //! What a client costs in threads: an idle stdio client has two (the stdout reader and the
 //! stderr reader; cancel notices and callbacks run on the process's shared pools, whose threads
 //! are not the client's and are not counted here); close ends them all, also when a process the server started still holds its
-//! pipes. Sequential HTTP calls reuse one worker thread, and a blocking HTTP call runs its
-//! exchange on the caller's thread (calls in flight add no thread). In a test binary of their own, so that
+//! pipes. Sequential HTTP calls reuse one worker thread, idle workers serve every client of the
+//! process, and a blocking HTTP call runs its exchange on the caller's thread (calls in flight
+//! add no thread). In a test binary of their own, so that
 //! no other test's threads come and go while they count; the tests take turns (`SERIAL`).
 
 mod common;
@@ -240,4 +241,52 @@ fn close_leaves_no_thread_blocked_on_pipes_a_descendant_holds() {
     unsafe { libc::kill(detached, libc::SIGKILL) };
     assert!(closed, "close returned");
     assert_eq!(left, before, "after close: {:?}", library_threads());
+}
+
+/// A custom transport that answers `initialize` and everything else at once; every round trip
+/// runs on a worker thread (`mcpc-custom`).
+struct Answering;
+
+impl mcpc::BlockingTransport for Answering {
+    fn round_trip(&self, request: &str, on_sent: &mut dyn FnMut()) -> mcpc::Result<String> {
+        on_sent();
+        let request: serde_json::Value = serde_json::from_str(request).unwrap();
+        let result = match request["method"].as_str() {
+            Some("initialize") => json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "serverInfo": {"name": "answering", "version": "1"}
+            }),
+            _ => json!({}),
+        };
+        Ok(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}).to_string())
+    }
+
+    fn notify(&self, _frame: &str) -> mcpc::Result<()> {
+        Ok(())
+    }
+
+    fn close(&self) {}
+}
+
+/// Fifty clients, one call each, one after another: a worker that finished one client's call
+/// takes the next client's, so the calls share a thread or two (a pool of workers per client
+/// would start one per client, each staying idle for its next call).
+#[test]
+fn idle_workers_are_shared_across_clients() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let clients: Vec<Client> = (0..50)
+        .map(|_| {
+            let client = Client::custom(Answering, ClientOptions::default());
+            client.connect().unwrap();
+            client
+        })
+        .collect();
+    let mut seen = HashSet::new();
+    for client in &clients {
+        client.ping(&RequestOptions::default()).unwrap();
+        seen.extend(threads_named("mcpc-custom"));
+    }
+    assert!(seen.len() <= 4, "worker threads seen: {}", seen.len());
+    clients.iter().for_each(|client| client.close());
 }
