@@ -43,7 +43,7 @@ struct seen {
 static int on_callback_thread(void) {
     char name[32] = "";
     pthread_getname_np(pthread_self(), name, sizeof name);
-    return strcmp(name, "mcpc-callbacks") == 0;
+    return strcmp(name, "mcpc-pool") == 0;
 }
 
 static void on_progress(void *userdata, const char *token, double progress, double total,

@@ -33,7 +33,7 @@ static void draw(void *userdata, const char *token_json, double progress, double
     struct bar *bar = userdata;
     char name[32] = "";
     port_thread_name(name, sizeof name);
-    if (port_thread_same(port_thread_self(), bar->caller) || strcmp(name, "mcpc-callbacks") != 0)
+    if (port_thread_same(port_thread_self(), bar->caller) || strcmp(name, "mcpc-pool") != 0)
         bar->wrong_thread++;
     bar->updates++;
     int filled = total > 0 ? (int)(30.0 * progress / total) : 0;
@@ -70,7 +70,7 @@ int main(int argc, char **argv) {
     printf("progress: %d updates, all on the callback thread: %s\n", bar.updates,
            bar.wrong_thread == 0 ? "yes" : "no");
     if (bar.updates < 15 || bar.wrong_thread != 0) {
-        fputs("progress: FAIL: expected at least 15 updates, each on mcpc-callbacks\n", stderr);
+        fputs("progress: FAIL: expected at least 15 updates, each on mcpc-pool\n", stderr);
         return 1;
     }
 

@@ -407,6 +407,13 @@ typedef struct mcp_transport_reply mcp_transport_reply;
 /**
  * Progress of a call: its progress token (JSON text), the progress so far, the total
  * (negative when the server gave none) and a message (NULL when none).
+ *
+ * Progress and notification callbacks run on the client's callback thread: one at a time for a
+ * client, in the order the server sent them. That thread is any of the library's shared pool
+ * (named `mcpc-pool`, shared by every client of the process, started on demand and ended when
+ * idle): callbacks of different clients may run at once, and one that blocks holds up only its
+ * own client's callbacks (up to 64 blocked at once across the process; past that, other
+ * clients' callbacks wait for one of them to return).
  */
 typedef void (*mcp_progress_callback)(void *userdata,
                                       const char *token_json,
@@ -581,7 +588,8 @@ typedef void (*mcp_on_sent)(void *sent_ctx);
  *   `mcp_transport_reply_set_error`, if the request could not be sent or answered. A transport
  *   that never calls `on_sent` still works: a cancel notice then waits until it returns.
  * - `send_notification` for notifications (such as `notifications/cancelled`) from the
- *   library's dispatcher thread; returns false on failure.
+ *   library's shared I/O pool (threads named `mcpc-io`, one at a time per client); returns
+ *   false on failure.
  * - `close` once, from the thread that closes or frees the client. It must make every running
  *   `send_request` return soon; the client waits for them 1 s at most
  *   (`mcpc::limits::THREAD_WAIT_ON_CLOSE`), then lets them go: a call still running then

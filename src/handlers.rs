@@ -3,7 +3,10 @@
 //! elicitation, roots), and a log for the library's own messages.
 //!
 //! Threads: notification and progress callbacks run on the client's callback thread, one at a
-//! time, in the order the server sent them; they may call the client. Request handlers run on a
+//! time, in the order the server sent them; they may call the client. "The callback thread" is
+//! a role, not a thread of the client's own: the library's shared pool (threads named
+//! `mcpc-pool`, shared by every client of the process) runs each client's callbacks in turn, so
+//! two callbacks of one client never run at once, while those of different clients may. Request handlers run on a
 //! thread of their own per server request (several at once), or on the calling thread for the
 //! modern era's `input_required` rounds. The library log runs on the callback thread too (or on
 //! the thread of the call or close that noticed). None runs while the library holds a lock, and

@@ -25,6 +25,7 @@ mod frame_buffers;
 pub mod handlers;
 mod id_map;
 mod panic_guard;
+mod pool;
 mod protocol;
 mod sync;
 mod transport;

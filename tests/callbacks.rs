@@ -95,7 +95,7 @@ fn progress_reaches_the_call_then_the_client_in_order_on_the_callback_thread() {
         expected
     );
     assert!(
-        seen.iter().all(|(_, _, thread)| thread == "mcpc-callbacks"),
+        seen.iter().all(|(_, _, thread)| thread == "mcpc-pool"),
         "{seen:?}"
     );
     // The library made the token, and sent it.

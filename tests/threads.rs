@@ -1,10 +1,13 @@
-//! What a client costs in threads: an idle stdio client has one of its own (the dispatcher of
-//! cancel notices); its stdout, stderr and exit are watched by the process's one reactor thread
-//! (`mcpc-reactor`), whatever the number of clients; the callback thread starts with the
-//! first callback; close ends them all, also when a process the server started still holds its
-//! pipes. Sequential HTTP calls reuse one worker thread, and a blocking HTTP call runs its
-//! exchange on the caller's thread (calls in flight add no thread). In a test binary of their own, so that
-//! no other test's threads come and go while they count; the tests take turns (`SERIAL`).
+//! What a client costs in threads: an idle stdio client has none of its own. Its stdout,
+//! stderr and exit are watched by the process's one reactor thread (`mcpc-reactor`), its cancel
+//! notices and answers run on the shared `mcpc-io` pool and its callbacks on the shared
+//! `mcpc-pool` (stderr callbacks on `mcpc-io-worker`), whatever the number of clients; those
+//! belong to the process, end when idle and are not counted here. Close leaves nothing behind,
+//! also when a process the server started still holds its pipes. Sequential HTTP calls reuse
+//! one worker thread, idle workers serve every client of the process, and a blocking HTTP call
+//! runs its exchange on the caller's thread (calls in flight add no thread). In a test binary
+//! of their own, so that no other test's threads come and go while they count; the tests take
+//! turns (`SERIAL`).
 
 mod common;
 
@@ -20,9 +23,10 @@ use std::time::{Duration, Instant};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// The threads the process shares between all its clients: the reactor, and the workers
-/// that run what the reactor hands off (they stay a few seconds after their last job).
-const SHARED_THREADS: [&str; 2] = ["mcpc-reactor", "mcpc-io-worker"];
+/// The threads the process shares between all its clients: the reactor, the workers that run
+/// what the reactor hands off, and the pools for cancel notices and answers and for host
+/// callbacks (each stays a few seconds after its last job).
+const SHARED_THREADS: [&str; 4] = ["mcpc-reactor", "mcpc-io-worker", "mcpc-io", "mcpc-pool"];
 
 /// The names of this process's threads that the library started for its clients (all are
 /// named `mcpc-...`; the test harness's own threads come and go and are not counted, nor are
@@ -60,7 +64,7 @@ fn threads_settled(want: usize) -> usize {
 }
 
 #[test]
-fn an_idle_stdio_client_has_one_thread_and_the_callback_thread_starts_with_the_first_callback() {
+fn an_idle_stdio_client_has_no_thread_of_its_own_and_callbacks_add_none() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let before = threads();
     let seen = Arc::new(AtomicUsize::new(0));
@@ -77,8 +81,8 @@ fn an_idle_stdio_client_has_one_thread_and_the_callback_thread_starts_with_the_f
     let client = connect_with(config(&[]), options);
     client.ping(&RequestOptions::default()).unwrap();
     assert_eq!(
-        threads_settled(before + 1),
-        before + 1,
+        threads_settled(before),
+        before,
         "idle client: {:?}",
         library_threads()
     );
@@ -88,7 +92,7 @@ fn an_idle_stdio_client_has_one_thread_and_the_callback_thread_starts_with_the_f
         .count();
     assert_eq!(reactors, 1, "one reactor for the process");
 
-    // A call whose server reports progress: the client-wide callback runs on a new thread.
+    // A call whose server reports progress: the client-wide callback runs on the shared pool.
     let opts = RequestOptions {
         progress_token: Some(json!("t")),
         ..RequestOptions::default()
@@ -101,7 +105,7 @@ fn an_idle_stdio_client_has_one_thread_and_the_callback_thread_starts_with_the_f
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(seen.load(Ordering::Relaxed), 2, "progress callbacks run");
-    assert_eq!(threads_settled(before + 2), before + 2, "with callbacks");
+    assert_eq!(threads_settled(before), before, "with callbacks");
 
     client.close();
     assert_eq!(threads_settled(before), before, "after close");
@@ -216,7 +220,7 @@ fn blocking_http_calls_in_flight_run_on_their_callers_threads() {
 }
 
 /// A server that starts a process in a session of its own (setsid) holding its stdin, stdout
-/// and stderr, then exits: the exit is seen without a thread more than the idle one, and
+/// and stderr, then exits: the exit is seen without a thread of the client's, and
 /// close leaves no thread of ours behind, none blocked on a pipe the other process holds.
 #[test]
 fn close_leaves_no_thread_blocked_on_pipes_a_descendant_holds() {
@@ -238,10 +242,10 @@ fn close_leaves_no_thread_blocked_on_pipes_a_descendant_holds() {
     );
     assert_eq!(crashed.unwrap_err().status, mcpc::Status::TransportError);
     // The exit was seen on the reactor, which drains what the descendant may write to stderr
-    // until close: no thread of the client's but its dispatcher.
+    // until close: no thread of the client's.
     assert_eq!(
-        threads_settled(before + 1),
-        before + 1,
+        threads_settled(before),
+        before,
         "after the exit: {:?}",
         library_threads()
     );
@@ -256,4 +260,52 @@ fn close_leaves_no_thread_blocked_on_pipes_a_descendant_holds() {
     unsafe { libc::kill(detached, libc::SIGKILL) };
     assert!(closed, "close returned");
     assert_eq!(left, before, "after close: {:?}", library_threads());
+}
+
+/// A custom transport that answers `initialize` and everything else at once; every round trip
+/// runs on a worker thread (`mcpc-custom`).
+struct Answering;
+
+impl mcpc::BlockingTransport for Answering {
+    fn round_trip(&self, request: &str, on_sent: &mut dyn FnMut()) -> mcpc::Result<String> {
+        on_sent();
+        let request: serde_json::Value = serde_json::from_str(request).unwrap();
+        let result = match request["method"].as_str() {
+            Some("initialize") => json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "serverInfo": {"name": "answering", "version": "1"}
+            }),
+            _ => json!({}),
+        };
+        Ok(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}).to_string())
+    }
+
+    fn notify(&self, _frame: &str) -> mcpc::Result<()> {
+        Ok(())
+    }
+
+    fn close(&self) {}
+}
+
+/// Fifty clients, one call each, one after another: a worker that finished one client's call
+/// takes the next client's, so the calls share a thread or two (a pool of workers per client
+/// would start one per client, each staying idle for its next call).
+#[test]
+fn idle_workers_are_shared_across_clients() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let clients: Vec<Client> = (0..50)
+        .map(|_| {
+            let client = Client::custom(Answering, ClientOptions::default());
+            client.connect().unwrap();
+            client
+        })
+        .collect();
+    let mut seen = HashSet::new();
+    for client in &clients {
+        client.ping(&RequestOptions::default()).unwrap();
+        seen.extend(threads_named("mcpc-custom"));
+    }
+    assert!(seen.len() <= 4, "worker threads seen: {}", seen.len());
+    clients.iter().for_each(|client| client.close());
 }

@@ -18,7 +18,8 @@ import (
 // SendRequest runs on a library thread, one per request, several at once: it writes request
 // (one JSON-RPC request), calls sent once the bytes are on the wire (at most once; a cancel
 // notice waits for it), then waits for the response and returns it. SendNotification writes a
-// notification (notifications/cancelled among them) from the library's dispatcher thread.
+// notification (notifications/cancelled among them) from a thread of the library's shared I/O pool
+// (named mcpc-io, one at a time per client).
 // Close is called once, when the client closes: it must make every running SendRequest
 // return soon.
 type Transport interface {

@@ -1,7 +1,7 @@
 //! Where a client stands, as `Client::state` reports it, and the host's connection-state
 //! callback, told of each transition in order.
 
-use crate::engine::callback_thread::CallbackThread;
+use crate::engine::callback_queue::CallbackQueue;
 use crate::engine::gate::Gate;
 use crate::handlers::LogHandler;
 use crate::sync::lock;
@@ -34,11 +34,11 @@ pub enum ConnectionState {
 /// the order they happened; never while the library holds a lock.
 pub type StateHandler = Arc<dyn Fn(ConnectionState) + Send + Sync>;
 
-/// Tells the host's state callback of each transition, in order, on a thread of its own
-/// (started with the first transition), so that a transition found on a reader thread or under
+/// Tells the host's state callback of each transition, in order, on a strand of the shared
+/// pool (a callback queue of its own), so that a transition found on a reader thread or under
 /// the client's lock never runs host code there.
 pub(super) struct StateReports {
-    target: Option<(StateHandler, CallbackThread)>,
+    target: Option<(StateHandler, CallbackQueue)>,
     now: Mutex<Now>,
 }
 
@@ -51,7 +51,7 @@ struct Now {
 impl StateReports {
     pub fn new(handler: Option<StateHandler>, gate: Arc<Gate>, log: Option<LogHandler>) -> Self {
         StateReports {
-            target: handler.map(|handler| (handler, CallbackThread::new(gate, log))),
+            target: handler.map(|handler| (handler, CallbackQueue::new(gate, log))),
             now: Mutex::new(Now {
                 reported: ConnectionState::NotConnected,
                 connect: 0,
@@ -102,7 +102,7 @@ impl StateReports {
         }
     }
 
-    /// After the gate shut: the thread ends.
+    /// After the gate shut: the queue takes no more.
     pub fn stop(&self, deadline: Instant) {
         if let Some((_, thread)) = &self.target {
             thread.stop(deadline);
@@ -119,7 +119,7 @@ impl StateReports {
         now.reported = state;
         if let Some((handler, thread)) = &self.target {
             let handler = handler.clone();
-            // Fails only when the thread cannot start: the host then misses the report.
+            // Fails only after stop: the host then misses the report.
             let _ = thread.send(Box::new(move || handler(state)), 0);
         }
     }

@@ -1,9 +1,10 @@
 //! The bounded queue of answers to server requests, between the threads that make them (the
-//! reader, the handlers) and the dispatcher thread that writes them. A server can send requests
+//! reader, the handlers) and the dispatcher that writes them. A server can send requests
 //! faster than it reads our answers; this is where that stops (see `limits`).
 //!
 //! Cancel notices do not go through here: they have their own queue (`call::Outbound`), which
-//! only the host's own calls fill, and the dispatcher writes them first.
+//! only the host's own calls fill, and the dispatcher writes them first. Every answer queued
+//! wakes the dispatcher (it has no thread of its own waiting).
 
 use super::limits::{MAX_QUEUED_ANSWERS, MAX_QUEUED_ANSWER_BYTES};
 use crate::cancellation::CancellationToken;
@@ -19,6 +20,9 @@ const ROOM_CHECK: Duration = Duration::from_millis(20);
 pub struct Answers {
     queue: Sender<String>,
     bytes: Arc<AtomicUsize>,
+    /// Wakes the dispatcher for each answer queued (`None` in tests that read the queue
+    /// themselves).
+    wake: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
 /// The dispatcher's side.
@@ -33,11 +37,26 @@ pub fn bounded() -> (Answers, AnswerReceiver) {
     let answers = Answers {
         queue: tx,
         bytes: bytes.clone(),
+        wake: None,
     };
     (answers, AnswerReceiver { queue: rx, bytes })
 }
 
 impl Answers {
+    /// The same queue, calling `wake` (the dispatcher's) for each answer.
+    pub fn waking(self, wake: Arc<dyn Fn() + Send + Sync>) -> Answers {
+        Answers {
+            wake: Some(wake),
+            ..self
+        }
+    }
+
+    fn wake(&self) {
+        if let Some(wake) = &self.wake {
+            wake();
+        }
+    }
+
     /// Queues `frame` if there is room, without ever waiting (the reader calls this). False:
     /// the queue is full (or closed) and the answer was dropped.
     pub fn offer(&self, frame: String) -> bool {
@@ -48,7 +67,10 @@ impl Answers {
             return false;
         }
         match self.queue.try_send(frame) {
-            Ok(()) => true,
+            Ok(()) => {
+                self.wake();
+                true
+            }
             Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
                 self.bytes.fetch_sub(len, Ordering::AcqRel);
                 false
@@ -69,7 +91,10 @@ impl Answers {
                 break;
             }
             match self.queue.send_timeout(frame, ROOM_CHECK) {
-                Ok(()) => return true,
+                Ok(()) => {
+                    self.wake();
+                    return true;
+                }
                 Err(SendTimeoutError::Timeout(back)) => frame = back,
                 Err(SendTimeoutError::Disconnected(_)) => break,
             }

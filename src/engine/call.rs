@@ -7,7 +7,7 @@
 //! `cancel` returns at once); the caller queues the notice when it takes the outcome, or, if the
 //! boundary has not been reached yet, the thread that reaches it does. Queuing never blocks.
 //! Where the cancel aborts the exchange instead (modern HTTP), the caller aborts it itself when
-//! it takes the outcome: that never blocks either, and saves waking the dispatcher thread.
+//! it takes the outcome: that never blocks either, and saves waking the dispatcher.
 
 use crate::error::Error;
 use crate::protocol::jsonrpc;
@@ -15,7 +15,6 @@ use crate::protocol::reply::Reply;
 use crate::sync::{lock, wait_until};
 use crate::transport::WireCancel;
 use crate::transport::{Transport, Waker};
-use crossbeam_channel::Sender;
 use serde_json::Value;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::thread::ThreadId;
@@ -43,18 +42,7 @@ pub enum Outcome {
     },
 }
 
-/// What the dispatcher thread does for the engine, in queue order.
-#[derive(Debug, PartialEq)]
-pub enum Outgoing {
-    /// Write a frame: a cancel notice, or an answer to a server request.
-    Frame(String),
-    /// Tell the transport that call `id` ended without its response, so it can drop what it
-    /// holds for it (an HTTP exchange). Queued after the call's cancel notice, if any.
-    Abandon(i64),
-}
-
-/// The connection's outbound queue, drained by its dispatcher thread.
-pub type Outbound = Sender<Outgoing>;
+pub use super::dispatcher::{Outbound, Outgoing};
 
 pub struct Call {
     pub id: i64,
@@ -65,7 +53,7 @@ pub struct Call {
     /// Wakes the caller when it is reading the transport itself (see `start_reading`).
     reader_waker: Option<Waker>,
     /// With `WireCancel::Abort`: the transport, told to abort the exchange by the thread that
-    /// takes the cancel (aborting never blocks) instead of by the dispatcher thread, whose
+    /// takes the cancel (aborting never blocks) instead of by the dispatcher, whose
     /// wake-up would come before the caller's return on a busy core.
     abandon_here: Option<Weak<dyn Transport>>,
     /// For a call nobody blocks on (started without blocking): tells the completion thread
@@ -154,7 +142,7 @@ impl Call {
     }
 
     /// Where a cancel with `WireCancel::Abort` aborts the exchange directly (see
-    /// `abandon_here`); without it, the dispatcher thread does.
+    /// `abandon_here`); without it, the dispatcher does.
     pub fn with_transport(mut self, transport: Weak<dyn Transport>) -> Self {
         if self.wire == WireCancel::Abort {
             self.abandon_here = Some(transport);
@@ -371,8 +359,7 @@ impl Call {
     }
 
     fn queue(&self, outgoing: Outgoing) {
-        // A closed queue means the connection is gone; there is nobody left to tell.
-        let _ = self.outbound.send(outgoing);
+        self.outbound.send(outgoing);
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -400,7 +387,7 @@ mod tests {
 
     fn call(wire: WireCancel) -> (Arc<Call>, Receiver<Outgoing>) {
         let (tx, rx) = unbounded();
-        (Arc::new(Call::new(5, wire, tx)), rx)
+        (Arc::new(Call::new(5, wire, Outbound::new(tx, None))), rx)
     }
 
     fn notice(rx: &Receiver<Outgoing>) -> String {
@@ -428,8 +415,10 @@ mod tests {
                 })
             };
             let (tx, _rx) = unbounded();
-            let call =
-                Arc::new(Call::new(5, WireCancel::Notify, tx).with_reader_waker(Some(waker)));
+            let call = Arc::new(
+                Call::new(5, WireCancel::Notify, Outbound::new(tx, None))
+                    .with_reader_waker(Some(waker)),
+            );
             let _ = claim.set(Arc::downgrade(&call));
             // The caller reads for its response on a thread of its own.
             let reading = call.clone();
@@ -554,7 +543,8 @@ mod tests {
         let transport = Arc::new(Abandons::default());
         let weak = Arc::downgrade(&transport) as Weak<dyn Transport>;
         let (tx, rx) = unbounded();
-        let c = Arc::new(Call::new(5, WireCancel::Abort, tx).with_transport(weak));
+        let c =
+            Arc::new(Call::new(5, WireCancel::Abort, Outbound::new(tx, None)).with_transport(weak));
         assert!(c.try_start_sending());
         let canceller = {
             let c = c.clone();
@@ -573,7 +563,7 @@ mod tests {
         // A call that never reached the wire has nothing to drop.
         let (tx, _rx) = unbounded();
         let weak = Arc::downgrade(&transport) as Weak<dyn Transport>;
-        let c = Call::new(6, WireCancel::Abort, tx).with_transport(weak);
+        let c = Call::new(6, WireCancel::Abort, Outbound::new(tx, None)).with_transport(weak);
         assert!(c.cancel(None, false));
         assert!(c.wait(None).is_some());
         assert!(c.was_withdrawn());
@@ -582,7 +572,7 @@ mod tests {
         // Other wires keep the dispatcher's order (notice first), whatever the transport.
         let (tx, rx) = unbounded();
         let weak = Arc::downgrade(&transport) as Weak<dyn Transport>;
-        let c = Call::new(7, WireCancel::Notify, tx).with_transport(weak);
+        let c = Call::new(7, WireCancel::Notify, Outbound::new(tx, None)).with_transport(weak);
         c.mark_sent();
         assert!(c.cancel(None, false));
         assert!(c.wait(None).is_some());

@@ -6,7 +6,7 @@
 //! grow it without limit. docs/security.md lists them all; docs/reliability.md has the
 //! figures the flood tests measured.
 
-/// Answers to server requests waiting for the dispatcher thread to write them. Past it a
+/// Answers to server requests waiting for the dispatcher to write them. Past it a
 /// request the client answers by itself (`ping`, an unknown method, a refused handler) gets no
 /// answer: the server is sending requests faster than it reads our answers.
 pub const MAX_QUEUED_ANSWERS: usize = 256;
@@ -26,12 +26,12 @@ pub const MAX_SERVER_REQUEST_HANDLER_BYTES: usize = 16 * 1024 * 1024;
 
 /// Host callbacks (notifications, progress, the library log) waiting to run on the callback
 /// thread. Past it an event is dropped and counted, and the log says how many.
-pub use super::callback_thread::QUEUE_LIMIT as MAX_QUEUED_CALLBACKS;
+pub use super::callback_queue::QUEUE_LIMIT as MAX_QUEUED_CALLBACKS;
 
 /// The same queue, in bytes: what the waiting events carry of the server's data (as JSON
 /// text). Past it an event is dropped, counted and logged as past the count. One event is
 /// always let in when none waits, whatever its size.
-pub use super::callback_thread::QUEUE_BYTES_LIMIT as MAX_QUEUED_CALLBACK_BYTES;
+pub use super::callback_queue::QUEUE_BYTES_LIMIT as MAX_QUEUED_CALLBACK_BYTES;
 
 /// Frames waiting for the host's wire-trace callback (only when one is set). Past it a frame
 /// is dropped and counted, and the log says how many.
@@ -71,7 +71,8 @@ pub const MIN_TASK_POLL_INTERVAL: std::time::Duration = std::time::Duration::fro
 pub use super::CALLBACK_WAIT_ON_CLOSE;
 
 /// How long close waits, after the transport is shut down, for each of the connection's own
-/// threads (dispatcher, stdio reader and stderr, HTTP watchdog) to end; one still running then
+/// threads (stdio reader and stderr, HTTP workers) and its queued work on the shared pool to
+/// end; one still running then
 /// (a stderr callback that never returns, a write stuck in a TCP connect) is let go.
 pub const THREAD_WAIT_ON_CLOSE: std::time::Duration = std::time::Duration::from_secs(1);
 

@@ -13,15 +13,17 @@
 //!   thread also keeps started calls' timeouts (the same `timeout::Timeout`), finishes them and
 //!   runs their continuations.
 //!
-//! Cancel notices and answers to server requests go out through one dispatcher thread, so
-//! neither a cancelling thread nor the reader thread ever waits for a write. Answers wait in a
-//! bounded queue (`answers`, `limits`); cancel notices have a queue of their own, written first,
-//! so a server flooding us with requests never holds a cancel up.
+//! Cancel notices and answers to server requests go out through the dispatcher, which runs on
+//! the connection's strand of the shared I/O pool (no thread of its own), so neither a cancelling
+//! thread nor the reader thread ever waits for a write. Answers wait in a bounded queue
+//! (`answers`, `limits`); cancel notices have a queue of their own, written first, so a server
+//! flooding us with requests never holds a cancel up.
 
 pub mod answers;
 pub mod call;
-pub mod callback_thread;
+pub mod callback_queue;
 pub mod completer;
+mod dispatcher;
 pub mod gate;
 pub mod limits;
 mod own_progress;
@@ -36,19 +38,16 @@ use crate::protocol::envelope::Envelope;
 use crate::protocol::jsonrpc;
 use crate::protocol::params::Params;
 use crate::protocol::reply::Reply;
-use crate::sync::{join_until, lock, spawn};
 use crate::transport::{Inbound, OutgoingRequest, SendBoundary, Transport, WireCancel};
-use answers::AnswerReceiver;
-use call::{Call, Notify, Outcome, Outgoing};
-use callback_thread::CallbackThread;
-use crossbeam_channel::{select, Receiver, Sender};
+use call::{Call, Notify, Outcome};
+use callback_queue::CallbackQueue;
+use dispatcher::{Dispatcher, Outbound};
 use gate::Gate;
 use own_progress::OwnProgress;
 use router::{Router, RouterInbound, RouterStats};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use timeout::Timeout;
 
@@ -152,7 +151,7 @@ impl Started {
                 Outcome::Failed(error) => error.status != Status::Closed,
                 Outcome::Cancelled { .. } => false,
             };
-            own.finish(ended_by_itself, !connection.callback_thread.is_current());
+            own.finish(ended_by_itself, !connection.callback_queue.is_current());
         }
         let request_id = (self.sent && !self.call.was_withdrawn()).then_some(id);
         match outcome {
@@ -175,15 +174,13 @@ pub struct Connection {
     transport: Arc<dyn Transport>,
     next_id: AtomicI64,
     closed: AtomicBool,
-    stop_dispatcher: Sender<()>,
-    dispatcher_done: Receiver<()>,
-    dispatcher: Mutex<Option<JoinHandle<()>>>,
-    callback_thread: Arc<CallbackThread>,
+    dispatcher: Arc<Dispatcher>,
+    callback_queue: Arc<CallbackQueue>,
 }
 
 impl Connection {
     /// Builds the router, lets `make_transport` connect to the server with it, and starts the
-    /// dispatcher thread. Every host callback runs through `gate`.
+    /// dispatcher. Every host callback runs through `gate`.
     pub fn open(
         callbacks: Arc<Callbacks>,
         gate: Arc<Gate>,
@@ -192,36 +189,26 @@ impl Connection {
         // Unbounded, but only the host fills it: at most a notice and an abandon per call.
         let (outbound_tx, outbound_rx) = crossbeam_channel::unbounded();
         let (answers_tx, answers_rx) = answers::bounded();
-        let callback_thread = Arc::new(CallbackThread::new(gate, callbacks.on_log.clone()));
+        let dispatcher = Dispatcher::new(outbound_rx, answers_rx);
+        let callback_queue = Arc::new(CallbackQueue::new(gate, callbacks.on_log.clone()));
         let router = Arc::new(Router::new(
-            outbound_tx,
-            answers_tx,
-            callback_thread.clone(),
+            Outbound::new(outbound_tx, Some(dispatcher.clone())),
+            answers_tx.waking({
+                let dispatcher = dispatcher.clone();
+                Arc::new(move || dispatcher.wake())
+            }),
+            callback_queue.clone(),
             callbacks,
         ));
         let transport = make_transport(Arc::new(RouterInbound(router.clone())))?;
-        let (stop_tx, stop_rx) = crossbeam_channel::bounded(1);
-        let (done_tx, done_rx) = crossbeam_channel::bounded(1);
-        let dispatcher = {
-            let transport = transport.clone();
-            // Without its dispatcher the connection can send no cancel and no answer: a bug
-            // there ends the connection, and every call with it.
-            let inbound = RouterInbound(router.clone());
-            spawn(
-                "mcpc-dispatch",
-                move || dispatch(outbound_rx, answers_rx, stop_rx, done_tx, transport),
-                move |error| inbound.closed(error),
-            )?
-        };
+        dispatcher.serve(&transport);
         Ok(Connection {
             router,
             transport,
             next_id: AtomicI64::new(1),
             closed: AtomicBool::new(false),
-            stop_dispatcher: stop_tx,
-            dispatcher_done: done_rx,
-            dispatcher: Mutex::new(Some(dispatcher)),
-            callback_thread,
+            dispatcher,
+            callback_queue,
         })
     }
 
@@ -394,7 +381,7 @@ impl Connection {
 
     /// Lets the callbacks queued so far run, until `deadline` at most.
     pub fn drain_callbacks(&self, deadline: Instant) {
-        self.callback_thread.drain(deadline);
+        self.callback_queue.drain(deadline);
     }
 
     /// Ends every pending call with `error` at once, then shuts the transport down.
@@ -413,17 +400,16 @@ impl Connection {
         // Cancel notices already queued are still written before the transport goes: the
         // dispatcher drains its queue on stop, until the deadline; closing the transport then
         // unblocks a write stuck on a server that reads nothing.
-        let _ = self.stop_dispatcher.send(());
-        let _ = self.dispatcher_done.recv_deadline(deadline);
+        let stopped = self.dispatcher.stop(deadline);
         self.transport.close();
         // A write that closing the transport cannot end (a TCP connect under way) is let go.
         let threads_deadline = Instant::now() + limits::THREAD_WAIT_ON_CLOSE;
-        if let Some(dispatcher) = lock(&self.dispatcher).take() {
-            join_until(dispatcher, threads_deadline);
+        if !stopped {
+            self.dispatcher.wait_stopped(threads_deadline);
         }
         // A callback that closes the client runs on the callback thread, which must not wait
         // for itself; one that never returns is given up on at the deadline.
-        self.callback_thread.stop(deadline.max(threads_deadline));
+        self.callback_queue.stop(deadline.max(threads_deadline));
     }
 }
 
@@ -431,50 +417,6 @@ impl Drop for Connection {
     fn drop(&mut self) {
         self.close(Error::new(Status::Closed, "client closed"));
     }
-}
-
-/// The dispatcher thread: writes cancel notices and drops abandoned exchanges, in order, and
-/// writes answers to server requests. Notices come first: one waiting is written before the
-/// next answer. On stop it first writes the notices queued; answers still queued are dropped
-/// (the connection is closing, and there may be a whole queue of them).
-fn dispatch(
-    notices: Receiver<Outgoing>,
-    answers: AnswerReceiver,
-    stop: Receiver<()>,
-    done: Sender<()>,
-    transport: Arc<dyn Transport>,
-) {
-    // A failed write means the connection is going away; the reader reports that.
-    let handle = |outgoing: Outgoing| match outgoing {
-        Outgoing::Frame(frame) => {
-            let _ = transport.send_notification(&frame);
-        }
-        Outgoing::Abandon(id) => transport.abandon(id),
-    };
-    loop {
-        if let Ok(notice) = notices.try_recv() {
-            handle(notice);
-            continue;
-        }
-        select! {
-            recv(notices) -> outgoing => match outgoing {
-                Ok(outgoing) => handle(outgoing),
-                Err(_) => break,
-            },
-            recv(answers.queue) -> answer => match answer {
-                Ok(answer) => {
-                    answers.taken(&answer);
-                    let _ = transport.send_notification(&answer);
-                }
-                Err(_) => break,
-            },
-            recv(stop) -> _ => {
-                notices.try_iter().for_each(handle);
-                break;
-            }
-        }
-    }
-    let _ = done.send(());
 }
 
 /// Waits for the call's outcome, cancelling it with a reason when its timeout passes.
@@ -516,48 +458,5 @@ pub(crate) fn timeout_error(request_id: Option<i64>, reason: Option<String>) -> 
         message: format!("request {}", reason.as_deref().unwrap_or("timed out")),
         cancel_reason: reason,
         ..Error::new(Status::Timeout, "")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Records the frames the dispatcher writes.
-    #[derive(Default)]
-    struct Recorder(Mutex<Vec<String>>);
-
-    impl Transport for Recorder {
-        fn send_request(&self, _: OutgoingRequest) -> Result<()> {
-            Ok(())
-        }
-        fn send_notification(&self, frame: &str) -> Result<()> {
-            self.0.lock().unwrap().push(frame.to_owned());
-            Ok(())
-        }
-        fn close(&self) {}
-    }
-
-    #[test]
-    fn cancel_notices_go_before_queued_answers() {
-        let (notices_tx, notices_rx) = crossbeam_channel::unbounded();
-        let (answers_tx, answers_rx) = answers::bounded();
-        while answers_tx.offer("answer".into()) {}
-        notices_tx.send(Outgoing::Frame("notice".into())).unwrap();
-        let (stop_tx, stop_rx) = crossbeam_channel::bounded(1);
-        let (done_tx, done_rx) = crossbeam_channel::bounded(1);
-        let recorder = Arc::new(Recorder::default());
-        let transport: Arc<dyn Transport> = recorder.clone();
-        let thread = std::thread::spawn(move || {
-            dispatch(notices_rx, answers_rx, stop_rx, done_tx, transport)
-        });
-        while recorder.0.lock().unwrap().len() < limits::MAX_QUEUED_ANSWERS + 1 {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        assert_eq!(recorder.0.lock().unwrap()[0], "notice");
-        stop_tx.send(()).unwrap();
-        done_rx.recv().unwrap();
-        thread.join().unwrap();
-        drop(notices_tx);
     }
 }

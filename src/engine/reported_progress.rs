@@ -2,7 +2,7 @@
 //! delivered like the server's `notifications/progress`: on the callback thread, in order, the
 //! call's own callback first, then the client's, and never after the call has returned.
 
-use super::callback_thread::CallbackThread;
+use super::callback_queue::CallbackQueue;
 use super::own_progress::OwnProgress;
 use super::Connection;
 use crate::handlers::{Progress, ProgressHandler};
@@ -11,7 +11,7 @@ use std::sync::Arc;
 pub struct ReportedProgress {
     own: Option<OwnProgress>,
     client: Option<ProgressHandler>,
-    callback_thread: Arc<CallbackThread>,
+    callback_queue: Arc<CallbackQueue>,
 }
 
 impl Connection {
@@ -24,7 +24,7 @@ impl Connection {
         ReportedProgress {
             own: own.map(OwnProgress::new),
             client,
-            callback_thread: self.callback_thread.clone(),
+            callback_queue: self.callback_queue.clone(),
         }
     }
 }
@@ -52,14 +52,14 @@ impl ReportedProgress {
                 client(&progress);
             }
         });
-        let _ = self.callback_thread.send(event, bytes);
+        let _ = self.callback_queue.send(event, bytes);
     }
 
     /// As the call returns: one that ended by itself lets its queued reports run first; a
     /// cancelled one drops them (see `OwnProgress::finish`).
     pub fn finish(&self, ended_by_itself: bool) {
         if let Some(own) = &self.own {
-            own.finish(ended_by_itself, !self.callback_thread.is_current());
+            own.finish(ended_by_itself, !self.callback_queue.is_current());
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use super::answers::Answers;
 use super::call::{Call, Outbound, Outcome};
-use super::callback_thread::CallbackThread;
+use super::callback_queue::CallbackQueue;
 use super::limits::{MAX_SERVER_REQUEST_HANDLERS, MAX_SERVER_REQUEST_HANDLER_BYTES};
 use super::own_progress::OwnProgress;
 use crate::cancellation::CancellationToken;
@@ -24,7 +24,7 @@ pub struct Router {
     table: Mutex<Table>,
     outbound: Outbound,
     answers: Answers,
-    callback_thread: Arc<CallbackThread>,
+    callback_queue: Arc<CallbackQueue>,
     callbacks: Arc<Callbacks>,
     counters: Counters,
 }
@@ -94,7 +94,7 @@ pub struct RouterStats {
     /// Progress for a token no call in flight has (a finished or cancelled call's).
     pub stray_progress: u64,
     /// Callbacks dropped because too many were already waiting to run (see
-    /// [`super::callback_thread::QUEUE_LIMIT`]).
+    /// [`super::callback_queue::QUEUE_LIMIT`]).
     pub dropped_callbacks: u64,
     /// Server requests left unanswered because the answer queue was full (see `limits`).
     pub dropped_answers: u64,
@@ -107,14 +107,14 @@ impl Router {
     pub fn new(
         outbound: Outbound,
         answers: Answers,
-        callback_thread: Arc<CallbackThread>,
+        callback_queue: Arc<CallbackQueue>,
         callbacks: Arc<Callbacks>,
     ) -> Self {
         Router {
             table: Mutex::default(),
             outbound,
             answers,
-            callback_thread,
+            callback_queue,
             callbacks,
             counters: Counters::default(),
         }
@@ -222,7 +222,7 @@ impl Router {
             unmatched_responses: self.counters.unmatched_responses.load(Ordering::Relaxed),
             bad_frames: self.counters.bad_frames.load(Ordering::Relaxed),
             stray_progress: self.counters.stray_progress.load(Ordering::Relaxed),
-            dropped_callbacks: self.callback_thread.dropped(),
+            dropped_callbacks: self.callback_queue.dropped(),
             dropped_answers: self.counters.dropped_answers.load(Ordering::Relaxed),
             refused_requests: self.counters.refused_requests.load(Ordering::Relaxed),
             last_bad_frame: self.lock().last_bad_frame.clone(),
@@ -260,7 +260,7 @@ impl Router {
     fn deliver(&self, bytes: usize, event: impl FnOnce() + Send + 'static) {
         // Err: the callback thread cannot start, or the client is closing; the event is lost
         // either way, and the calls themselves are unaffected.
-        let _ = self.callback_thread.send(Box::new(event), bytes);
+        let _ = self.callback_queue.send(Box::new(event), bytes);
     }
 
     fn notification(&self, method: &str, params: Option<Value>) {
@@ -488,7 +488,7 @@ impl Router {
                 };
                 // Through the gate: a client closing does not start the handler, and waits
                 // (bounded) for one that runs.
-                let run = || router.callback_thread.run_here(|| handler(&request));
+                let run = || router.callback_queue.run_here(|| handler(&request));
                 let answer = crate::panic_guard::catch(run).unwrap_or_else(|_| {
                     Some(Err(HandlerError {
                         code: jsonrpc::INTERNAL_ERROR,

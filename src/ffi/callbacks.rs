@@ -23,6 +23,13 @@ unsafe impl Sync for UserData {}
 
 /// Progress of a call: its progress token (JSON text), the progress so far, the total
 /// (negative when the server gave none) and a message (NULL when none).
+///
+/// Progress and notification callbacks run on the client's callback thread: one at a time for a
+/// client, in the order the server sent them. That thread is any of the library's shared pool
+/// (named `mcpc-pool`, shared by every client of the process, started on demand and ended when
+/// idle): callbacks of different clients may run at once, and one that blocks holds up only its
+/// own client's callbacks (up to 64 blocked at once across the process; past that, other
+/// clients' callbacks wait for one of them to return).
 pub type mcp_progress_callback = Option<
     unsafe extern "C" fn(
         userdata: *mut c_void,

@@ -29,7 +29,8 @@ pub struct mcp_transport_reply {
 ///   `mcp_transport_reply_set_error`, if the request could not be sent or answered. A transport
 ///   that never calls `on_sent` still works: a cancel notice then waits until it returns.
 /// - `send_notification` for notifications (such as `notifications/cancelled`) from the
-///   library's dispatcher thread; returns false on failure.
+///   library's shared I/O pool (threads named `mcpc-io`, one at a time per client); returns
+///   false on failure.
 /// - `close` once, from the thread that closes or frees the client. It must make every running
 ///   `send_request` return soon; the client waits for them 1 s at most
 ///   (`mcpc::limits::THREAD_WAIT_ON_CLOSE`), then lets them go: a call still running then

@@ -162,7 +162,7 @@ pub trait Transport: Send + Sync {
         WireCancel::Notify
     }
     /// Call `id` ended without its response (cancel, timeout): drop what the transport holds
-    /// for it, such as its HTTP exchange. Called on the dispatcher thread, after any cancel
+    /// for it, such as its HTTP exchange. Called by the dispatcher (on the shared I/O pool), after any cancel
     /// notice for the call was written, and only for a request `send_request` was given and
     /// returned from (the engine decides; a request never handed over is never abandoned).
     /// With [`WireCancel::Abort`] it is called by the thread that takes the cancel (the

@@ -2,26 +2,39 @@
 //!
 //! After a response arrives, its worker keeps reading the stream to its end, so the connection
 //! can go back to the pool. A server should close the stream then; one that keeps it open would
-//! keep the worker blocked, so each such read gets a deadline, and one thread (started on first
-//! use, ended by `stop`) aborts the exchanges that pass theirs.
+//! keep the worker blocked, so each such read gets a deadline, and one thread for the whole
+//! process (started on first use, ended once it has had no deadline to watch for `KEEP_ALIVE`)
+//! aborts the exchanges that pass theirs. Each connection has a [`Watchdog`] handle to it;
+//! stopping the handle stops the watch of that connection's exchanges only.
 
 use super::connector::Exchange;
-use crate::engine::limits::THREAD_WAIT_ON_CLOSE;
-use crate::sync::{join_until, lock, spawn, wait};
-use std::sync::{Arc, Condvar, Mutex, Weak};
-use std::thread::JoinHandle;
-use std::time::Instant;
+use crate::sync::{lock, spawn};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant};
 
+/// How long the thread stays with no deadline to watch before it ends.
+const KEEP_ALIVE: Duration = Duration::from_secs(2);
+
+/// One connection's use of the process's watchdog thread.
 #[derive(Default)]
 pub struct Watchdog {
-    state: Arc<(Mutex<State>, Condvar)>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    /// Set by `stop`: the thread forgets this connection's deadlines.
+    stopped: Arc<AtomicBool>,
+}
+
+/// The deadlines of every connection, and the thread's state.
+#[derive(Default)]
+struct Deadlines {
+    state: Mutex<State>,
+    changed: Condvar,
 }
 
 #[derive(Default)]
 struct State {
-    deadlines: Vec<(Instant, Weak<Exchange>)>,
-    stopped: bool,
+    deadlines: Vec<Entry>,
+    /// The thread runs (or is starting).
+    running: bool,
     /// When the thread will next look, if it sleeps with a deadline (`None`: until woken).
     sleeping_until: Option<Instant>,
     /// At this many deadlines, those of exchanges already over are dropped: a call's deadline
@@ -29,66 +42,80 @@ struct State {
     prune_at: usize,
 }
 
-impl Watchdog {
-    /// Aborts `exchange` at `deadline` unless it has ended (been dropped) by then.
-    pub fn abort_at(&self, deadline: Instant, exchange: &Arc<Exchange>) {
-        let (state, changed) = &*self.state;
-        let mut guard = lock(state);
-        if guard.stopped {
-            return;
-        }
-        if guard.deadlines.len() >= guard.prune_at {
-            guard
-                .deadlines
-                .retain(|(_, exchange)| exchange.strong_count() > 0);
-            guard.prune_at = (guard.deadlines.len() * 2).max(64);
-        }
-        guard.deadlines.push((deadline, Arc::downgrade(exchange)));
-        // The thread sleeps until the earliest deadline it knows; only an earlier one needs
-        // to wake it (deadlines mostly come in rising order, so this saves a wake-up per call).
-        if guard.sleeping_until.is_none_or(|until| deadline < until) {
-            changed.notify_all();
-        }
-        drop(guard);
-        self.start();
-    }
+struct Entry {
+    deadline: Instant,
+    exchange: Weak<Exchange>,
+    /// The connection's `Watchdog::stopped`.
+    stopped: Arc<AtomicBool>,
+}
 
-    /// Ends the thread; exchanges still waiting are left to their owners. One busy aborting
-    /// an exchange past close's bound for threads is let go.
-    pub fn stop(&self) {
-        let (state, changed) = &*self.state;
-        lock(state).stopped = true;
-        changed.notify_all();
-        if let Some(thread) = lock(&self.thread).take() {
-            join_until(thread, Instant::now() + THREAD_WAIT_ON_CLOSE);
-        }
-    }
-
-    fn start(&self) {
-        let mut thread = lock(&self.thread);
-        if thread.is_some() {
-            return;
-        }
-        let state = self.state.clone();
-        // Without the thread, streams that stay open keep their worker until close: not fatal.
-        *thread = spawn("mcpc-http-watchdog", move || watch(&state), |_| ()).ok();
+impl Entry {
+    fn is_over(&self) -> bool {
+        self.exchange.strong_count() == 0 || self.stopped.load(Ordering::Acquire)
     }
 }
 
-fn watch(state: &(Mutex<State>, Condvar)) {
-    let (state, changed) = state;
-    let mut guard = lock(state);
-    // Every decision to wait is made under the lock the wait releases, so neither `stop` nor a
-    // new deadline can slip in unseen between looking and waiting.
-    while !guard.stopped {
+fn deadlines() -> &'static Arc<Deadlines> {
+    static DEADLINES: OnceLock<Arc<Deadlines>> = OnceLock::new();
+    DEADLINES.get_or_init(Arc::default)
+}
+
+impl Watchdog {
+    /// Aborts `exchange` at `deadline` unless it has ended (been dropped), or this watchdog
+    /// was stopped, by then.
+    pub fn abort_at(&self, deadline: Instant, exchange: &Arc<Exchange>) {
+        if self.stopped.load(Ordering::Acquire) {
+            return;
+        }
+        let shared = deadlines();
+        let mut guard = lock(&shared.state);
+        if guard.deadlines.len() >= guard.prune_at {
+            guard.deadlines.retain(|entry| !entry.is_over());
+            guard.prune_at = (guard.deadlines.len() * 2).max(64);
+        }
+        guard.deadlines.push(Entry {
+            deadline,
+            exchange: Arc::downgrade(exchange),
+            stopped: self.stopped.clone(),
+        });
+        // The thread sleeps until the earliest deadline it knows; only an earlier one needs
+        // to wake it (deadlines mostly come in rising order, so this saves a wake-up per call).
+        if guard.sleeping_until.is_none_or(|until| deadline < until) {
+            shared.changed.notify_all();
+        }
+        if !guard.running {
+            guard.running = true;
+            drop(guard);
+            let watched = shared.clone();
+            // Without the thread, streams that stay open keep their worker until close: not
+            // fatal. The next deadline tries again.
+            if spawn("mcpc-http-watchdog", move || watch(&watched), |_| ()).is_err() {
+                lock(&shared.state).running = false;
+            }
+        }
+    }
+
+    /// Forgets this connection's deadlines: its exchanges still waiting are left to their
+    /// owners. Never waits.
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::Release);
+    }
+}
+
+fn watch(shared: &Deadlines) {
+    let mut guard = lock(&shared.state);
+    let mut idle_since = Instant::now();
+    // Every decision to wait is made under the lock the wait releases, so no new deadline can
+    // slip in unseen between looking and waiting.
+    loop {
         let now = Instant::now();
         let mut overdue = Vec::new();
-        guard.deadlines.retain(|(deadline, exchange)| {
-            if exchange.strong_count() == 0 {
+        guard.deadlines.retain(|entry| {
+            if entry.is_over() {
                 return false;
             }
-            if *deadline <= now {
-                overdue.extend(exchange.upgrade());
+            if entry.deadline <= now {
+                overdue.extend(entry.exchange.upgrade());
                 return false;
             }
             true
@@ -97,21 +124,28 @@ fn watch(state: &(Mutex<State>, Condvar)) {
             // Abort outside the lock (it takes the exchange's own), then look again.
             drop(guard);
             overdue.iter().for_each(|exchange| exchange.abort());
-            guard = lock(state);
+            guard = lock(&shared.state);
             continue;
         }
-        let next = guard.deadlines.iter().map(|(deadline, _)| *deadline).min();
-        guard.sleeping_until = next;
-        guard = match next {
+        let next = match guard.deadlines.iter().map(|entry| entry.deadline).min() {
             Some(next) => {
-                let wait = next.saturating_duration_since(now);
-                changed
-                    .wait_timeout(guard, wait)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0
+                idle_since = now;
+                next
             }
-            None => wait(changed, guard),
+            None if now >= idle_since + KEEP_ALIVE => {
+                guard.running = false;
+                guard.sleeping_until = None;
+                return;
+            }
+            None => idle_since + KEEP_ALIVE,
         };
+        guard.sleeping_until = Some(next);
+        let wait = next.saturating_duration_since(now);
+        guard = shared
+            .changed
+            .wait_timeout(guard, wait)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
     }
 }
 
@@ -145,7 +179,11 @@ mod tests {
             let exchange = Exchange::new(None);
             watchdog.abort_at(Instant::now() + Duration::from_secs(3600), &exchange);
         }
-        let kept = lock(&watchdog.state.0).deadlines.len();
+        let kept = lock(&deadlines().state)
+            .deadlines
+            .iter()
+            .filter(|entry| Arc::ptr_eq(&entry.stopped, &watchdog.stopped))
+            .count();
         assert!(kept <= 128, "{kept} deadlines kept");
         assert!(!live.is_aborted());
         watchdog.stop();

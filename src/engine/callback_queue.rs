@@ -1,22 +1,21 @@
-//! The thread that runs the host's callbacks, in the order their events arrived. It starts with
-//! the first event, so a client that never gets a notification, a progress update or a server
-//! request never has it (an idle stdio client is three threads, not four).
+//! The queue of the host's callbacks for one connection: they run in the order their events
+//! arrived, one at a time, on the connection's strand of the shared pool (`crate::pool`). A
+//! connection holds no thread for its callbacks, busy or idle; "the callback thread" in the
+//! rest of the library means "whichever pool thread runs this strand now".
 //!
 //! The queue is bounded in events ([`QUEUE_LIMIT`]) and in bytes ([`QUEUE_BYTES_LIMIT`], what
 //! the events carry from the server): a server that sends faster than the callbacks return
 //! cannot grow it without limit, whether it sends many small notifications or a few large
 //! ones. Past either limit, events are dropped (never blocking the reader) and counted; the
-//! next time the thread gets to run, it says how many through the library log, once for the
-//! whole run of drops.
+//! next time a callback of the queue runs, it says how many through the library log, once for
+//! the whole run of drops.
 
 use super::gate::Gate;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Status};
 use crate::handlers::{LogHandler, LogLevel};
-use crate::sync::{lock, spawn};
-use crossbeam_channel::{Receiver, Sender, TrySendError};
+use crate::pool::Strand;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::thread::{JoinHandle, ThreadId};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// How many callbacks may wait to run; more are dropped, with a log message.
@@ -26,85 +25,75 @@ pub const QUEUE_LIMIT: usize = 1024;
 /// dropped, with a log message. One event is always let in when none waits, whatever its size.
 pub const QUEUE_BYTES_LIMIT: usize = 16 * 1024 * 1024;
 
-/// Work for the callback thread.
+/// Work for the callback queue.
 pub type Event = Box<dyn FnOnce() + Send>;
 
-/// An event in the queue, with the bytes it carries.
-type Queued = (Event, usize);
-
-pub struct CallbackThread {
-    /// `None` is the stop sign, sent by `stop`.
-    queue: Sender<Option<Queued>>,
-    state: Mutex<State>,
-    /// Set once the thread runs; checked without the lock on every event.
-    started: AtomicBool,
-    thread_id: OnceLock<ThreadId>,
+pub struct CallbackQueue {
+    strand: Strand,
     shared: Arc<Shared>,
+    /// Something was queued once: before that, draining and stopping have nothing to wait for.
+    used: AtomicBool,
+    stopped: AtomicBool,
 }
 
-/// What the thread itself uses.
+/// What the queued events use.
 struct Shared {
     gate: Arc<Gate>,
     log: Option<LogHandler>,
-    /// Events dropped since the thread last said so.
+    /// Events dropped since a callback last said so.
     unreported_drops: AtomicU64,
     drops: AtomicU64,
+    /// Events queued and not started yet.
+    queued: AtomicUsize,
     /// What the events in the queue carry, in bytes.
     queued_bytes: AtomicUsize,
 }
 
-enum State {
-    NotStarted(Receiver<Option<Queued>>),
-    Running(JoinHandle<()>, Receiver<()>),
-    Stopped,
-}
-
-impl CallbackThread {
+impl CallbackQueue {
     /// Events run through `gate`; `log` hears about dropped events.
-    pub fn new(gate: Arc<Gate>, log: Option<LogHandler>) -> CallbackThread {
-        let (queue, events) = crossbeam_channel::bounded(QUEUE_LIMIT);
-        CallbackThread {
-            queue,
-            state: Mutex::new(State::NotStarted(events)),
-            started: AtomicBool::new(false),
-            thread_id: OnceLock::new(),
+    pub fn new(gate: Arc<Gate>, log: Option<LogHandler>) -> CallbackQueue {
+        CallbackQueue {
+            strand: Strand::on(crate::pool::callbacks()),
             shared: Arc::new(Shared {
                 gate,
                 log,
                 unreported_drops: AtomicU64::new(0),
                 drops: AtomicU64::new(0),
+                queued: AtomicUsize::new(0),
                 queued_bytes: AtomicUsize::new(0),
             }),
+            used: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
         }
     }
 
     /// Queues `event`, which carries `bytes` of the server's data, to run after those before
-    /// it, starting the thread if this is the first. Never blocks: a full queue (in events or
-    /// in bytes) drops the event (counted, and logged later). Fails only when the thread cannot
-    /// be started, or after `stop`.
+    /// it. Never blocks: a full queue (in events or in bytes) drops the event (counted, and
+    /// logged later). Fails only after `stop`.
     pub fn send(&self, event: Event, bytes: usize) -> Result<()> {
-        if !self.started.load(Ordering::Acquire) {
-            self.start()?;
+        if self.stopped.load(Ordering::Acquire) {
+            return Err(Error::new(Status::Closed, "the client is closed"));
         }
         if !self.shared.take_room(bytes) {
             self.shared.count_drop();
             return Ok(());
         }
-        match self.queue.try_send(Some((event, bytes))) {
-            Ok(()) => Ok(()),
-            Err(TrySendError::Full(_)) => {
-                self.shared.give_room(bytes);
-                self.shared.count_drop();
-                Ok(())
-            }
-            Err(TrySendError::Disconnected(_)) => {
-                self.shared.give_room(bytes);
-                Err(Error::new(
-                    crate::error::Status::Closed,
-                    "the client is closed",
-                ))
-            }
+        if self.shared.queued.fetch_add(1, Ordering::AcqRel) >= QUEUE_LIMIT {
+            self.shared.queued.fetch_sub(1, Ordering::AcqRel);
+            self.shared.give_room(bytes);
+            self.shared.count_drop();
+            return Ok(());
         }
+        self.used.store(true, Ordering::Release);
+        let shared = self.shared.clone();
+        // Err: the pool has no thread now; the event stays queued and runs once it has one.
+        let _ = self.strand.submit(move || {
+            shared.queued.fetch_sub(1, Ordering::AcqRel);
+            shared.give_room(bytes);
+            shared.run(event);
+            shared.report_drops();
+        });
+        Ok(())
     }
 
     /// Runs `callback` on this thread through the gate (`None`: the client is closing).
@@ -117,81 +106,37 @@ impl CallbackThread {
         self.shared.drops.load(Ordering::Relaxed)
     }
 
-    /// Whether the current thread is the callback thread.
+    /// Whether the current thread is running one of this queue's callbacks (a callback that
+    /// calls back into its client).
     pub fn is_current(&self) -> bool {
-        self.thread_id.get() == Some(&std::thread::current().id())
+        self.strand.is_current()
     }
 
-    /// Waits until what is queued now has run, or until `deadline`. Returns at once when the
-    /// thread never started, or on the callback thread itself (it cannot wait for itself).
+    /// Waits until what is queued now has run, or until `deadline`. Returns at once when
+    /// nothing was ever queued, or from a callback of this queue (it cannot wait for itself).
     pub fn drain(&self, deadline: Instant) {
-        if !self.started.load(Ordering::Acquire) || self.is_current() {
+        if !self.used.load(Ordering::Acquire) || self.is_current() {
             return;
         }
         let (done_tx, done) = crossbeam_channel::bounded(1);
-        let marker: Event = Box::new(move || {
+        let marker = move || {
             let _ = done_tx.send(());
-        });
-        if self
-            .queue
-            .send_deadline(Some((marker, 0)), deadline)
-            .is_ok()
-        {
-            // Err: the deadline, or the thread has stopped and dropped the marker.
+        };
+        if self.strand.submit(marker).is_ok() {
+            // Err: the deadline, or the marker was dropped.
             let _ = done.recv_deadline(deadline);
         }
     }
 
-    /// Ends the thread: what is queued is dropped if the gate is shut (the client is closing)
-    /// and run otherwise. Waits for the thread to end until `deadline`, then lets it go (a host
-    /// callback that never returns must not hold close forever); never waits for itself (a
-    /// callback that closes the client runs on it). Later events are refused.
+    /// Refuses later events and waits, until `deadline`, for those queued: they are dropped if
+    /// the gate is shut (the client is closing) and run otherwise. A callback that never
+    /// returns is given up on at the deadline (it must not hold close forever); a callback
+    /// that stops its own queue (closes its client) does not wait for itself.
     pub fn stop(&self, deadline: Instant) {
-        let state = std::mem::replace(&mut *self.lock(), State::Stopped);
-        if let State::Running(handle, ended) = state {
-            let _ = self.queue.send_deadline(None, deadline);
-            if handle.thread().id() != std::thread::current().id() {
-                // Err(Disconnected) is the thread's end; Err(Timeout), a callback still running.
-                if ended
-                    .recv_deadline(deadline)
-                    .is_err_and(|e| e.is_disconnected())
-                {
-                    let _ = handle.join();
-                }
-            }
+        if self.stopped.swap(true, Ordering::AcqRel) {
+            return;
         }
-    }
-
-    fn start(&self) -> Result<()> {
-        let mut state = self.lock();
-        let events = match std::mem::replace(&mut *state, State::Stopped) {
-            State::NotStarted(events) => events,
-            other => {
-                // Another thread started it first (or it was stopped): nothing to do.
-                *state = other;
-                return Ok(());
-            }
-        };
-        let shared = self.shared.clone();
-        // Dropped when the thread ends, which is how `stop` learns it has.
-        let (ended_tx, ended) = crossbeam_channel::bounded::<()>(0);
-        let run = move || {
-            let _ended = ended_tx;
-            while let Ok(Some((event, bytes))) = events.recv() {
-                shared.give_room(bytes);
-                shared.run(event);
-                shared.report_drops();
-            }
-        };
-        let spawned = spawn("mcpc-callbacks", run, |_| ())?;
-        let _ = self.thread_id.set(spawned.thread().id());
-        *state = State::Running(spawned, ended);
-        self.started.store(true, Ordering::Release);
-        Ok(())
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State> {
-        lock(&self.state)
+        self.drain(deadline);
     }
 }
 
@@ -240,6 +185,7 @@ impl Shared {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
     use std::time::Duration;
 
     #[test]
@@ -249,7 +195,7 @@ mod tests {
             let logged = logged.clone();
             Arc::new(move |_, message: &str| logged.lock().unwrap().push(message.to_owned()))
         };
-        let thread = CallbackThread::new(Arc::default(), Some(log));
+        let thread = CallbackQueue::new(Arc::default(), Some(log));
         let (release_tx, release) = crossbeam_channel::bounded::<()>(0);
         let (started_tx, started) = crossbeam_channel::bounded(0);
         thread
@@ -288,7 +234,7 @@ mod tests {
 
     #[test]
     fn the_queue_is_bounded_in_bytes_and_lets_one_event_of_any_size_in() {
-        let thread = CallbackThread::new(Arc::default(), None);
+        let thread = CallbackQueue::new(Arc::default(), None);
         let (release_tx, release) = crossbeam_channel::bounded::<()>(0);
         let (started_tx, started) = crossbeam_channel::bounded(0);
         let blocker = Box::new(move || {
@@ -322,7 +268,7 @@ mod tests {
 
     #[test]
     fn stop_gives_up_on_a_callback_that_does_not_return() {
-        let thread = CallbackThread::new(Arc::default(), None);
+        let thread = CallbackQueue::new(Arc::default(), None);
         let (started_tx, started) = crossbeam_channel::bounded(0);
         let (release_tx, release) = crossbeam_channel::bounded::<()>(0);
         thread
