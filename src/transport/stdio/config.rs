@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use std::path::PathBuf;
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -84,5 +85,28 @@ pub fn check_env_name(name: &str) -> Result<()> {
             "environment variable name {name:?} must be non-empty, without '=' or NUL"
         ))),
         false => Ok(()),
+    }
+}
+
+impl StdioConfig {
+    /// The server's command: the program and its arguments (never through a shell), the
+    /// environment and the working directory. Its pipes are the platform's to set. Fails for
+    /// an empty argv or an environment name the environment cannot hold.
+    pub(super) fn command(&self) -> Result<(Command, &str)> {
+        let program = self
+            .argv
+            .first()
+            .ok_or_else(|| Error::invalid("argv is empty: no program to run"))?;
+        for (name, _) in &self.env {
+            check_env_name(name)?;
+        }
+        let mut command = Command::new(program);
+        command
+            .args(&self.argv[1..])
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        if let Some(cwd) = &self.cwd {
+            command.current_dir(cwd);
+        }
+        Ok((command, program))
     }
 }

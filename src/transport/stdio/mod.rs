@@ -2,10 +2,10 @@
 //! and stdout.
 //!
 //! Files, top-down:
-//! - what every platform shares: `config` (how the server is started, what becomes of its
-//!   stderr, the bounds of closing it), `frames` (what becomes of each stdout line), `lines`
+//! - what every platform shares: `transport` (the one `Transport` impl: frames as lines),
+//!   `config` (how the server is started, what becomes of its stderr, the bounds of closing it), `frames` (what becomes of each stdout line), `lines`
 //!   (splitting a stream into lines under a limit), `stderr_tail` (the last stderr lines);
-//! - unix (Linux, macOS): `unix` (the transport: the process in its own group, its pipes),
+//! - unix (Linux, macOS): `unix` (the server's process in its own group, and its pipes),
 //!   `child` (starting, watching and ending the process), `stdin` (frames written whole and in
 //!   order, never blocking a caller), `sigpipe`, `stdout` (who reads stdout: a caller alone in
 //!   flight, else the process's reactor), `stdout_wait` (a caller's wait), `read_buffer`,
@@ -16,6 +16,7 @@ mod config;
 mod frames;
 mod lines;
 mod stderr_tail;
+mod transport;
 
 #[cfg(unix)]
 mod child;
@@ -41,10 +42,7 @@ mod windows;
 pub use config::{
     check_env_name, StderrMode, StdioConfig, CLOSE_GRACE, DEFAULT_MAX_LINE_BYTES, GROUP_EXIT_WAIT,
 };
-#[cfg(unix)]
-pub use unix::StdioTransport;
+pub use transport::StdioTransport;
 /// The completion queue's signal on Windows (`ffi::completion_queue`).
 #[cfg(windows)]
 pub(crate) use windows::Event as WindowsEvent;
-#[cfg(windows)]
-pub use windows::StdioTransport;

@@ -11,7 +11,7 @@
 //! always reads a request line before its cancel line.
 
 use super::child::{self, ExitWatch};
-use super::config::{check_env_name, StderrMode, StdioConfig, CLOSE_GRACE};
+use super::config::{StderrMode, StdioConfig, CLOSE_GRACE};
 use super::frames::Reader;
 use super::stderr::StderrReader;
 use super::stderr_tail::StderrTail;
@@ -21,14 +21,16 @@ use crate::engine::limits::THREAD_WAIT_ON_CLOSE;
 use crate::error::{Error, Result};
 use crate::sync::lock;
 use crate::transport::reactor::{Reactor, Registration};
-use crate::transport::{Inbound, OutgoingRequest, Transport, Waker};
+use crate::transport::{Inbound, SendBoundary, Waker};
 use std::os::fd::AsRawFd;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-pub struct StdioTransport {
+/// The server's process and pipes (see the module's comment); `super::StdioTransport` is the
+/// transport made of it.
+pub struct ServerProcess {
     stdin: Arc<StdinWriter>,
     stdout: Arc<StdoutReader>,
     child: Arc<Mutex<Child>>,
@@ -42,16 +44,10 @@ pub struct StdioTransport {
     closing: Arc<AtomicBool>,
 }
 
-impl StdioTransport {
+impl ServerProcess {
     /// Starts the server and hands its stdout, stderr and exit to the reactor.
-    pub fn spawn(config: &StdioConfig, inbound: Arc<dyn Inbound>) -> Result<StdioTransport> {
-        let program = config
-            .argv
-            .first()
-            .ok_or_else(|| Error::invalid("argv is empty: no program to run"))?;
-        for (name, _) in &config.env {
-            check_env_name(name)?;
-        }
+    pub fn spawn(config: &StdioConfig, inbound: Arc<dyn Inbound>) -> Result<ServerProcess> {
+        let (mut command, program) = config.command()?;
         if config.sigpipe_ignored && !super::sigpipe::is_ignored() {
             return Err(Error::invalid(
                 "sigpipe_ignored is set, but SIGPIPE is not ignored in this process: ignore it \
@@ -61,10 +57,7 @@ impl StdioTransport {
         // Before the server starts: nothing to clean up if the reactor cannot start.
         let reactor = Reactor::shared()
             .map_err(|e| Error::transport(format!("cannot start the mcpc-reactor thread: {e}")))?;
-        let mut command = Command::new(program);
         command
-            .args(&config.argv[1..])
-            .envs(config.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(match config.stderr {
@@ -72,9 +65,6 @@ impl StdioTransport {
                 StderrMode::Discard => Stdio::null(),
                 _ => Stdio::piped(),
             });
-        if let Some(cwd) = &config.cwd {
-            command.current_dir(cwd);
-        }
         let mut spawned = child::spawn(command)
             .map_err(|e| Error::transport(format!("cannot start server `{program}`: {e}")))?;
 
@@ -147,7 +137,7 @@ impl StdioTransport {
             Arc::new(move || stdout.wake_reader())
         };
 
-        Ok(StdioTransport {
+        Ok(ServerProcess {
             stdin,
             stdout,
             child,
@@ -172,32 +162,30 @@ impl StdioTransport {
     }
 }
 
-impl Transport for StdioTransport {
-    fn send_request(&self, request: OutgoingRequest) -> Result<()> {
-        let OutgoingRequest {
-            id, frame, sent, ..
-        } = request;
-        let mut line = frame.into_bytes();
-        line.push(b'\n');
+impl ServerProcess {
+    /// Queues a request's line for stdin (see `stdin`).
+    pub fn send_request(&self, id: i64, line: Vec<u8>, sent: SendBoundary) -> Result<()> {
         self.stdin.send_request(id, line, sent)
     }
 
-    fn send_notification(&self, frame: &str) -> Result<()> {
-        let mut line = Vec::with_capacity(frame.len() + 1);
-        line.extend_from_slice(frame.as_bytes());
-        line.push(b'\n');
+    pub fn send_frame(&self, line: Vec<u8>) -> Result<()> {
         self.stdin.send_frame(line)
     }
 
-    fn read_here(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>, alone: bool) -> bool {
+    pub fn read_here(
+        &self,
+        done: &dyn Fn() -> bool,
+        deadline: Option<Instant>,
+        alone: bool,
+    ) -> bool {
         self.stdout.read_here(done, deadline, alone)
     }
 
-    fn reader_waker(&self, _id: i64) -> Option<Waker> {
+    pub fn reader_waker(&self) -> Option<Waker> {
         Some(self.waker.clone())
     }
 
-    fn close(&self) {
+    pub fn close(&self) {
         if self.closing.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -219,7 +207,7 @@ impl Transport for StdioTransport {
     }
 }
 
-impl Drop for StdioTransport {
+impl Drop for ServerProcess {
     fn drop(&mut self) {
         self.close();
     }

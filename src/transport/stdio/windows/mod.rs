@@ -12,30 +12,32 @@ mod job;
 mod pipe;
 mod writer;
 
-use super::config::{check_env_name, StderrCallback, StderrMode, StdioConfig, CLOSE_GRACE};
+use super::config::{StderrCallback, StderrMode, StdioConfig, CLOSE_GRACE};
 use super::frames::{Frames, Reader};
 use super::lines::{Line, LineReader};
 use super::stderr_tail::{StderrTail, STDERR_LINE_MAX};
 use crate::engine::limits::THREAD_WAIT_ON_CLOSE;
 use crate::error::{Error, Result};
 use crate::sync::{join_until, lock, spawn};
-use crate::transport::{Inbound, OutgoingRequest, Transport};
+use crate::transport::{Inbound, SendBoundary};
 use job::Job;
 use pipe::{Direction, Pipe, Stop, Transfer};
 use std::io::{self, BufReader, Read};
 use std::os::windows::io::{AsRawHandle, RawHandle};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use windows_sys::Win32::Foundation::{HANDLE, WAIT_OBJECT_0};
 use windows_sys::Win32::System::Threading::WaitForSingleObject;
 use writer::StdinWriter;
 
 pub use event::Event;
 
-pub struct StdioTransport {
+/// The server's process and pipes (see the module's comment); `super::StdioTransport` is the
+/// transport made of it.
+pub struct ServerProcess {
     stdin: Arc<StdinWriter>,
     child: Arc<Mutex<Child>>,
     job: Option<Job>,
@@ -48,16 +50,10 @@ pub struct StdioTransport {
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
-impl StdioTransport {
+impl ServerProcess {
     /// Starts the server and its reader, writer and stderr threads.
-    pub fn spawn(config: &StdioConfig, inbound: Arc<dyn Inbound>) -> Result<StdioTransport> {
-        let program = config
-            .argv
-            .first()
-            .ok_or_else(|| Error::invalid("argv is empty: no program to run"))?;
-        for (name, _) in &config.env {
-            check_env_name(name)?;
-        }
+    pub fn spawn(config: &StdioConfig, inbound: Arc<dyn Inbound>) -> Result<ServerProcess> {
+        let (mut command, program) = config.command()?;
         let setup =
             |e: io::Error| Error::transport(format!("cannot set up the server's pipes: {e}"));
         let (stdin, their_stdin) = pipe::pair(Direction::ToServer).map_err(setup)?;
@@ -70,16 +66,10 @@ impl StdioTransport {
                 (Some(ours), Stdio::from(theirs))
             }
         };
-        let mut command = Command::new(program);
         command
-            .args(&config.argv[1..])
-            .envs(config.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::from(their_stdin))
             .stdout(Stdio::from(their_stdout))
             .stderr(their_stderr);
-        if let Some(cwd) = &config.cwd {
-            command.current_dir(cwd);
-        }
         // The Command (and with it the server's ends of the pipes) is dropped here, so our
         // reads see the end of the stream when the server's processes are gone.
         let (child, job) = job::spawn(command)
@@ -92,7 +82,7 @@ impl StdioTransport {
         let stop = Stop::new().map_err(setup)?;
         let readers_stop = Arc::new(stop);
         let stdin = Arc::new(StdinWriter::new(stdin, inbound.clone()).map_err(setup)?);
-        let transport = StdioTransport {
+        let transport = ServerProcess {
             stdin: stdin.clone(),
             child: child.clone(),
             job,
@@ -163,24 +153,26 @@ impl StdioTransport {
     }
 }
 
-impl Transport for StdioTransport {
-    fn send_request(&self, request: OutgoingRequest) -> Result<()> {
-        let OutgoingRequest {
-            id, frame, sent, ..
-        } = request;
-        let mut line = frame.into_bytes();
-        line.push(b'\n');
+impl ServerProcess {
+    /// Queues a request's line for the writer thread (see `writer`).
+    pub fn send_request(&self, id: i64, line: Vec<u8>, sent: SendBoundary) -> Result<()> {
         self.stdin.send_request(id, line, sent)
     }
 
-    fn send_notification(&self, frame: &str) -> Result<()> {
-        let mut line = Vec::with_capacity(frame.len() + 1);
-        line.extend_from_slice(frame.as_bytes());
-        line.push(b'\n');
+    pub fn send_frame(&self, line: Vec<u8>) -> Result<()> {
         self.stdin.send_frame(line)
     }
 
-    fn close(&self) {
+    /// Never: the reader thread reads every answer on Windows.
+    pub fn read_here(&self, _: &dyn Fn() -> bool, _: Option<Instant>, _: bool) -> bool {
+        false
+    }
+
+    pub fn reader_waker(&self) -> Option<crate::transport::Waker> {
+        None
+    }
+
+    pub fn close(&self) {
         if self.closing.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -224,7 +216,7 @@ impl Transport for StdioTransport {
     }
 }
 
-impl Drop for StdioTransport {
+impl Drop for ServerProcess {
     fn drop(&mut self) {
         self.close();
     }
