@@ -16,9 +16,9 @@ use super::config::{check_env_name, StderrCallback, StderrMode, StdioConfig, CLO
 use super::frames::{Frames, Reader};
 use super::lines::{Line, LineReader};
 use super::stderr_tail::{StderrTail, STDERR_LINE_MAX};
-use crate::engine::limits::THREAD_WAIT_ON_CLOSE;
 use crate::error::{Error, Result};
 use crate::sync::{join_until, lock, spawn};
+use crate::transport::THREAD_WAIT_ON_CLOSE;
 use crate::transport::{Inbound, OutgoingRequest, Transport};
 use job::Job;
 use pipe::{Direction, Pipe, Stop, Transfer};
