@@ -347,8 +347,9 @@ impl Completer {
     }
 
     /// Admits nothing more, then waits until every admitted operation is delivered (the
-    /// caller has ended their calls: they complete with CLOSED) or `deadline`, and stops the
-    /// thread. On the completion thread itself, it runs the queued work here instead.
+    /// caller has ended their calls: they complete with CLOSED) or `deadline`, and for the job
+    /// running on the strand then to end. On the completion thread itself, it runs the queued
+    /// work here instead.
     /// Returns false when operations were still undelivered at the deadline.
     pub fn close(&self, deadline: Instant) -> bool {
         let started = {
@@ -532,7 +533,7 @@ impl Shared {
     }
 
     /// Handles one event. A panic in a continuation (a Rust completion that panics) ends that
-    /// operation only (its ticket is given back as it unwinds); the thread goes on.
+    /// operation only (its ticket is given back as it unwinds); the strand goes on.
     fn handle(self: &Arc<Self>, event: Event) {
         let _ = crate::panic_guard::catch(|| self.handle_inner(event));
     }
