@@ -2388,11 +2388,13 @@ mcp_status mcp_client_start(mcp_client *client,
 
 /**
  * As `mcp_client_start`, with the completion given to `callback(userdata, tag, result)` on
- * the client's completion thread (a library thread; one per client, started with its first
- * started request). Completions run one at a time, in the order they were decided.
+ * the client's completion thread: a thread of the library's completion pool (named
+ * `mcpc-complete`, shared by every client of the process; a client holds none while it has
+ * nothing to complete). One client's completions run one at a time, in the order they were
+ * decided; another client's run meanwhile.
  *
  * The callback may call the library: start other requests, make blocking calls (which hold
- * up the other completions meanwhile), cancel, close the client, and free it (the completions
+ * up the client's other completions meanwhile), cancel, close the client, and free it (the completions
  * still pending then run, with CLOSED, before that free returns). It must return: close waits
  * for it (2 s at most, then it returns without it, and no completion callback starts after).
  *

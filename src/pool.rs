@@ -1,5 +1,6 @@
 //! The process-wide pools of threads that run the library's work off the caller's and the
 //! reader's threads: one for host callbacks ([`callbacks`], threads named `mcpc-pool`), one for
+//! started requests' completions ([`completions`], `mcpc-complete`), one for
 //! the library's own writes, cancel notices and answers to the server ([`io`], `mcpc-io`), so
 //! that callbacks blocked in host code can never hold up a cancel notice or an answer the
 //! server waits for. A connection holds no thread of its own for that; it holds strands.
@@ -84,6 +85,15 @@ pub struct Strand {
 pub fn callbacks() -> &'static Arc<Pool> {
     static CALLBACKS: OnceLock<Arc<Pool>> = OnceLock::new();
     CALLBACKS.get_or_init(|| Pool::new("mcpc-pool", MAX_THREADS, KEEP_ALIVE))
+}
+
+/// The pool that runs every client's started requests' completions, continuations and input
+/// handlers (its strands are the clients' completion threads, `engine::completer`): apart from
+/// the callbacks' pool, as a client's own completion thread was, so that callbacks blocked in
+/// host code never hold up a completion, nor a completion a callback.
+pub fn completions() -> &'static Arc<Pool> {
+    static COMPLETIONS: OnceLock<Arc<Pool>> = OnceLock::new();
+    COMPLETIONS.get_or_init(|| Pool::new("mcpc-complete", MAX_THREADS, KEEP_ALIVE))
 }
 
 /// The pool that runs every connection's cancel notices and answers (no host code but a

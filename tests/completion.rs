@@ -225,6 +225,40 @@ fn a_started_call_times_out_like_a_blocking_one() {
     assert_eq!(cancels(&lines)[0]["params"]["requestId"], json!(id));
 }
 
+/// The clients' completion threads share a pool: one client's completion blocked in host code
+/// holds up neither another client's completions nor its timeouts.
+#[test]
+fn a_blocked_completion_holds_up_no_other_client() {
+    let (blocked, other) = (connect(&[]), connect(&[]));
+    let (release_tx, release) = std::sync::mpsc::channel::<()>();
+    let (entered_tx, entered) = channel();
+    blocked
+        .start(Request::Ping, &RequestOptions::default(), move |_| {
+            entered_tx.send(()).unwrap();
+            let _ = release.recv_timeout(WIDE * 2);
+        })
+        .unwrap();
+    entered
+        .recv_timeout(WIDE)
+        .expect("the first completion runs");
+    let (tx, rx) = channel();
+    start_to(
+        &other,
+        slow(30_000),
+        &RequestOptions::with_timeout(Duration::from_millis(100)),
+        &tx,
+        1,
+    );
+    start_to(&other, echo("free", 0), &RequestOptions::default(), &tx, 2);
+    let mut outcomes: Vec<_> = (0..2)
+        .map(|_| rx.recv_timeout(WIDE).expect("the other client completes"))
+        .collect();
+    outcomes.sort_by_key(|(tag, _)| *tag);
+    assert_eq!(outcomes[0].1.as_ref().unwrap_err().status, Status::Timeout);
+    assert_eq!(text(outcomes[1].1.as_ref().unwrap()), "free");
+    release_tx.send(()).unwrap();
+}
+
 #[test]
 fn close_completes_every_pending_start_once_with_closed() {
     let log = log_path("completion-close");

@@ -14,7 +14,7 @@ mod common;
 use common::http_server::{http_requests, posts_of, HttpServer};
 use common::*;
 use mcpc::handlers::{Callbacks, Progress};
-use mcpc::{Client, ClientOptions, ConnectMode, RequestOptions};
+use mcpc::{Client, ClientOptions, ConnectMode, Request, RequestOptions};
 use serde_json::json;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,9 +24,17 @@ use std::time::{Duration, Instant};
 static SERIAL: Mutex<()> = Mutex::new(());
 
 /// The threads the process shares between all its clients: the reactor, the workers that run
-/// what the reactor hands off, and the pools for cancel notices and answers and for host
-/// callbacks (each stays a few seconds after its last job).
-const SHARED_THREADS: [&str; 4] = ["mcpc-reactor", "mcpc-io-worker", "mcpc-io", "mcpc-pool"];
+/// what the reactor hands off, the pools for cancel notices and answers, for host callbacks and
+/// for started requests' completions, and the completions' clock (each stays a few seconds
+/// after its last job).
+const SHARED_THREADS: [&str; 6] = [
+    "mcpc-reactor",
+    "mcpc-io-worker",
+    "mcpc-io",
+    "mcpc-pool",
+    "mcpc-complete",
+    "mcpc-timer",
+];
 
 /// The names of this process's threads that the library started for its clients (all are
 /// named `mcpc-...`; the test harness's own threads come and go and are not counted, nor are
@@ -121,6 +129,42 @@ fn threads_named(name: &str) -> HashSet<String> {
             (comm.trim() == name).then(|| task.file_name().to_string_lossy().into_owned())
         })
         .collect()
+}
+
+/// Fifty clients that each completed one started call (its completion run on the client's
+/// completion thread, its timeout watched meanwhile) hold at most two completion threads in
+/// all: a client's completion thread is a strand of the process's completion pool, not a
+/// thread of its own.
+#[test]
+fn started_calls_of_many_clients_share_a_few_completion_threads() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let clients: Vec<Client> = (0..50).map(|_| connect(&[])).collect();
+    let opts = RequestOptions {
+        timeout: Some(Duration::from_secs(60)),
+        ..RequestOptions::default()
+    };
+    for (n, client) in clients.iter().enumerate() {
+        let (done, completed) = crossbeam_channel::bounded(1);
+        client
+            .start(Request::Ping, &opts, move |outcome| {
+                let thread = std::thread::current().name().map(str::to_owned);
+                done.send((outcome.is_ok(), thread)).unwrap();
+            })
+            .unwrap();
+        let (ok, thread) = completed
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("client {n}: no completion"));
+        assert!(ok, "client {n}: the ping failed");
+        assert_eq!(thread.as_deref(), Some("mcpc-complete"), "client {n}");
+    }
+    let completion_threads = threads_named("mcpc-complete").len();
+    assert!(
+        completion_threads <= 2,
+        "{completion_threads} completion threads for 50 clients"
+    );
+    let clocks = threads_named("mcpc-timer").len();
+    assert!(clocks <= 1, "{clocks} clock threads");
+    drop(clients);
 }
 
 #[test]

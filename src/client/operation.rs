@@ -303,7 +303,8 @@ impl Client {
     }
 
     /// Starts `request` without blocking. `done` gets its outcome, exactly once, on the
-    /// client's completion thread (a library thread, started with the first started request).
+    /// client's completion thread (a thread of the library's completion pool, `mcpc-complete`,
+    /// shared by every client; one client's completions run one at a time, in order).
     /// The options' token cancels it as it cancels a blocking call (at once, CANCELLED, the
     /// server told only if the request reached the wire); timeouts apply as for blocking calls.
     ///

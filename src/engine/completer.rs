@@ -4,11 +4,17 @@
 //! of its own: the engine makes it exactly like a blocking one (`Connection::start`), but its
 //! `Call` is given a `notify` hook instead of a waiter. When the call's outcome is decided (the
 //! response routed by the reader, a cancel from any thread, close), the hook queues the call's
-//! key here; this thread takes the outcome, finishes the call (`Started::finish`, the same code
-//! the blocking path runs) and runs the call's continuation. The thread also keeps the started
-//! calls' timeouts (the same `Timeout` the blocking path uses) and the pauses an operation asks
-//! for between its requests, so one thread serves every started call of a client, and none is
-//! parked per call.
+//! key here; the client's completion thread takes the outcome, finishes the call
+//! (`Started::finish`, the same code the blocking path runs) and runs the call's continuation.
+//! It also keeps the started calls' timeouts (the same `Timeout` the blocking path uses) and
+//! the pauses an operation asks for between its requests, so none is parked per call.
+//!
+//! "The completion thread" of a client is a strand of the process's completion pool
+//! (`pool::completions`, threads named `mcpc-complete`): the client's work runs there one job
+//! at a time, in order, as on a thread of its own, but a client holds no thread while it has
+//! nothing to complete, so a thousand clients that used the completion API hold a few threads
+//! in all. The strand runs while events wait in the client's queue; the process's one clock
+//! (`completion_timer`) queues a wake-up when the client's earliest timeout or pause comes due.
 //!
 //! A continuation may start the next request of a longer operation (a page walk, an
 //! `input_required` round, a version retry: see `client::operation`), or deliver the final
@@ -27,27 +33,33 @@
 //! inside [`inline`]: whatever it does next that may block or call the host (another request,
 //! a pause, host code) it hands to this thread instead (see `client::operation`).
 //!
-//! The thread starts with the first started call: a client that only blocks never has it.
+//! Nothing runs for a client before its first started call: a client that only blocks never
+//! uses the pool.
 
 use super::call::{Notify, Watcher};
+use super::completion_timer::{self, Alarm};
 use super::timeout::Timeout;
 use super::{CallOptions, Connection, RequestBody, Started};
 use crate::cancellation::{CancellationToken, HookId};
 use crate::error::{Error, Result, Status};
 use crate::id_map::IdMap;
+use crate::pool::Strand;
 use crate::protocol::reply::Reply;
-use crate::sync::{lock, spawn, wait_until};
+use crate::sync::{lock, wait_until};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::cell::Cell;
 use std::collections::BTreeSet;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
-use std::thread::ThreadId;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::Instant;
 
 /// What to do with a started call's result, on the completion thread.
 pub type Then = Box<dyn FnOnce(Result<Reply>) + Send>;
 /// Work for the completion thread.
 pub type Job = Box<dyn FnOnce() + Send>;
+
+/// How many events one run of the strand handles before it lets the pool's other strands in.
+const EVENTS_PER_RUN: usize = 64;
 
 /// One client's completion thread. Cloning shares it.
 #[derive(Clone, Default)]
@@ -60,11 +72,12 @@ struct Shared {
     /// Signalled when the last ticket is given back.
     idle: Condvar,
     events: Sender<Event>,
-    /// Read by the thread, and by a close made on the thread.
+    /// Read by the strand's runs, and by a close made on the strand.
     receiver: Receiver<Event>,
-    thread: OnceLock<ThreadId>,
-    /// Signalled (by dropping) when the thread has ended.
-    exited: Mutex<Option<Receiver<()>>>,
+    /// Where the client's completion work runs, one job at a time.
+    strand: Strand,
+    /// A run is queued on the strand and has not begun reading the events yet.
+    scheduled: AtomicBool,
 }
 
 impl Default for Shared {
@@ -75,8 +88,8 @@ impl Default for Shared {
             idle: Condvar::new(),
             events,
             receiver,
-            thread: OnceLock::new(),
-            exited: Mutex::new(None),
+            strand: Strand::on(crate::pool::completions()),
+            scheduled: AtomicBool::new(false),
         }
     }
 }
@@ -85,9 +98,8 @@ enum Event {
     /// The call under this key has its outcome.
     Ready(u64),
     Run(Job),
-    /// A new deadline may be earlier than the one the thread sleeps until.
+    /// A timeout or a pause may be due.
     Wake,
-    Stop,
 }
 
 #[derive(Default)]
@@ -100,9 +112,11 @@ struct State {
     /// Operations admitted and not yet delivered.
     tickets: usize,
     closed: bool,
+    /// An operation was admitted once: there may be work on the strand.
     started: bool,
-    /// What the thread sleeps until (`None`: no deadline, or not sleeping).
-    sleeping_until: Option<Instant>,
+    /// The time the clock will wake the strand at (`None`: it will not): only an earlier
+    /// deadline or pause needs another alarm.
+    alarm_at: Option<Instant>,
 }
 
 /// An operation waiting between two requests.
@@ -168,7 +182,7 @@ impl Ready {
 impl Drop for Ready {
     fn drop(&mut self) {
         if let Some(shared) = self.shared.take() {
-            let _ = shared.events.send(Event::Ready(self.key));
+            shared.send(Event::Ready(self.key));
         }
     }
 }
@@ -202,27 +216,13 @@ impl Drop for Ticket {
 }
 
 impl Completer {
-    /// Admits one operation (starting the thread with the first). CLOSED once `close` began.
+    /// Admits one operation. CLOSED once `close` began.
     pub fn admit(&self) -> Result<Ticket> {
         let mut state = self.shared.lock();
         if state.closed {
             return Err(Error::new(Status::Closed, "the client is closed"));
         }
-        if !state.started {
-            let (exited_tx, exited_rx) = crossbeam_channel::bounded::<()>(0);
-            let shared = self.shared.clone();
-            spawn(
-                "mcpc-complete",
-                move || {
-                    let _exited = exited_tx;
-                    let _ = shared.thread.set(std::thread::current().id());
-                    shared.run();
-                },
-                |_| {},
-            )?;
-            *lock(&self.shared.exited) = Some(exited_rx);
-            state.started = true;
-        }
+        state.started = true;
         state.tickets += 1;
         Ok(Ticket {
             shared: self.shared.clone(),
@@ -256,7 +256,7 @@ impl Completer {
         let timeout = Timeout::start(started.options());
         let call = started.call().clone();
         let deadline = timeout.deadline();
-        let wake = {
+        {
             let mut state = self.shared.lock();
             state.watched.insert(
                 key,
@@ -270,19 +270,15 @@ impl Completer {
             );
             if let Some(deadline) = deadline {
                 state.deadlines.insert((deadline, key));
+                self.shared.set_alarm(&mut state, deadline);
             }
-            deadline.is_some_and(|d| state.sleeping_until.is_none_or(|s| d < s))
-        };
+        }
         // An outcome decided before the entry was in the table (a token already cancelled,
         // a closed connection, a fast answer) found no entry: finish it here when it may run
         // anywhere (else a fast answer would wait behind a busy completion thread), or queue
         // it again.
-        if call.is_finished() {
-            if !(anywhere && self.shared.complete_here(key)) {
-                self.send(Event::Ready(key));
-            }
-        } else if wake {
-            self.send(Event::Wake);
+        if call.is_finished() && !(anywhere && self.shared.complete_here(key)) {
+            self.send(Event::Ready(key));
         }
     }
 
@@ -290,6 +286,8 @@ impl Completer {
     /// `cancellation` is cancelled (the operation's next request then ends CANCELLED at once)
     /// or the completer closes.
     pub fn after(&self, until: Instant, cancellation: Option<&CancellationToken>, job: Job) {
+        // Due already: no need to go through the clock.
+        let due = until <= Instant::now();
         let key = {
             let mut state = self.shared.lock();
             state.next_key += 1;
@@ -300,6 +298,9 @@ impl Completer {
                 job,
                 hook: None,
             });
+            if !due {
+                self.shared.set_alarm(&mut state, until);
+            }
             key
         };
         if let Some(token) = cancellation {
@@ -321,7 +322,9 @@ impl Completer {
                 }
             }
         }
-        self.send(Event::Wake);
+        if due {
+            self.send(Event::Wake);
+        }
     }
 
     /// Runs `job` on the completion thread: now if this is it, else queued.
@@ -338,13 +341,15 @@ impl Completer {
         self.send(Event::Run(job));
     }
 
+    /// Whether this is the client's completion thread (a job of its strand runs here).
     pub fn is_current(&self) -> bool {
-        self.shared.thread.get() == Some(&std::thread::current().id())
+        self.shared.strand.is_current()
     }
 
     /// Admits nothing more, then waits until every admitted operation is delivered (the
-    /// caller has ended their calls: they complete with CLOSED) or `deadline`, and stops the
-    /// thread. On the completion thread itself, it runs the queued work here instead.
+    /// caller has ended their calls: they complete with CLOSED) or `deadline`, and for the job
+    /// running on the strand then to end. On the completion thread itself, it runs the queued
+    /// work here instead.
     /// Returns false when operations were still undelivered at the deadline.
     pub fn close(&self, deadline: Instant) -> bool {
         let started = {
@@ -383,31 +388,50 @@ impl Completer {
                 while state.tickets > 0 {
                     match wait_until(&self.shared.idle, state, Some(deadline)) {
                         Some(next) => state = next,
-                        None => return self.stop(false),
+                        None => return self.stop(false, deadline),
                     }
                 }
                 drop(state);
                 true
             }
         };
-        self.stop(all_delivered)
+        self.stop(all_delivered, deadline)
     }
 
-    /// Stops the thread, waiting for it to end (unless this is it).
-    fn stop(&self, all_delivered: bool) -> bool {
-        self.send(Event::Stop);
+    /// Waits (unless this is the strand) until `deadline` for the job running on the strand,
+    /// if any, to end: the work queued before close ran before close returns.
+    fn stop(&self, all_delivered: bool, deadline: Instant) -> bool {
         if !self.is_current() {
-            let exited = lock(&self.shared.exited).take();
-            if let Some(exited) = exited {
+            let (ran, last) = crossbeam_channel::bounded(1);
+            if self
+                .shared
+                .strand
+                .submit(move || {
+                    let _ = ran.send(());
+                })
+                .is_ok()
+            {
                 // Bounded: a completion that never returns is not waited for.
-                let _ = exited.recv_timeout(std::time::Duration::from_secs(2));
+                let _ = last.recv_deadline(deadline);
             }
         }
         all_delivered
     }
 
     fn send(&self, event: Event) {
-        let _ = self.shared.events.send(event);
+        self.shared.send(event);
+    }
+}
+
+impl Alarm for Shared {
+    fn ring(self: Arc<Self>, at: Instant) {
+        {
+            let mut state = self.lock();
+            if state.alarm_at == Some(at) {
+                state.alarm_at = None;
+            }
+        }
+        self.send(Event::Wake);
     }
 }
 
@@ -416,7 +440,7 @@ impl Watcher for Shared {
         if answered && self.complete_here(key) {
             return;
         }
-        let _ = self.events.send(Event::Ready(key));
+        self.send(Event::Ready(key));
     }
 }
 
@@ -425,8 +449,34 @@ impl Shared {
         lock(&self.state)
     }
 
+    /// Queues `event` and makes sure a run of the strand is coming to handle it.
+    fn send(self: &Arc<Self>, event: Event) {
+        let _ = self.events.send(event);
+        self.schedule();
+    }
+
+    fn schedule(self: &Arc<Self>) {
+        if self.scheduled.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let shared = self.clone();
+        // No thread to run it: the events wait for the next send, which tries again.
+        if self.strand.submit(move || shared.run()).is_err() {
+            self.scheduled.store(false, Ordering::Release);
+        }
+    }
+
+    /// Asks the clock to wake the strand at `at`, unless it will already by then.
+    fn set_alarm(self: &Arc<Self>, state: &mut State, at: Instant) {
+        if state.alarm_at.is_none_or(|set| at < set) {
+            state.alarm_at = Some(at);
+            let alarm: Weak<dyn Alarm> = Arc::downgrade(self) as Weak<dyn Alarm>;
+            completion_timer::ring_at(at, alarm);
+        }
+    }
+
     /// A paused operation's token was cancelled: its pause ends now.
-    fn end_pause(&self, key: u64) {
+    fn end_pause(self: &Arc<Self>, key: u64) {
         let found = {
             let mut state = self.lock();
             state
@@ -437,7 +487,7 @@ impl Shared {
                 .is_some()
         };
         if found {
-            let _ = self.events.send(Event::Wake);
+            self.send(Event::Wake);
         }
     }
 
@@ -445,80 +495,54 @@ impl Shared {
         self.lock().tickets
     }
 
-    /// The thread's loop.
-    fn run(&self) {
-        loop {
-            let event = self.next_event(None);
-            match event {
-                Some(Event::Stop) => break,
-                Some(event) => self.handle(event),
-                None => {}
+    /// One run on the strand: handles the events queued, a few at a time.
+    fn run(self: &Arc<Self>) {
+        // From here on, what is queued is ours to handle; a send after this queues a new run.
+        self.scheduled.swap(false, Ordering::AcqRel);
+        for _ in 0..EVENTS_PER_RUN {
+            match self.receiver.try_recv() {
+                Ok(event) => self.handle(event),
+                Err(_) => return,
             }
         }
+        // More may wait: behind the other strands in line.
+        self.schedule();
     }
 
-    /// Close on the completion thread: handle events here until every ticket is back.
-    fn drain_here(&self, deadline: Instant) -> bool {
+    /// Close on the completion thread (a job of the strand): handles events here until every
+    /// ticket is back, firing timeouts and pauses as they come due.
+    fn drain_here(self: &Arc<Self>, deadline: Instant) -> bool {
         while self.lock_tickets() > 0 && Instant::now() < deadline {
-            match self.next_event(Some(deadline)) {
-                // A Stop sent by a nested close is for the thread's own loop.
-                Some(Event::Stop) => {
-                    let _ = self.events.send(Event::Stop);
-                    break;
-                }
-                Some(event) => self.handle(event),
-                None => {}
+            let until = {
+                let state = self.lock();
+                [
+                    state.deadlines.first().map(|(d, _)| *d),
+                    state.pauses.iter().map(|p| p.until).min(),
+                ]
+                .into_iter()
+                .flatten()
+                .fold(deadline, Instant::min)
+            };
+            match self.receiver.recv_deadline(until) {
+                Ok(event) => self.handle(event),
+                Err(RecvTimeoutError::Timeout) => self.fire_due(),
+                Err(RecvTimeoutError::Disconnected) => break,
             }
         }
         self.lock_tickets() == 0
     }
 
-    /// Waits for the next event, firing timeouts and pauses as they come due. `None` when
-    /// `limit` passed (or only timers fired).
-    fn next_event(&self, limit: Option<Instant>) -> Option<Event> {
-        let until = {
-            let mut state = self.lock();
-            let next = [
-                state.deadlines.first().map(|(d, _)| *d),
-                state.pauses.iter().map(|p| p.until).min(),
-                limit,
-            ]
-            .into_iter()
-            .flatten()
-            .min();
-            state.sleeping_until = next;
-            next
-        };
-        let event = match until {
-            Some(until) => self.receiver.recv_deadline(until),
-            None => self
-                .receiver
-                .recv()
-                .map_err(|_| RecvTimeoutError::Disconnected),
-        };
-        self.lock().sleeping_until = None;
-        match event {
-            Ok(event) => Some(event),
-            Err(RecvTimeoutError::Timeout) => {
-                self.fire_due();
-                None
-            }
-            Err(RecvTimeoutError::Disconnected) => Some(Event::Stop),
-        }
-    }
-
     /// Handles one event. A panic in a continuation (a Rust completion that panics) ends that
-    /// operation only (its ticket is given back as it unwinds); the thread goes on.
-    fn handle(&self, event: Event) {
+    /// operation only (its ticket is given back as it unwinds); the strand goes on.
+    fn handle(self: &Arc<Self>, event: Event) {
         let _ = crate::panic_guard::catch(|| self.handle_inner(event));
     }
 
-    fn handle_inner(&self, event: Event) {
+    fn handle_inner(self: &Arc<Self>, event: Event) {
         match event {
             Event::Ready(key) => self.complete(key),
             Event::Run(job) => job(),
             Event::Wake => self.fire_due(),
-            Event::Stop => {}
         }
     }
 
@@ -577,9 +601,9 @@ impl Shared {
         }
     }
 
-    /// Cancels the calls whose timeout passed (they complete through `Ready`), and runs the
-    /// pauses that are over.
-    fn fire_due(&self) {
+    /// Cancels the calls whose timeout passed (they complete through `Ready`), runs the pauses
+    /// that are over, and sets the alarm for what comes next.
+    fn fire_due(self: &Arc<Self>) {
         let now = Instant::now();
         let (expired, pauses) = {
             let mut state = self.lock();
@@ -606,6 +630,16 @@ impl Shared {
                 .into_iter()
                 .partition::<Vec<_>, _>(|p| p.until <= now);
             state.pauses = waiting;
+            let next = [
+                state.deadlines.first().map(|(d, _)| *d),
+                state.pauses.iter().map(|p| p.until).min(),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            if let Some(next) = next {
+                self.set_alarm(&mut state, next);
+            }
             (expired, due)
         };
         for (call, reason) in expired {

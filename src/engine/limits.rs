@@ -70,11 +70,8 @@ pub const MIN_TASK_POLL_INTERVAL: std::time::Duration = std::time::Duration::fro
 /// started requests' completions, and for queued cancel notices to be written.
 pub use super::CALLBACK_WAIT_ON_CLOSE;
 
-/// How long close waits, after the transport is shut down, for each of the connection's own
-/// threads (stdio reader and stderr, HTTP workers) and its queued work on the shared pool to
-/// end; one still running then
-/// (a stderr callback that never returns, a write stuck in a TCP connect) is let go.
-pub const THREAD_WAIT_ON_CLOSE: std::time::Duration = std::time::Duration::from_secs(1);
+/// (Owned by the transports, which name no engine module; listed here with the other bounds.)
+pub use crate::transport::THREAD_WAIT_ON_CLOSE;
 
 /// The most `close` (or `free`, or dropping a client) takes, whatever servers and host
 /// callbacks do: the callbacks' wait, a stdio server's two grace periods to exit (after its

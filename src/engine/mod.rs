@@ -23,6 +23,7 @@ pub mod answers;
 pub mod call;
 pub mod callback_queue;
 pub mod completer;
+mod completion_timer;
 mod dispatcher;
 pub mod gate;
 pub mod limits;

@@ -5,9 +5,9 @@
 
 use super::workers::Workers;
 use super::{Inbound, OutgoingRequest, Transport};
-use crate::engine::limits::THREAD_WAIT_ON_CLOSE;
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::{self, Incoming};
+use crate::transport::THREAD_WAIT_ON_CLOSE;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 

@@ -18,7 +18,13 @@ pub(crate) use stdio::WindowsEvent;
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::Incoming;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long close waits, after the transport is shut down, for each of the connection's own
+/// threads (stdio reader and stderr, HTTP workers) and its queued work on the shared pool to
+/// end; one still running then (a stderr callback that never returns, a write stuck in a TCP
+/// connect) is let go. The transports own it; `mcpc::limits` lists it with the other bounds.
+pub const THREAD_WAIT_ON_CLOSE: Duration = Duration::from_secs(1);
 
 /// Runs `starts` (which only starts requests, never waits for the server) so that the
 /// requests it sends leave together: on stdio, in one write once it returns (see

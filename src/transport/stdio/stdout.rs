@@ -257,8 +257,7 @@ impl StdoutReader {
         }
         drop(baton);
         self.caller_turn.notify_all();
-        self.notices
-            .close(crate::engine::limits::THREAD_WAIT_ON_CLOSE);
+        self.notices.close(crate::transport::THREAD_WAIT_ON_CLOSE);
     }
 
     /// A caller reads and routes lines until `stop()` holds, the deadline passes or stdout
