@@ -1,15 +1,18 @@
-//! What an idle stdio client holds on the heap (issue 33): a host keeps many servers connected
-//! and idle, so a buffer or queue that a connection allocates up front, before it needs it, is
-//! paid once per server. This binary counts every live heap byte (its own global allocator),
-//! connects clients that answer one ping and go idle, and bounds the growth per client. In a
-//! test binary of its own, so that no other test allocates while it counts.
+//! What an idle client holds on the heap (issue 33): a host keeps many servers connected and
+//! idle, so a buffer, queue or setup that a connection allocates up front, before it needs it,
+//! or copies when it could share it, is paid once per server. This binary counts every live
+//! heap byte (its own global allocator), connects clients that answer one request and go idle,
+//! and bounds the growth per client. In a test binary of its own, its tests one at a time, so
+//! that nothing else allocates while one counts.
 
 mod common;
 
+use common::http_server::HttpServer;
 use common::*;
-use mcpc::RequestOptions;
+use mcpc::{Client, ConnectMode, RequestOptions};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// The system allocator, counting the bytes it has handed out and not had back.
@@ -54,34 +57,61 @@ const CLIENTS: usize = 50;
 /// Per idle stdio client, in bytes. Its connection state, the 4 KiB stdout buffer, the
 /// server's initialize result and its stderr tail fit well under it; a queue or buffer
 /// allocated at its full size for every connection does not.
-const MAX_HEAP_PER_CLIENT: isize = 24 * 1024;
+const MAX_HEAP_PER_STDIO_CLIENT: isize = 24 * 1024;
+/// Per idle HTTP client (modern era, its connection kept alive), in bytes: a copy of the TLS
+/// roots per client (about 24 KB) does not fit.
+const MAX_HEAP_PER_HTTP_CLIENT: isize = 32 * 1024;
+
+/// The tests count the whole process's heap: one at a time.
+static COUNTING: Mutex<()> = Mutex::new(());
+
+/// The heap bytes each of `CLIENTS` clients made by `connect` holds once idle; the first one
+/// made starts what the process shares (the reactor, the pools) and is not counted.
+fn heap_per_idle_client(connect: impl Fn() -> Client) -> isize {
+    let _alone = COUNTING.lock().unwrap_or_else(|e| e.into_inner());
+    let first = connect();
+    std::thread::sleep(Duration::from_millis(200));
+    let before = LIVE_BYTES.load(Ordering::Relaxed);
+    let clients: Vec<_> = (0..CLIENTS).map(|_| connect()).collect();
+    // What the requests left behind settles (answers written, buffers given back).
+    std::thread::sleep(Duration::from_millis(200));
+    let per_client = (LIVE_BYTES.load(Ordering::Relaxed) - before) / CLIENTS as isize;
+    drop(clients);
+    drop(first);
+    per_client
+}
 
 #[test]
 fn an_idle_stdio_client_holds_a_few_kib_of_heap() {
-    // The first client starts what the process shares (the reactor, the pools): not counted.
-    let first = connect(&[]);
-    first.ping(&RequestOptions::default()).unwrap();
-    std::thread::sleep(Duration::from_millis(200));
-    let before = LIVE_BYTES.load(Ordering::Relaxed);
-
-    let clients: Vec<_> = (0..CLIENTS)
-        .map(|_| {
-            let client = connect(&[]);
-            client.ping(&RequestOptions::default()).unwrap();
-            client
-        })
-        .collect();
-    // What the pings left behind settles (answers written, buffers given back).
-    std::thread::sleep(Duration::from_millis(200));
-    let per_client = (LIVE_BYTES.load(Ordering::Relaxed) - before) / CLIENTS as isize;
-
+    let per_client = heap_per_idle_client(|| {
+        let client = connect(&[]);
+        client.ping(&RequestOptions::default()).unwrap();
+        client
+    });
     report_figure(&format!(
         "idle_heap: an idle stdio client holds {per_client} heap bytes ({CLIENTS} clients)"
     ));
     eprintln!("idle_heap: {per_client} heap bytes per idle stdio client");
     assert!(
-        per_client <= MAX_HEAP_PER_CLIENT,
-        "{per_client} heap bytes per idle stdio client, over {MAX_HEAP_PER_CLIENT}"
+        per_client <= MAX_HEAP_PER_STDIO_CLIENT,
+        "{per_client} heap bytes per idle stdio client, over {MAX_HEAP_PER_STDIO_CLIENT}"
     );
-    drop(clients);
+}
+
+#[test]
+fn an_idle_http_client_shares_the_tls_roots() {
+    let server = HttpServer::start("idle_heap_http", &["--modern"]);
+    let per_client = heap_per_idle_client(|| {
+        let client = server.connect(ConnectMode::Modern);
+        client.discover(&RequestOptions::default()).unwrap();
+        client
+    });
+    report_figure(&format!(
+        "idle_heap: an idle HTTP client (modern era) holds {per_client} heap bytes ({CLIENTS} clients)"
+    ));
+    eprintln!("idle_heap: {per_client} heap bytes per idle HTTP client (modern era)");
+    assert!(
+        per_client <= MAX_HEAP_PER_HTTP_CLIENT,
+        "{per_client} heap bytes per idle HTTP client, over {MAX_HEAP_PER_HTTP_CLIENT}"
+    );
 }
