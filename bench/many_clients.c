@@ -8,12 +8,14 @@
  *                                       each with its standalone GET stream open
  *   many_clients http-modern SERVER N   the same, modern era (server/discover for ping)
  *
- * Threads (Threads:), RSS (VmRSS:) and descriptors (/proc/self/fd; sockets counted apart) are
- * read before the first client and after all N are connected and have answered one ping, idle;
- * the difference is the library's. Output: one `key=value` line, read by bench/table.py:
+ * Threads (Threads:), RSS (VmRSS:), descriptors (/proc/self/fd; sockets counted apart) and, with
+ * glibc, the heap in use (mallinfo2) are read before the first client and after all N are
+ * connected and have answered one ping, idle; the difference is the library's. Unlike RSS, the
+ * heap does not move with the machine's load. Output: one `key=value` line, read by
+ * bench/table.py (heap_bytes only with glibc):
  *
  *   impl=mcpc case=many.stdio.N threads=ALL rss_kib=PER_CLIENT fds=PER_CLIENT
- *       sockets=PER_CLIENT connect=S ping=S close=S
+ *       sockets=PER_CLIENT heap_bytes=PER_CLIENT connect=S ping=S close=S
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -22,6 +24,10 @@
 
 #include "../include/mcpc.h"
 #include "common.h"
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+#include <malloc.h>
+#define HAVE_MALLINFO2 1
+#endif
 
 static void check(mcp_result *result, const char *what, int i) {
     if (mcp_result_status(result) != MCP_STATUS_OK) {
@@ -45,13 +51,24 @@ static long status_field(const char *field) {
     return value;
 }
 
-/* What the process holds now: threads, RSS (KiB), descriptors and, of those, sockets. */
+/* What the process holds now: threads, RSS (KiB), descriptors and, of those, sockets, and the
+ * heap bytes in use (-1: unknown). */
 typedef struct {
     long threads, rss_kib, fds, sockets;
+    double heap_bytes;
 } holdings;
 
+static double heap_in_use(void) {
+#ifdef HAVE_MALLINFO2
+    struct mallinfo2 info = mallinfo2();
+    return (double)(info.uordblks + info.hblkhd); /* small blocks, and those mmapped apart */
+#else
+    return -1;
+#endif
+}
+
 static holdings holdings_now(void) {
-    holdings h = {status_field("Threads:"), status_field("VmRSS:"), 0, 0};
+    holdings h = {status_field("Threads:"), status_field("VmRSS:"), 0, 0, heap_in_use()};
     DIR *dir = opendir("/proc/self/fd");
     struct dirent *entry;
     if (!dir) return h;
@@ -119,11 +136,15 @@ int main(int argc, char **argv) {
     }
     double t4 = now_us();
 
-    printf("impl=mcpc case=many.%s.%d threads=%ld rss_kib=%.1f fds=%.2f sockets=%.2f "
+    char heap[64] = "";
+    if (before.heap_bytes >= 0)
+        snprintf(heap, sizeof heap, " heap_bytes=%.0f",
+                 (after.heap_bytes - before.heap_bytes) / n);
+    printf("impl=mcpc case=many.%s.%d threads=%ld rss_kib=%.1f fds=%.2f sockets=%.2f%s "
            "connect=%.6f ping=%.6f close=%.6f\n",
            transport, n, after.threads - before.threads,
            (double)(after.rss_kib - before.rss_kib) / n, (double)(after.fds - before.fds) / n,
-           (double)(after.sockets - before.sockets) / n, (t1 - t0) / 1e6, (t2 - t1) / 1e6,
+           (double)(after.sockets - before.sockets) / n, heap, (t1 - t0) / 1e6, (t2 - t1) / 1e6,
            (t4 - t3) / 1e6);
     fflush(stdout);
     mcp_client_options_free(options);

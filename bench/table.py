@@ -271,10 +271,10 @@ def many_servers(t):
     g = lambda impl, case, n, server, key: t.get(impl, f"{case}.{n}", server, "unpinned", key)
     t.emit("### Many servers: N idle clients in one process (unpinned)\n")
     t.emit("| N | transport | client | library threads (per client) | "
-           "RSS per idle client (KiB) | "
+           "RSS per idle client (KiB) | heap per idle client (bytes) | "
            "descriptors per client | sockets per client | connect all (ms) | ping all (ms) | "
            "close all (ms) |")
-    t.emit("|---" * 10 + "|")
+    t.emit("|---" * 11 + "|")
     for n in counts:
         for label, impl, case, server in MANY:
             if impl in t.errors:
@@ -285,7 +285,7 @@ def many_servers(t):
                 continue
             t.emit(f"| {n:,} | {label} | {NAMES[impl]} | "
                    f"{fmt(v('threads'))} ({v('threads') / n:.2f}) | "
-                   f"{fmt(v('rss_kib'))} | {fmt(v('fds'), 2)} | {fmt(v('sockets'), 2)} | "
+                   f"{fmt(v('rss_kib'))} | {fmt(v('heap_bytes'))} | {fmt(v('fds'), 2)} | {fmt(v('sockets'), 2)} | "
                    f"{ms(v('connect'))} | {ms(v('ping'))} | {ms(v('close'))} |")
     t.emit()
 

@@ -258,6 +258,10 @@ PROMISES = [
     ("close and free return within limits::CLOSE_BOUND (8 s) whatever servers and callbacks do; "
      "a log or stderr callback may connect during a reconnect",
      ["tests/close_bound.rs"], ["close_bound:"]),
+    # issue 33, item 2
+    ("an idle client holds a few KiB of heap: at most 24 KiB per stdio client, 32 KiB per modern "
+     "HTTP client (50 clients, every live heap byte counted)",
+     ["tests/idle_heap.rs"], ["idle_heap:"]),
 ]
 
 

@@ -2,15 +2,19 @@
 //! reader, the handlers) and the dispatcher that writes them. A server can send requests
 //! faster than it reads our answers; this is where that stops (see `limits`).
 //!
+//! The queue grows on demand and its bound is counted beside it (`Room`): a bounded channel
+//! would allocate all its slots up front, in every connection, idle or not.
+//!
 //! Cancel notices do not go through here: they have their own queue (`call::Outbound`), which
 //! only the host's own calls fill, and the dispatcher writes them first. Every answer queued
 //! wakes the dispatcher (it has no thread of its own waiting).
 
 use super::limits::{MAX_QUEUED_ANSWERS, MAX_QUEUED_ANSWER_BYTES};
 use crate::cancellation::CancellationToken;
-use crossbeam_channel::{Receiver, SendTimeoutError, Sender, TrySendError};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use crate::sync::lock;
+use crossbeam_channel::{Receiver, Sender};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 /// How often a handler waiting for room looks at its cancellation token.
@@ -19,7 +23,7 @@ const ROOM_CHECK: Duration = Duration::from_millis(20);
 /// The producing side.
 pub struct Answers {
     queue: Sender<String>,
-    bytes: Arc<AtomicUsize>,
+    room: Arc<Room>,
     /// Wakes the dispatcher for each answer queued (`None` in tests that read the queue
     /// themselves).
     wake: Option<Arc<dyn Fn() + Send + Sync>>,
@@ -28,18 +32,56 @@ pub struct Answers {
 /// The dispatcher's side.
 pub struct AnswerReceiver {
     pub queue: Receiver<String>,
-    bytes: Arc<AtomicUsize>,
+    room: Arc<Room>,
+}
+
+/// What the queue holds, in answers and in bytes, and the wait of handlers for room.
+#[derive(Default)]
+struct Room {
+    answers: AtomicUsize,
+    bytes: AtomicUsize,
+    /// The dispatcher's side is gone: nobody makes room any more.
+    closed: AtomicBool,
+    /// Held while a handler looks for room and when room is made, so that no wake-up is lost.
+    waiting: Mutex<()>,
+    made: Condvar,
 }
 
 pub fn bounded() -> (Answers, AnswerReceiver) {
-    let (tx, rx) = crossbeam_channel::bounded(MAX_QUEUED_ANSWERS);
-    let bytes = Arc::new(AtomicUsize::new(0));
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let room = Arc::new(Room::default());
     let answers = Answers {
         queue: tx,
-        bytes: bytes.clone(),
+        room: room.clone(),
         wake: None,
     };
-    (answers, AnswerReceiver { queue: rx, bytes })
+    (answers, AnswerReceiver { queue: rx, room })
+}
+
+impl Room {
+    /// Takes the room for one answer of `len` bytes, if the count allows it and, unless
+    /// `any_size`, the bytes too (one answer always fits an empty queue).
+    fn take(&self, len: usize, any_size: bool) -> bool {
+        if self.answers.fetch_add(1, Ordering::AcqRel) >= MAX_QUEUED_ANSWERS {
+            self.answers.fetch_sub(1, Ordering::AcqRel);
+            return false;
+        }
+        let before = self.bytes.fetch_add(len, Ordering::AcqRel);
+        if !any_size && before > 0 && before + len > MAX_QUEUED_ANSWER_BYTES {
+            self.answers.fetch_sub(1, Ordering::AcqRel);
+            self.bytes.fetch_sub(len, Ordering::AcqRel);
+            return false;
+        }
+        true
+    }
+
+    /// An answer left the queue (or never entered it): wakes the handlers waiting for room.
+    fn give_back(&self, len: usize) {
+        self.answers.fetch_sub(1, Ordering::AcqRel);
+        self.bytes.fetch_sub(len, Ordering::AcqRel);
+        drop(lock(&self.waiting));
+        self.made.notify_all();
+    }
 }
 
 impl Answers {
@@ -57,57 +99,61 @@ impl Answers {
         }
     }
 
+    /// Queues `frame` once its room is taken; false (and the room given back) when the
+    /// dispatcher is gone.
+    fn put(&self, frame: String) -> bool {
+        let len = frame.len();
+        if self.queue.send(frame).is_err() {
+            self.room.give_back(len);
+            return false;
+        }
+        self.wake();
+        true
+    }
+
     /// Queues `frame` if there is room, without ever waiting (the reader calls this). False:
     /// the queue is full (or closed) and the answer was dropped.
     pub fn offer(&self, frame: String) -> bool {
-        let len = frame.len();
-        let before = self.bytes.fetch_add(len, Ordering::AcqRel);
-        if before > 0 && before + len > MAX_QUEUED_ANSWER_BYTES {
-            self.bytes.fetch_sub(len, Ordering::AcqRel);
-            return false;
-        }
-        match self.queue.try_send(frame) {
-            Ok(()) => {
-                self.wake();
-                true
-            }
-            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                self.bytes.fetch_sub(len, Ordering::AcqRel);
-                false
-            }
-        }
+        self.room.take(frame.len(), false) && self.put(frame)
     }
 
     /// Queues a handler's answer, waiting for room (a handler thread is ours to hold up).
     /// Gives up when `token` is cancelled (the server cancelled the request, or the client is
     /// closing) or the dispatcher is gone; returns whether the answer was queued.
-    pub fn send_waiting(&self, mut frame: String, token: &CancellationToken) -> bool {
-        let len = frame.len();
-        // Handlers are few (MAX_SERVER_REQUEST_HANDLERS); their answers count towards the
-        // bytes but are not refused by them.
-        self.bytes.fetch_add(len, Ordering::AcqRel);
+    pub fn send_waiting(&self, frame: String, token: &CancellationToken) -> bool {
+        let room = &*self.room;
+        let mut waiting = lock(&room.waiting);
         loop {
-            if token.is_cancelled() {
-                break;
+            if token.is_cancelled() || room.closed.load(Ordering::Acquire) {
+                return false;
             }
-            match self.queue.send_timeout(frame, ROOM_CHECK) {
-                Ok(()) => {
-                    self.wake();
-                    return true;
-                }
-                Err(SendTimeoutError::Timeout(back)) => frame = back,
-                Err(SendTimeoutError::Disconnected(_)) => break,
+            // Handlers are few (MAX_SERVER_REQUEST_HANDLERS); their answers count towards the
+            // bytes but are not refused by them.
+            if room.take(frame.len(), true) {
+                drop(waiting);
+                return self.put(frame);
             }
+            waiting = room
+                .made
+                .wait_timeout(waiting, ROOM_CHECK)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
-        self.bytes.fetch_sub(len, Ordering::AcqRel);
-        false
     }
 }
 
 impl AnswerReceiver {
     /// The dispatcher took `frame` off the queue.
     pub fn taken(&self, frame: &str) {
-        self.bytes.fetch_sub(frame.len(), Ordering::AcqRel);
+        self.room.give_back(frame.len());
+    }
+}
+
+impl Drop for AnswerReceiver {
+    fn drop(&mut self) {
+        self.room.closed.store(true, Ordering::Release);
+        drop(lock(&self.room.waiting));
+        self.room.made.notify_all();
     }
 }
 
@@ -147,5 +193,23 @@ mod tests {
         assert!(!answers.send_waiting("{}".into(), &token));
         drop(receiver);
         assert!(!answers.send_waiting("{}".into(), &CancellationToken::new()));
+    }
+
+    #[test]
+    fn a_waiting_handler_gets_in_once_the_dispatcher_takes_an_answer() {
+        let (answers, receiver) = bounded();
+        while answers.offer("{}".into()) {}
+        let answers = Arc::new(answers);
+        let handler = {
+            let answers = answers.clone();
+            std::thread::spawn(move || {
+                answers.send_waiting("last".into(), &CancellationToken::new())
+            })
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!handler.is_finished(), "waits while the queue is full");
+        let frame = receiver.queue.try_recv().unwrap();
+        receiver.taken(&frame);
+        assert!(handler.join().unwrap(), "queued once there was room");
     }
 }

@@ -9,10 +9,11 @@
 
 use super::answers::AnswerReceiver;
 use crate::pool::Strand;
+use crate::sync::{lock, wait_until};
 use crate::transport::Transport;
 use crossbeam_channel::{Receiver, Sender};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::Instant;
 
 /// What the dispatcher does for the engine, in queue order.
@@ -35,8 +36,10 @@ pub struct Dispatcher {
     /// A run is queued on the strand and has not begun looking at the queues yet.
     scheduled: AtomicBool,
     stopped: AtomicBool,
-    /// Told by the last run, the one `stop` queues.
-    done: (Sender<()>, Receiver<()>),
+    /// Set by the last run, the one `stop` queues (a flag, not a channel: every connection has
+    /// one, and a channel's slots and padding cost more than the rest of the dispatcher).
+    done: Mutex<bool>,
+    done_signal: Condvar,
 }
 
 /// The connection's queue of cancel notices and abandons, which wakes the dispatcher.
@@ -55,7 +58,8 @@ impl Dispatcher {
             strand: Strand::on(crate::pool::io()),
             scheduled: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
-            done: crossbeam_channel::bounded(1),
+            done: Mutex::new(false),
+            done_signal: Condvar::new(),
         })
     }
 
@@ -91,7 +95,8 @@ impl Dispatcher {
                     .try_iter()
                     .for_each(|notice| handle(&*transport, notice));
             }
-            let _ = dispatcher.done.0.try_send(());
+            *lock(&dispatcher.done) = true;
+            dispatcher.done_signal.notify_all();
         };
         if self.strand.submit(last).is_err() {
             return false;
@@ -101,14 +106,14 @@ impl Dispatcher {
 
     /// Waits until `deadline` for the last run queued by `stop` to end.
     pub fn wait_stopped(&self, deadline: Instant) -> bool {
-        match self.done.1.recv_deadline(deadline) {
-            Ok(()) => {
-                // Later waits return at once too.
-                let _ = self.done.0.try_send(());
-                true
+        let mut done = lock(&self.done);
+        while !*done {
+            match wait_until(&self.done_signal, done, Some(deadline)) {
+                Some(waited) => done = waited,
+                None => return false,
             }
-            Err(_) => false,
         }
+        true
     }
 
     fn transport(&self) -> Option<Arc<dyn Transport>> {

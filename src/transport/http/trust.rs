@@ -12,7 +12,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::{ClientConfig, RootCertStore};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The TLS client setup every https connection of a client uses.
 pub type TlsSetup = Arc<ClientConfig>;
@@ -100,7 +100,27 @@ pub fn check_identity(identity: &ClientIdentity) -> Result<()> {
 }
 
 /// The rustls client setup for `config`. Errors are the host's (INVALID_ARGUMENT).
+///
+/// Clients that keep the default trust (the bundled roots, no client certificate) share one
+/// setup: the roots are the largest thing an idle HTTP client would otherwise hold a copy of.
 pub fn client_config(trust: &HttpConfig) -> Result<Arc<ClientConfig>> {
+    let bundled_roots_only = !trust.replace_roots
+        && trust.ca_pem.is_empty()
+        && !trust.system_roots
+        && trust.client_identity.is_none();
+    if !bundled_roots_only {
+        return new_client_config(trust);
+    }
+    static BUNDLED_ROOTS_ONLY: OnceLock<Arc<ClientConfig>> = OnceLock::new();
+    if let Some(shared) = BUNDLED_ROOTS_ONLY.get() {
+        return Ok(shared.clone());
+    }
+    let setup = new_client_config(trust)?;
+    Ok(BUNDLED_ROOTS_ONLY.get_or_init(|| setup).clone())
+}
+
+/// A setup of its own for `config`.
+fn new_client_config(trust: &HttpConfig) -> Result<Arc<ClientConfig>> {
     let mut roots = RootCertStore::empty();
     if !trust.replace_roots {
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());

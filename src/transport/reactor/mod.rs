@@ -13,6 +13,14 @@
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod epoll;
+#[cfg(any(
+    target_os = "macos",
+    target_os = "ios",
+    target_os = "freebsd",
+    target_os = "openbsd",
+    target_os = "dragonfly"
+))]
+mod kqueue;
 mod poll;
 
 use crate::error::Error;
@@ -41,7 +49,8 @@ pub trait Source: Send + Sync {
     fn panicked(&self, error: Error);
 }
 
-/// How the reactor waits: epoll on Linux, poll elsewhere. Keys name the registrations.
+/// How the reactor waits: epoll on Linux, kqueue on macOS and the BSDs, poll elsewhere. Keys
+/// name the registrations.
 trait Poller: Send + Sync {
     /// Watches `fd` for input, armed, one-shot.
     fn add(&self, fd: RawFd, key: u64) -> io::Result<()>;
@@ -116,6 +125,16 @@ impl Reactor {
     pub fn new() -> io::Result<Arc<Reactor>> {
         #[cfg(any(target_os = "linux", target_os = "android"))]
         if let Ok(poller) = epoll::Epoll::new() {
+            return Ok(Reactor::with(Box::new(poller)));
+        }
+        #[cfg(any(
+            target_os = "macos",
+            target_os = "ios",
+            target_os = "freebsd",
+            target_os = "openbsd",
+            target_os = "dragonfly"
+        ))]
+        if let Ok(poller) = kqueue::Kqueue::new() {
             return Ok(Reactor::with(Box::new(poller)));
         }
         Ok(Reactor::with(Box::new(poll::Poll::new()?)))
@@ -326,13 +345,25 @@ mod tests {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-    /// Each way the reactor waits here, started: epoll (Linux), and poll.
+    /// Each way the reactor waits here, started: epoll (Linux) or kqueue (macOS, the BSDs), and
+    /// poll.
     fn reactors() -> Vec<(&'static str, Arc<Reactor>)> {
         let mut all = vec![("poll", Reactor::with(Box::new(poll::Poll::new().unwrap())))];
         #[cfg(any(target_os = "linux", target_os = "android"))]
         all.push((
             "epoll",
             Reactor::with(Box::new(epoll::Epoll::new().unwrap())),
+        ));
+        #[cfg(any(
+            target_os = "macos",
+            target_os = "ios",
+            target_os = "freebsd",
+            target_os = "openbsd",
+            target_os = "dragonfly"
+        ))]
+        all.push((
+            "kqueue",
+            Reactor::with(Box::new(kqueue::Kqueue::new().unwrap())),
         ));
         for (_, reactor) in &all {
             reactor.start().unwrap();

@@ -1,4 +1,4 @@
-//! The reactor's wait where there is no epoll (macOS, other unix): `poll` on every armed
+//! The reactor's wait where there is neither epoll nor kqueue (other unix): `poll` on every armed
 //! descriptor and a wake pipe. Arming or adding a descriptor wakes the wait, so that the next
 //! one includes it.
 

@@ -7,12 +7,13 @@
 
 use super::config::StderrCallback;
 use super::lines::{Line, LineReader};
+use super::read_buffer::ReadBuffer;
 use super::serial::Serial;
 use super::stderr_tail::{StderrTail, STDERR_LINE_MAX};
 use crate::error::Error;
 use crate::sync::lock;
 use crate::transport::reactor::{self, Event, Handle, Reactor, Registration};
-use std::io::{self, BufReader};
+use std::io;
 use std::os::fd::AsRawFd;
 use std::process::ChildStderr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,7 +27,9 @@ const CALLBACK_QUEUE_LINES: usize = 1024;
 const LINES_PER_TURN: usize = 256;
 
 pub struct StderrReader {
-    stream: Mutex<(BufReader<ChildStderr>, LineReader)>,
+    /// Read through a buffer that is allocated on the server's first stderr output (most
+    /// servers of an idle host write none) and given back after a burst.
+    stream: Mutex<(ReadBuffer<ChildStderr>, LineReader)>,
     tail: Arc<StderrTail>,
     callback: Option<(StderrCallback, Arc<Serial>)>,
     /// Reading waits for room in the callback's queue.
@@ -48,7 +51,7 @@ impl StderrReader {
         crate::transport::wake::set_flags(stderr.as_raw_fd())?;
         let fd = stderr.as_raw_fd();
         let reader = Arc::new(StderrReader {
-            stream: Mutex::new((BufReader::new(stderr), LineReader::new(STDERR_LINE_MAX))),
+            stream: Mutex::new((ReadBuffer::new(stderr), LineReader::new(STDERR_LINE_MAX))),
             tail,
             callback: callback.map(|cb| (cb, Serial::new(CALLBACK_QUEUE_LINES))),
             paused: AtomicBool::new(false),
@@ -127,7 +130,10 @@ impl reactor::Source for Arc<StderrReader> {
                 Ok(Line::TooLong) => self
                     .tail
                     .push(format!("[a stderr line over {STDERR_LINE_MAX} bytes]")),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return handle.arm(),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    reader.shrink();
+                    return handle.arm();
+                }
                 Ok(Line::Eof) | Err(_) => return self.tail.finish(),
             }
         }
