@@ -20,6 +20,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -89,12 +90,13 @@ func newKeyServer(t *testing.T, public crypto.PublicKey) *keyServer {
 		if ok {
 			s.exchanges++
 		}
+		idJag := s.workloadToken
 		s.mu.Unlock()
 		if !ok {
 			writeJSON(w, 400, map[string]any{"error": "invalid_request"})
 			return
 		}
-		writeJSON(w, 200, map[string]any{"access_token": s.workloadToken, "token_type": "N_A",
+		writeJSON(w, 200, map[string]any{"access_token": idJag, "token_type": "N_A",
 			"issued_token_type": "urn:ietf:params:oauth:token-type:id-jag"})
 	})
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
@@ -128,6 +130,14 @@ func newKeyServer(t *testing.T, public crypto.PublicKey) *keyServer {
 	s.Start()
 	t.Cleanup(s.Close)
 	return s
+}
+
+// setWorkloadToken sets the JWT-bearer assertion the server accepts, under its lock: its
+// handlers read it on the server's goroutines.
+func (s *keyServer) setWorkloadToken(token string) {
+	s.mu.Lock()
+	s.workloadToken = token
+	s.mu.Unlock()
 }
 
 // verify checks a JWT against the client's public key (ES256 or RS256, as the key and the
@@ -263,9 +273,10 @@ func TestOAuthPrivateKeyJWTWithAnRSAKey(t *testing.T) {
 func TestOAuthWorkloadTokenFile(t *testing.T) {
 	key, _ := p256PEM(t)
 	server := newKeyServer(t, &key.PublicKey)
-	server.workloadToken = "eyJhbGciOiJFUzI1NiJ9.d29ya2xvYWQ.c2ln"
+	const token = "eyJhbGciOiJFUzI1NiJ9.d29ya2xvYWQ.c2ln"
+	server.setWorkloadToken(token)
 	file := t.TempDir() + "/token"
-	if err := os.WriteFile(file, []byte(server.workloadToken+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	c, err := NewHTTP(server.URL+"/mcp", WithMode(ModeLegacy), WithOAuth(OAuth{WorkloadTokenFile: file}))
@@ -288,9 +299,10 @@ func TestOAuthWorkloadTokenFile(t *testing.T) {
 func TestOAuthWorkloadTokenFunction(t *testing.T) {
 	key, _ := p256PEM(t)
 	server := newKeyServer(t, &key.PublicKey)
-	server.workloadToken = "eyJhbGciOiJFUzI1NiJ9.d29ya2xvYWQ.c2ln"
-	asked := 0
-	give := func() (string, error) { asked++; return server.workloadToken, nil }
+	const token = "eyJhbGciOiJFUzI1NiJ9.d29ya2xvYWQ.c2ln"
+	server.setWorkloadToken(token)
+	var asked atomic.Int32 // the function runs on a library thread
+	give := func() (string, error) { asked.Add(1); return token, nil }
 	c, err := NewHTTP(server.URL+"/mcp", WithMode(ModeLegacy), WithOAuth(OAuth{WorkloadToken: give}))
 	if err != nil {
 		t.Fatal(err)
@@ -302,8 +314,8 @@ func TestOAuthWorkloadTokenFunction(t *testing.T) {
 	server.mu.Lock()
 	grants := server.workloadGrants
 	server.mu.Unlock()
-	if grants != 1 || asked != 1 {
-		t.Fatalf("%d JWT-bearer grants, the function asked %d times", grants, asked)
+	if grants != 1 || asked.Load() != 1 {
+		t.Fatalf("%d JWT-bearer grants, the function asked %d times", grants, asked.Load())
 	}
 }
 
@@ -313,10 +325,13 @@ func TestOAuthWorkloadTokenFunction(t *testing.T) {
 func TestOAuthEnterpriseManaged(t *testing.T) {
 	key, _ := p256PEM(t)
 	server := newKeyServer(t, &key.PublicKey)
-	server.workloadToken = "eyJ0eXAiOiJvYXV0aC1pZC1qYWcrand0In0.aWQtamFn.c2ln"
-	server.identityAssertion = "eyJhbGciOiJFUzI1NiJ9.aWQtdG9rZW4.c2ln"
+	const assertion = "eyJhbGciOiJFUzI1NiJ9.aWQtdG9rZW4.c2ln"
+	server.setWorkloadToken("eyJ0eXAiOiJvYXV0aC1pZC1qYWcrand0In0.aWQtamFn.c2ln")
+	server.mu.Lock()
+	server.identityAssertion = assertion
+	server.mu.Unlock()
 	idp := &IdentityProvider{TokenEndpoint: server.URL + "/idp/token", ClientID: "idp-client",
-		Assertion: func() (string, error) { return server.identityAssertion, nil }}
+		Assertion: func() (string, error) { return assertion, nil }}
 	c, err := NewHTTP(server.URL+"/mcp", WithMode(ModeLegacy),
 		WithOAuth(OAuth{ClientID: "enterprise-app", IdentityProvider: idp}))
 	if err != nil {
