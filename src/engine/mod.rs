@@ -9,15 +9,22 @@
 //! - a blocking call waits on its own thread (`Started::wait`), reading the transport itself
 //!   when it is the only call in flight, and keeps its timeout there;
 //! - a started call (the completion API) has no thread: its `Call` carries a `notify` hook
-//!   that tells the client's completion thread (`completer`) the outcome is decided; that
-//!   thread also keeps started calls' timeouts (the same `timeout::Timeout`), finishes them and
-//!   runs their continuations.
+//!   that tells the client's completer (`completer`, a strand of the process's completion pool)
+//!   the outcome is decided; the completer also keeps started calls' timeouts (the same
+//!   `timeout::Timeout`, woken by the process's one clock, `completion_timer`), finishes them
+//!   and runs their continuations.
 //!
 //! Cancel notices and answers to server requests go out through the dispatcher, which runs on
 //! the connection's strand of the shared I/O pool (no thread of its own), so neither a cancelling
 //! thread nor the reader thread ever waits for a write. Answers wait in a bounded queue
 //! (`answers`, `limits`); cancel notices have a queue of their own, written first, so a server
 //! flooding us with requests never holds a cancel up.
+//!
+//! Files: `call` (one call's outcome race), `router` (what arrives, routed by id), `timeout`,
+//! `dispatcher` and `answers` (what goes out besides requests), `callback_queue` and `gate`
+//! (host callbacks in order on the shared pool, and close waiting for them), `own_progress` (a
+//! call's own progress callback) and `reported_progress` (progress the client reports itself),
+//! `completer` and `completion_timer` (the completion API), `limits` (every bound).
 
 pub mod answers;
 pub mod call;

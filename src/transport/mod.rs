@@ -1,6 +1,10 @@
 //! Transports move frames between the client and one server. They know nothing about calls,
 //! tokens or timeouts: they write what they are given, signal the send boundary, and hand every
 //! frame that arrives to the [`Inbound`] sink they were built with.
+//!
+//! Files: `stdio/` (a child process), `http/` (Streamable HTTP and the older HTTP+SSE),
+//! `custom` (the host's own), `reactor/` (the process's one thread watching every stdio pipe),
+//! `wake` (waking a thread blocked in a wait), `workers` (threads that run blocking exchanges).
 
 pub mod custom;
 pub mod http;
