@@ -112,3 +112,27 @@ pub fn thread_wake() -> io::Result<Arc<WakePipe>> {
         Ok(cell.get_or_init(|| wake).clone())
     })
 }
+
+/// Descriptors for the tests of what waits on them (`reactor`, `stdio::stdout_wait`).
+#[cfg(test)]
+pub(crate) mod test_fds {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+    /// A pipe: (read end, write end).
+    pub fn pipe() -> (OwnedFd, OwnedFd) {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors pipe() writes.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: both are open descriptors that nothing else owns.
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+    }
+
+    /// Makes `fd`'s reader readable.
+    pub fn put_byte(fd: &OwnedFd) {
+        // SAFETY: writes one byte from a local to an open descriptor.
+        assert_eq!(
+            unsafe { libc::write(fd.as_raw_fd(), [7u8].as_ptr().cast(), 1) },
+            1
+        );
+    }
+}

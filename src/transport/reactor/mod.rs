@@ -342,7 +342,8 @@ impl Drop for Registration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use crate::transport::wake::test_fds::{pipe, put_byte};
+    use std::os::fd::AsRawFd;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
     /// Each way the reactor waits here, started: epoll (Linux) or kqueue (macOS, the BSDs), and
@@ -371,22 +372,6 @@ mod tests {
         all
     }
 
-    /// A pipe: (read end, write end).
-    fn pipe() -> (OwnedFd, OwnedFd) {
-        let mut fds = [0; 2];
-        // SAFETY: `fds` has room for the two descriptors pipe() writes.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        // SAFETY: both are open descriptors that nothing else owns.
-        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
-    }
-
-    fn put_byte(fd: &OwnedFd) {
-        // SAFETY: writes one byte from a local to an open descriptor.
-        assert_eq!(
-            unsafe { libc::write(fd.as_raw_fd(), [7u8].as_ptr().cast(), 1) },
-            1
-        );
-    }
 
     /// Counts its events; optionally sleeps in the handler or panics.
     #[derive(Default)]

@@ -1,5 +1,6 @@
 //! The stdio transport, one for every platform: frames become lines for the server's stdin,
-//! and each platform's `ServerProcess` (`unix`, `windows`) runs the process and its pipes.
+//! written to each platform's stdin writer, and each platform's `ServerProcess` (`unix`,
+//! `windows`) runs the process and its pipes.
 
 use super::config::StdioConfig;
 #[cfg(unix)]
@@ -24,12 +25,13 @@ impl StdioTransport {
 
     /// The last lines the server wrote to stderr (when stderr is kept).
     pub fn stderr_tail(&self) -> Vec<String> {
-        self.server.stderr_tail()
+        self.server.tail.lines()
     }
 
-    /// The child's process id.
+    /// The child's process id (kept apart from the child: close holds the child's lock for
+    /// seconds).
     pub fn pid(&self) -> u32 {
-        self.server.pid()
+        self.server.pid
     }
 }
 
@@ -48,11 +50,11 @@ impl Transport for StdioTransport {
         } = request;
         let mut line = frame.into_bytes();
         line.push(b'\n');
-        self.server.send_request(id, line, sent)
+        self.server.stdin.send_request(id, line, sent)
     }
 
     fn send_notification(&self, frame: &str) -> Result<()> {
-        self.server.send_frame(line(frame))
+        self.server.stdin.send_frame(line(frame))
     }
 
     fn read_here(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>, alone: bool) -> bool {

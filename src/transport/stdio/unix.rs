@@ -20,7 +20,7 @@ use super::stdout::StdoutReader;
 use crate::error::{Error, Result};
 use crate::sync::lock;
 use crate::transport::reactor::{Reactor, Registration};
-use crate::transport::{Inbound, SendBoundary, Waker, THREAD_WAIT_ON_CLOSE};
+use crate::transport::{Inbound, Waker, THREAD_WAIT_ON_CLOSE};
 use std::os::fd::AsRawFd;
 use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,13 +30,14 @@ use std::time::Instant;
 /// The server's process and pipes (see the module's comment); `super::StdioTransport` is the
 /// transport made of it.
 pub struct ServerProcess {
-    stdin: Arc<StdinWriter>,
+    /// Written by the transport (`super::transport`), as are `pid` and `tail` read.
+    pub(super) stdin: Arc<StdinWriter>,
     stdout: Arc<StdoutReader>,
     child: Arc<Mutex<Child>>,
-    pid: u32,
+    pub(super) pid: u32,
     /// Wakes the caller that reads stdout.
     waker: Waker,
-    tail: Arc<StderrTail>,
+    pub(super) tail: Arc<StderrTail>,
     stderr: Option<Arc<StderrReader>>,
     /// stdout, the exit and stderr on the reactor: dropped at close, before the descriptors.
     registrations: Mutex<Vec<Registration>>,
@@ -147,28 +148,6 @@ impl ServerProcess {
             registrations: Mutex::new(registrations),
             closing,
         })
-    }
-
-    /// The last lines the server wrote to stderr (when stderr is kept).
-    pub fn stderr_tail(&self) -> Vec<String> {
-        self.tail.lines()
-    }
-
-    /// The child's process id.
-    pub fn pid(&self) -> u32 {
-        // Not from the child under its lock: close holds that lock for seconds.
-        self.pid
-    }
-}
-
-impl ServerProcess {
-    /// Queues a request's line for stdin (see `stdin`).
-    pub fn send_request(&self, id: i64, line: Vec<u8>, sent: SendBoundary) -> Result<()> {
-        self.stdin.send_request(id, line, sent)
-    }
-
-    pub fn send_frame(&self, line: Vec<u8>) -> Result<()> {
-        self.stdin.send_frame(line)
     }
 
     pub fn read_here(

@@ -18,7 +18,7 @@ use super::lines::{Line, LineReader};
 use super::stderr_tail::{StderrTail, STDERR_LINE_MAX};
 use crate::error::{Error, Result};
 use crate::sync::{join_until, lock, spawn};
-use crate::transport::{Inbound, SendBoundary, THREAD_WAIT_ON_CLOSE};
+use crate::transport::{Inbound, THREAD_WAIT_ON_CLOSE};
 use job::Job;
 use pipe::{Direction, Pipe, Stop, Transfer};
 use std::io::{self, BufReader, Read};
@@ -37,11 +37,12 @@ pub use event::Event;
 /// The server's process and pipes (see the module's comment); `super::StdioTransport` is the
 /// transport made of it.
 pub struct ServerProcess {
-    stdin: Arc<StdinWriter>,
+    /// Written by the transport (`super::transport`), as are `pid` and `tail` read.
+    pub(super) stdin: Arc<StdinWriter>,
     child: Arc<Mutex<Child>>,
     job: Option<Job>,
-    pid: u32,
-    tail: Arc<StderrTail>,
+    pub(super) pid: u32,
+    pub(super) tail: Arc<StderrTail>,
     /// Ends the stdout and stderr threads' reads, once the server is gone.
     readers_stop: Arc<Stop>,
     closing: Arc<AtomicBool>,
@@ -139,27 +140,6 @@ impl ServerProcess {
         let on_panic = move |error: Error| inbound.closed(error);
         lock(&transport.threads).push(spawn("mcpc-stdio-reader", read, on_panic)?);
         Ok(transport)
-    }
-
-    /// The last lines the server wrote to stderr (when stderr is kept).
-    pub fn stderr_tail(&self) -> Vec<String> {
-        self.tail.lines()
-    }
-
-    /// The child's process id.
-    pub fn pid(&self) -> u32 {
-        self.pid
-    }
-}
-
-impl ServerProcess {
-    /// Queues a request's line for the writer thread (see `writer`).
-    pub fn send_request(&self, id: i64, line: Vec<u8>, sent: SendBoundary) -> Result<()> {
-        self.stdin.send_request(id, line, sent)
-    }
-
-    pub fn send_frame(&self, line: Vec<u8>) -> Result<()> {
-        self.stdin.send_frame(line)
     }
 
     /// Never: the reader thread reads every answer on Windows.
