@@ -372,7 +372,6 @@ mod tests {
         all
     }
 
-
     /// Counts its events; optionally sleeps in the handler or panics.
     #[derive(Default)]
     struct Counter {

@@ -41,7 +41,6 @@ mod tests {
     use std::os::fd::AsRawFd;
     use std::time::Instant;
 
-
     #[test]
     fn it_returns_for_output_for_a_wake_and_for_the_exit_and_times_out_otherwise() {
         let (stdout, server) = pipe();
