@@ -7,12 +7,12 @@
 
 mod common;
 
-use common::flood::status_kib;
+use common::flood::{flood_every_client, status_kib};
 use common::http_server::HttpServer;
 use common::report_figure;
+use common::thread_names::library_threads;
 use mcpc::handlers::{Callbacks, LogMessage};
-use mcpc::{Client, ClientOptions, ConnectMode, RequestOptions};
-use serde_json::json;
+use mcpc::{Client, ClientOptions, ConnectMode};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -32,18 +32,6 @@ const NOTICES: u64 = 20;
 /// How long thread counts may take to settle: idle HTTP workers stay 5 s for the next call,
 /// idle pool threads 2 s.
 const SETTLE: Duration = Duration::from_secs(20);
-
-/// The names of this process's threads that the library started (all are named `mcpc-...`).
-fn library_threads() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
-        .map(|comm| comm.trim().to_owned())
-        .filter(|name| name.starts_with("mcpc-"))
-        .collect();
-    names.sort();
-    names
-}
 
 /// How many library threads there are of each name.
 fn threads_by_name() -> BTreeMap<String, usize> {
@@ -123,23 +111,7 @@ fn many_clients(
     );
 
     // Each client asks the server for a run of notifications, from a few threads at once.
-    let clients = Arc::new(clients);
-    let callers: Vec<_> = (0..8)
-        .map(|caller| {
-            let clients = clients.clone();
-            std::thread::spawn(move || {
-                for client in clients.iter().skip(caller).step_by(8) {
-                    let flood = json!({"kind": "flood", "count": NOTICES});
-                    client
-                        .call_tool("fault", Some(flood), &RequestOptions::default())
-                        .expect("the flood call");
-                }
-            })
-        })
-        .collect();
-    callers
-        .into_iter()
-        .for_each(|caller| caller.join().unwrap());
+    flood_every_client(&clients, NOTICES);
     // The last callbacks may run a moment after their call returned.
     let deadline = Instant::now() + Duration::from_secs(10);
     let all_heard = || {

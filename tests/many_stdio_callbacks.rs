@@ -7,10 +7,11 @@
 
 mod common;
 
+use common::flood::flood_every_client;
+use common::thread_names::threads_named_any;
 use common::*;
 use mcpc::handlers::{Callbacks, LogMessage};
-use mcpc::{Client, ClientOptions, RequestOptions};
-use serde_json::json;
+use mcpc::{Client, ClientOptions};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,24 +25,11 @@ const MAX_SHARED_THREADS: usize = 2 * 64;
 /// Threads that run callbacks and cancel notices: the shared pools', and the per-client ones
 /// of earlier versions.
 fn callback_threads() -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
-        .filter(|comm| {
-            matches!(
-                comm.trim(),
-                "mcpc-pool" | "mcpc-io" | "mcpc-dispatch" | "mcpc-callbacks"
-            )
-        })
-        .count()
+    threads_named_any(&["mcpc-pool", "mcpc-io", "mcpc-dispatch", "mcpc-callbacks"])
 }
 
 fn per_client_threads() -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
-        .filter(|comm| matches!(comm.trim(), "mcpc-dispatch" | "mcpc-callbacks"))
-        .count()
+    threads_named_any(&["mcpc-dispatch", "mcpc-callbacks"])
 }
 
 #[test]
@@ -84,7 +72,6 @@ fn two_hundred_stdio_clients_share_the_pool_for_callbacks_in_order() {
 
     // Every client asks for a flood of notifications, from a few threads at once, while the
     // threads running callbacks are counted.
-    let clients = Arc::new(clients);
     let most = Arc::new(AtomicUsize::new(0));
     let flooding = Arc::new(AtomicBool::new(true));
     let sampler = {
@@ -96,22 +83,7 @@ fn two_hundred_stdio_clients_share_the_pool_for_callbacks_in_order() {
             }
         })
     };
-    let callers: Vec<_> = (0..8)
-        .map(|caller| {
-            let clients = clients.clone();
-            std::thread::spawn(move || {
-                for client in clients.iter().skip(caller).step_by(8) {
-                    let flood = json!({"kind": "flood", "count": NOTICES});
-                    client
-                        .call_tool("fault", Some(flood), &RequestOptions::default())
-                        .expect("the flood call");
-                }
-            })
-        })
-        .collect();
-    callers
-        .into_iter()
-        .for_each(|caller| caller.join().unwrap());
+    flood_every_client(&clients, NOTICES);
     let expected: Vec<u64> = (0..NOTICES).collect();
     let deadline = Instant::now() + Duration::from_secs(20);
     let others_heard_all = || heard[1..].iter().all(|h| *h.lock().unwrap() == expected);

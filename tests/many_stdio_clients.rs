@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::thread_names::library_threads;
 use common::*;
 use mcpc::handlers::{Callbacks, LogMessage};
 use mcpc::{CancellationToken, Client, ClientOptions, RequestOptions, Status};
@@ -24,16 +25,7 @@ const FLOOD_COUNT: usize = 2000;
 /// Every library thread (all are named `mcpc-...`): the reactor, the shared pools and workers.
 /// None belongs to one connection.
 fn io_threads() -> Vec<String> {
-    thread_names()
-}
-
-fn thread_names() -> Vec<String> {
-    std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
-        .map(|comm| comm.trim().to_owned())
-        .filter(|name| name.starts_with("mcpc-"))
-        .collect()
+    library_threads()
 }
 
 /// How many threads go by each name.

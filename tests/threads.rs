@@ -40,21 +40,11 @@ const SHARED_THREADS: [&str; 6] = [
 /// named `mcpc-...`; the test harness's own threads come and go and are not counted, nor are
 /// the process-wide ones).
 fn library_threads() -> Vec<String> {
-    let mut names: Vec<String> = all_library_threads()
+    let names: Vec<String> = common::thread_names::library_threads()
         .into_iter()
         .filter(|name| !SHARED_THREADS.contains(&name.as_str()))
         .collect();
-    names.sort();
     names
-}
-
-fn all_library_threads() -> Vec<String> {
-    std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
-        .map(|comm| comm.trim().to_owned())
-        .filter(|name| name.starts_with("mcpc-"))
-        .collect()
 }
 
 fn threads() -> usize {
@@ -94,7 +84,7 @@ fn an_idle_stdio_client_has_no_thread_of_its_own_and_callbacks_add_none() {
         "idle client: {:?}",
         library_threads()
     );
-    let reactors = all_library_threads()
+    let reactors = common::thread_names::library_threads()
         .iter()
         .filter(|name| *name == "mcpc-reactor")
         .count();

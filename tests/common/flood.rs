@@ -82,3 +82,20 @@ pub fn survive(name: &str, client: Client, baseline_kib: u64) -> (u64, Duration)
     alive.unwrap_or_else(|e| panic!("{name}: a ping during the flood failed: {e:?}"));
     (peak, close)
 }
+
+/// Has the test server send each client `count` notifications (its `fault` tool's flood),
+/// from 8 threads at once, each taking every 8th client.
+pub fn flood_every_client(clients: &[Client], count: u64) {
+    std::thread::scope(|scope| {
+        for caller in 0..8 {
+            scope.spawn(move || {
+                for client in clients.iter().skip(caller).step_by(8) {
+                    let flood = serde_json::json!({"kind": "flood", "count": count});
+                    client
+                        .call_tool("fault", Some(flood), &RequestOptions::default())
+                        .expect("the flood call");
+                }
+            });
+        }
+    });
+}

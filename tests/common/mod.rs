@@ -7,6 +7,7 @@ pub mod http_peer;
 pub mod http_server;
 pub mod ports;
 pub mod tasks;
+pub mod thread_names;
 
 use mcpc::{Client, ClientOptions, StdioConfig};
 use serde_json::Value;
