@@ -4,6 +4,8 @@
  *
  *   many_clients stdio SERVER N         N stdio clients, each with its own SERVER process
  *                                       (bench/echo_server.c), handshake era (initialize)
+ *   many_clients stdio-bg SERVER N      the same, closed in the background
+ *                                       (mcp_client_options_set_close_in_background)
  *   many_clients http-legacy SERVER N   N clients of one test server (--http), handshake era,
  *                                       each with its standalone GET stream open
  *   many_clients http-modern SERVER N   the same, modern era (server/discover for ping)
@@ -11,11 +13,13 @@
  * Threads (Threads:), RSS (VmRSS:), descriptors (/proc/self/fd; sockets counted apart) and, with
  * glibc, the heap in use (mallinfo2) are read before the first client and after all N are
  * connected and have answered one ping, idle; the difference is the library's. Unlike RSS, the
- * heap does not move with the machine's load. Output: one `key=value` line, read by
- * bench/table.py (heap_bytes only with glibc):
+ * heap does not move with the machine's load. `close` is the time to close and free every
+ * client; `reaped` the time from the same start until no server process of ours is left
+ * unreaped (stdio: the same as close unless the servers end in the background). Output: one
+ * `key=value` line, read by bench/table.py (heap_bytes only with glibc):
  *
  *   impl=mcpc case=many.stdio.N threads=ALL rss_kib=PER_CLIENT fds=PER_CLIENT
- *       sockets=PER_CLIENT heap_bytes=PER_CLIENT connect=S ping=S close=S
+ *       sockets=PER_CLIENT heap_bytes=PER_CLIENT connect=S ping=S close=S reaped=S
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -85,6 +89,27 @@ static holdings holdings_now(void) {
 
 /* Each stdio client holds several descriptors, and the HTTP test server (started by us, so
  * with our limit) a socket per connection: raise the soft limit to the hard one. */
+/* This process's children, exited or not, that nobody has reaped (each thread lists those it
+ * started). */
+static long children_now(void) {
+    long count = 0;
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir) return -1;
+    struct dirent *entry;
+    while ((entry = readdir(dir))) {
+        if (entry->d_name[0] == '.') continue;
+        char path[300];
+        snprintf(path, sizeof path, "/proc/self/task/%s/children", entry->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        long pid;
+        while (fscanf(f, "%ld", &pid) == 1) count++;
+        fclose(f);
+    }
+    closedir(dir);
+    return count;
+}
+
 static void raise_descriptor_limit(void) {
     struct rlimit limit;
     if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
@@ -94,13 +119,15 @@ static void raise_descriptor_limit(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4) die("usage: many_clients stdio|http-legacy|http-modern SERVER N");
+    if (argc != 4) die("usage: many_clients stdio|stdio-bg|http-legacy|http-modern SERVER N");
     const char *transport = argv[1], *server = argv[2];
     int n = atoi(argv[3]);
     if (n <= 0) die("many_clients: N must be at least 1");
     bool http = strncmp(transport, "http", 4) == 0;
     bool modern = strcmp(transport, "http-modern") == 0;
-    if (!http && strcmp(transport, "stdio") != 0) die("many_clients: unknown transport");
+    bool background = strcmp(transport, "stdio-bg") == 0;
+    if (!http && !background && strcmp(transport, "stdio") != 0)
+        die("many_clients: unknown transport");
     signal(SIGPIPE, SIG_IGN);
     raise_descriptor_limit();
 
@@ -110,6 +137,7 @@ int main(int argc, char **argv) {
     mcp_client_options *options = mcp_client_options_new();
     mcp_client_options_set_mode(options,
                                 modern ? MCP_CONNECT_MODE_MODERN : MCP_CONNECT_MODE_LEGACY);
+    mcp_client_options_set_close_in_background(options, background);
     const char *server_argv[] = {server, NULL};
     mcp_client **clients = calloc((size_t)n, sizeof *clients);
 
@@ -135,17 +163,21 @@ int main(int argc, char **argv) {
         mcp_client_free(clients[i]);
     }
     double t4 = now_us();
+    /* The HTTP test server is ours too, and stays until the end. */
+    long others = http ? 1 : 0;
+    while (children_now() > others && now_us() - t3 < 30e6) usleep(1000);
+    double t5 = now_us();
 
     char heap[64] = "";
     if (before.heap_bytes >= 0)
         snprintf(heap, sizeof heap, " heap_bytes=%.0f",
                  (after.heap_bytes - before.heap_bytes) / n);
     printf("impl=mcpc case=many.%s.%d threads=%ld rss_kib=%.1f fds=%.2f sockets=%.2f%s "
-           "connect=%.6f ping=%.6f close=%.6f\n",
+           "connect=%.6f ping=%.6f close=%.6f reaped=%.6f\n",
            transport, n, after.threads - before.threads,
            (double)(after.rss_kib - before.rss_kib) / n, (double)(after.fds - before.fds) / n,
            (double)(after.sockets - before.sockets) / n, heap, (t1 - t0) / 1e6, (t2 - t1) / 1e6,
-           (t4 - t3) / 1e6);
+           (t4 - t3) / 1e6, (t5 - t3) / 1e6);
     fflush(stdout);
     mcp_client_options_free(options);
     free(clients);

@@ -157,6 +157,7 @@ pin=()
 for n in $many_counts; do
   tag="server=echo mode=unpinned round=1"
   run "$out/many_clients" stdio "$echo_server" "$n"
+  run "$out/many_clients" stdio-bg "$echo_server" "$n"
   [ -z "$rmcp" ] || run "$rmcp" many "$echo_server" "$n"
   tag="server=test mode=unpinned round=1"
   run "$out/many_clients" http-legacy "$server" "$n"

@@ -60,18 +60,18 @@
 #endif
 
 /** The version of this header, e.g. "0.1.0"; mcp_version() gives the library's at run time. */
-#define MCPC_VERSION "0.3.0"
+#define MCPC_VERSION "0.4.0"
 /** The major part of #MCPC_VERSION. */
 #define MCPC_VERSION_MAJOR 0
 /** The minor part of #MCPC_VERSION. */
-#define MCPC_VERSION_MINOR 3
+#define MCPC_VERSION_MINOR 4
 /** The patch part of #MCPC_VERSION. */
 #define MCPC_VERSION_PATCH 0
 /**
  * The version as one number, 0xMMmmpp (major, minor and patch a byte each), for comparisons:
  * MCPC_VERSION_NUM >= 0x000200 is true from 0.2.0 on.
  */
-#define MCPC_VERSION_NUM 0x000300
+#define MCPC_VERSION_NUM 0x000400
 /**
  * True when the header is of version major.minor.patch or later:
  * \#if MCPC_AT_LEAST_VERSION(0, 2, 0) ... \#endif
@@ -715,7 +715,10 @@ MCPC_API mcp_result *mcp_client_connect(mcp_client *client);
  * to exit, then SIGTERM, 2 s more, then SIGKILL (its whole process group), and it is reaped;
  * the rest of its group gets up to 1 s more to end, so none of it is left when close returns
  * (even when the server had exited before). Processes the server started outside its group
- * that still hold its pipes are not waited for. The library's own threads get 1 s more to end,
+ * that still hold its pipes are not waited for. With `mcp_client_options_set_close_in_background`
+ * close does not wait for the server: it returns once the callbacks are done and the server's
+ * stdin is closed, and the library ends the server (same steps) and reaps it in the background.
+ * The library's own threads get 1 s more to end,
  * and are let go past it (one stuck in a TCP connect, or running a stderr callback that never
  * returns). In all, close returns within 9 s (`mcpc::limits::CLOSE_BOUND`) whatever the server
  * and the callbacks do; a callback still running then is abandoned, and what it uses (its
@@ -967,6 +970,24 @@ MCPC_API mcp_status mcp_client_options_set_stderr(mcp_client_options *options, i
 MCPC_API
 mcp_status mcp_client_options_set_sigpipe_ignored(mcp_client_options *options,
                                                   bool ignored);
+
+/**
+ * For a stdio server (unix): `mcp_client_close` returns once the client is unusable and no
+ * callback of it can run, without waiting for the server to exit. The library ends the server
+ * in the background with the same bounded sequence as a close that waits (stdin closed;
+ * SIGTERM to the server's process group after 2 s, SIGKILL after 2 s more), then SIGKILLs what
+ * is left of the group and reaps the server: no zombie is left. Processes of the server's
+ * group may so still run for up to about 4 s after close and free return; a host that exits
+ * before then leaves each server only its stdin's end. For hosts that close many servers:
+ * closing one costs no wait for its exit. Default false: close returns once no process of the
+ * server's group is left. No effect on Windows (close waits) nor for HTTP servers.
+ *
+ * # Safety
+ * `options` is NULL or live.
+ */
+MCPC_API
+mcp_status mcp_client_options_set_close_in_background(mcp_client_options *options,
+                                                      bool in_background);
 
 /**
  * Which protocol era to speak: an `mcp_connect_mode` value (default MCP_CONNECT_MODE_AUTO).

@@ -550,6 +550,7 @@ fn every_setter_refuses_null_options() {
                 null_mut()
             )),
             call!(mcp_client_options_set_sigpipe_ignored(c, true)),
+            call!(mcp_client_options_set_close_in_background(c, true)),
             call!(mcp_client_options_set_stderr(c, 0)),
             call!(mcp_client_options_set_stderr_callback(c, None, null_mut())),
             call!(mcp_request_options_set_input_responses(r, null())),

@@ -7,34 +7,12 @@
 
 mod common;
 
+use common::processes::live_members;
 use common::*;
 use mcpc::{Client, RequestOptions, Status};
 use serde_json::json;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-/// The processes of process group `pgid` that have not exited (zombies have: they only wait
-/// for their parent to read their status), with their state letters.
-fn live_members(pgid: u32) -> Vec<(u32, String)> {
-    let mut live = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // After the command name (in parentheses, which may hold anything): state, ppid, pgrp.
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.get(2) == Some(&pgid.to_string().as_str()) && !matches!(fields[0], "Z" | "X") {
-            live.push((pid, fields[0].to_owned()));
-        }
-    }
-    live
-}
 
 /// One helper at a time: each holds 256 MiB while it lives.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());

@@ -158,6 +158,17 @@ func WithSigpipeIgnored() Option {
 	})
 }
 
+// WithCloseInBackground makes Close of a stdio client return without waiting for its server
+// to exit (unix): the library ends the server (stdin closed, SIGTERM to its process group after
+// 2 s, SIGKILL after 2 s more) and reaps it in the background, so closing many clients costs
+// no wait per server. Processes of the server's group may run for up to about 4 s after Close
+// and Free return. Without it Close returns once none is left.
+func WithCloseInBackground() Option {
+	return withSetter("close in background", func(o *C.mcp_client_options) C.mcp_status {
+		return C.mcp_client_options_set_close_in_background(o, C.bool(true))
+	})
+}
+
 // WithHeader adds an HTTP header to every request of a client made by NewHTTP.
 func WithHeader(name, value string) Option {
 	return withSetter("header "+name, func(o *C.mcp_client_options) C.mcp_status {

@@ -223,7 +223,9 @@ impl Client {
     /// callback still running is left running (logged). Then the server's stdin is closed, and
     /// it gets 2 s to exit, then SIGTERM, 2 s more, then SIGKILL to its process group, whose
     /// last processes get up to 1 s to end, so none is left when close returns; processes it
-    /// started outside its process group that still hold its pipes are not waited for. The
+    /// started outside its process group that still hold its pipes are not waited for. With
+    /// [`StdioConfig::close_in_background`](crate::StdioConfig) close does not wait for the server:
+    /// the library ends it (same steps) and reaps it in the background. The
     /// connection's own threads get [`limits::THREAD_WAIT_ON_CLOSE`] to end and are let go past
     /// it. In all, close (and dropping the client) returns within [`limits::CLOSE_BOUND`]
     /// whatever servers and callbacks do; a callback still running then is abandoned, so what it

@@ -120,6 +120,7 @@ pub unsafe extern "C" fn mcp_client_new_stdio(
                 config.max_line_bytes = o.max_line_bytes;
                 config.stderr = o.stderr.clone();
                 config.sigpipe_ignored = o.sigpipe_ignored;
+                config.close_in_background = o.close_in_background;
                 o.client.clone()
             }
             None => ClientOptions::default(),
@@ -191,7 +192,10 @@ pub unsafe extern "C" fn mcp_client_connect(client: *mut mcp_client) -> *mut mcp
 /// to exit, then SIGTERM, 2 s more, then SIGKILL (its whole process group), and it is reaped;
 /// the rest of its group gets up to 1 s more to end, so none of it is left when close returns
 /// (even when the server had exited before). Processes the server started outside its group
-/// that still hold its pipes are not waited for. The library's own threads get 1 s more to end,
+/// that still hold its pipes are not waited for. With `mcp_client_options_set_close_in_background`
+/// close does not wait for the server: it returns once the callbacks are done and the server's
+/// stdin is closed, and the library ends the server (same steps) and reaps it in the background.
+/// The library's own threads get 1 s more to end,
 /// and are let go past it (one stuck in a TCP connect, or running a stderr callback that never
 /// returns). In all, close returns within 9 s (`mcpc::limits::CLOSE_BOUND`) whatever the server
 /// and the callbacks do; a callback still running then is abandoned, and what it uses (its

@@ -6,6 +6,8 @@ pub mod flood;
 pub mod http_peer;
 pub mod http_server;
 pub mod ports;
+#[cfg(target_os = "linux")]
+pub mod processes;
 pub mod tasks;
 pub mod thread_names;
 

@@ -92,18 +92,21 @@ pub async fn run(server: &str, n: usize) -> Result<(), Box<dyn Error>> {
     for client in clients {
         client.cancel().await?;
     }
+    // Each cancel waits for its child's exit and reaps it (rmcp's graceful shutdown), so every
+    // server is reaped once the last cancel returns.
     let close = start.elapsed();
 
     let per_client = |a: i64, b: i64| (b - a) as f64 / n as f64;
     println!(
         "impl=rmcp case=many.stdio.{n} threads={} rss_kib={:.1} fds={:.2} sockets={:.2} \
-         connect={:.6} ping={:.6} close={:.6}",
+         connect={:.6} ping={:.6} close={:.6} reaped={:.6}",
         after.threads - before.threads,
         per_client(before.rss_kib, after.rss_kib),
         per_client(before.fds, after.fds),
         per_client(before.sockets, after.sockets),
         connect.as_secs_f64(),
         ping.as_secs_f64(),
+        close.as_secs_f64(),
         close.as_secs_f64(),
     );
     Ok(())

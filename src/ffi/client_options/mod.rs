@@ -39,6 +39,7 @@ pub struct mcp_client_options {
     pub(crate) max_line_bytes: usize,
     pub(crate) stderr: StderrMode,
     pub(crate) sigpipe_ignored: bool,
+    pub(crate) close_in_background: bool,
     pub(crate) error: Option<Error>,
     /// For `mcp_client_new_http`: everything but the URL.
     pub(crate) http: HttpConfig,
@@ -81,6 +82,7 @@ pub extern "C" fn mcp_client_options_new() -> *mut mcp_client_options {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             stderr: StderrMode::Tail,
             sigpipe_ignored: false,
+            close_in_background: false,
             error: None,
             http: HttpConfig::new(""),
         }))
@@ -317,6 +319,29 @@ pub unsafe extern "C" fn mcp_client_options_set_sigpipe_ignored(
 ) -> mcp_status {
     set(options, |o| {
         o.sigpipe_ignored = ignored;
+        Ok(())
+    })
+}
+
+/// For a stdio server (unix): `mcp_client_close` returns once the client is unusable and no
+/// callback of it can run, without waiting for the server to exit. The library ends the server
+/// in the background with the same bounded sequence as a close that waits (stdin closed;
+/// SIGTERM to the server's process group after 2 s, SIGKILL after 2 s more), then SIGKILLs what
+/// is left of the group and reaps the server: no zombie is left. Processes of the server's
+/// group may so still run for up to about 4 s after close and free return; a host that exits
+/// before then leaves each server only its stdin's end. For hosts that close many servers:
+/// closing one costs no wait for its exit. Default false: close returns once no process of the
+/// server's group is left. No effect on Windows (close waits) nor for HTTP servers.
+///
+/// # Safety
+/// `options` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn mcp_client_options_set_close_in_background(
+    options: *mut mcp_client_options,
+    in_background: bool,
+) -> mcp_status {
+    set(options, |o| {
+        o.close_in_background = in_background;
         Ok(())
     })
 }

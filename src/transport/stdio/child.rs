@@ -60,7 +60,7 @@ fn wait_readable(fd: RawFd, limit: Duration) {
     unsafe { libc::poll(&mut pollfd, 1, timeout) };
 }
 
-fn has_exited(child: &Child) -> bool {
+pub fn has_exited(child: &Child) -> bool {
     pid_has_exited(child.id() as libc::pid_t)
 }
 
@@ -222,7 +222,7 @@ impl ExitWatch {
 
 /// A pidfd for `pid` (Linux 5.3 and later), or `None`.
 #[cfg(any(target_os = "linux", target_os = "android"))]
-fn open_pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
+pub fn open_pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1. The
     // child is unreaped, so its pid cannot have been reused.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
@@ -239,6 +239,6 @@ fn open_pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
 
 /// Other unix systems (macOS) have no pidfd: the reader looks every [`EXIT_CHECK_PERIOD`].
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn open_pidfd(_pid: libc::pid_t) -> Option<OwnedFd> {
+pub fn open_pidfd(_pid: libc::pid_t) -> Option<OwnedFd> {
     None
 }

@@ -63,6 +63,16 @@ pub struct StdioConfig {
     /// a server that dies kill the host. Off by default. No effect on macOS (the pipe is told
     /// never to raise SIGPIPE) or Windows (no SIGPIPE).
     pub sigpipe_ignored: bool,
+    /// Close returns once the client is unusable and no callback of it can run, without
+    /// waiting for the server to exit: the library ends the server in the background with the
+    /// same bounded sequence (stdin closed; SIGTERM to its group after [`CLOSE_GRACE`], SIGKILL
+    /// after another), then SIGKILLs what is left of its group and reaps it, so no zombie is
+    /// left. Processes of the server's group may so still run for up to about twice
+    /// [`CLOSE_GRACE`] after close and free return (a host that exits at once leaves the server
+    /// its stdin's end only). For hosts that close many servers. Off by default: close then
+    /// returns once no process of the server's group is left. Unix only; on Windows close
+    /// always waits.
+    pub close_in_background: bool,
 }
 
 impl StdioConfig {
@@ -74,6 +84,7 @@ impl StdioConfig {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             stderr: StderrMode::Tail,
             sigpipe_ignored: false,
+            close_in_background: false,
         }
     }
 }

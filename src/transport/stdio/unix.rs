@@ -13,6 +13,7 @@
 use super::child::{self, ExitWatch};
 use super::config::{StderrMode, StdioConfig, CLOSE_GRACE};
 use super::frames::Reader;
+use super::reaper::{self, Kept};
 use super::stderr::StderrReader;
 use super::stderr_tail::StderrTail;
 use super::stdin::StdinWriter;
@@ -42,6 +43,8 @@ pub struct ServerProcess {
     /// stdout, the exit and stderr on the reactor: dropped at close, before the descriptors.
     registrations: Mutex<Vec<Registration>>,
     closing: Arc<AtomicBool>,
+    /// Close hands the server's end to the reactor instead of waiting for it (`reaper`).
+    close_in_background: bool,
 }
 
 impl ServerProcess {
@@ -147,6 +150,7 @@ impl ServerProcess {
             stderr,
             registrations: Mutex::new(registrations),
             closing,
+            close_in_background: config.close_in_background,
         })
     }
 
@@ -170,10 +174,26 @@ impl ServerProcess {
         // End of input is how a stdio server is asked to leave. No write ever blocks, so
         // this is at once, whatever is queued for a server that does not read.
         self.stdin.close();
+        if self.close_in_background {
+            self.stop_reading();
+            // The pipes stay open, unread, until the server has gone (see `reaper`).
+            let mut kept: Vec<Kept> = vec![Box::new(self.stdout.clone())];
+            kept.extend(self.stderr.clone().map(|s| Box::new(s) as Kept));
+            if let Err((child, kept)) = reaper::hand_over(self.child.clone(), kept, CLOSE_GRACE) {
+                child::shut_down(&mut lock(&child), CLOSE_GRACE);
+                drop(kept);
+            }
+            return;
+        }
         child::shut_down(&mut lock(&self.child), CLOSE_GRACE);
         // The server is gone. What is left on stderr and stdout now can only come from
-        // processes it started, which may hold the pipes for ever: stop reading them. Once
-        // the registrations are gone, no handler of this connection runs any more.
+        // processes it started, which may hold the pipes for ever: stop reading them.
+        self.stop_reading();
+    }
+
+    /// Once this returns, no handler of this connection runs any more and no callback of it
+    /// starts.
+    fn stop_reading(&self) {
         self.stdout.close();
         let registrations = std::mem::take(&mut *lock(&self.registrations));
         drop(registrations);

@@ -1,0 +1,149 @@
+//! Ending a server in the background, for close with `StdioConfig::close_in_background`: close
+//! returns once the client is unusable, and the server's end is the reactor's. It runs the
+//! same bounded sequence as a close that waits (`child::shut_down`): stdin is closed already;
+//! after [`CLOSE_GRACE`] the group gets SIGTERM, after another SIGKILL; once the server has
+//! exited, what is left of its group gets SIGKILL and the server is reaped, so no zombie is
+//! left. Nobody waits for it: no thread, only a reactor registration (the pidfd, or a look every
+//! [`EXIT_CHECK_PERIOD`] where there is none) that ends with the server.
+//!
+//! The server's stdout and stderr stay open (unread) until then, so a server writing its last
+//! lines as it leaves is not killed by SIGPIPE; what it writes is dropped.
+//!
+//! [`CLOSE_GRACE`]: super::config::CLOSE_GRACE
+
+use super::child::{self, EXIT_CHECK_PERIOD};
+use crate::error::Error;
+use crate::sync::lock;
+use crate::transport::reactor::{Event, Handle, Reactor, Registration, Source};
+use std::any::Any;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::process::Child;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What the pipes' owners hand over to keep them open until the server has gone.
+pub type Kept = Box<dyn Any + Send + Sync>;
+
+/// Hands `child` (stdin closed already) to the reactor to end as described above. Fails only
+/// when the reactor cannot take it; the caller then ends the server itself.
+pub fn hand_over(
+    child: Arc<Mutex<Child>>,
+    kept: Vec<Kept>,
+    grace: Duration,
+) -> Result<(), (Arc<Mutex<Child>>, Vec<Kept>)> {
+    let Ok(reactor) = Reactor::shared() else {
+        return Err((child, kept));
+    };
+    let pidfd = child::open_pidfd(lock(&child).id() as libc::pid_t);
+    let reaper = Arc::new(Reaper {
+        child,
+        pidfd,
+        grace,
+        state: Mutex::new(State {
+            step: Step::Closed,
+            next_step_at: Instant::now() + grace,
+            registration: None,
+            kept,
+        }),
+    });
+    // Held while registering, so a handler that runs at once finds its registration.
+    let mut state = lock(&reaper.state);
+    let fd = reaper.pidfd.as_ref().map(AsRawFd::as_raw_fd);
+    match reactor.register(fd, reaper.clone()) {
+        Ok(registration) => {
+            registration.handle().wake_at(reaper.next_look(&state));
+            state.registration = Some(registration);
+            Ok(())
+        }
+        Err(_) => {
+            let kept = std::mem::take(&mut state.kept);
+            drop(state);
+            Err((reaper.child.clone(), kept))
+        }
+    }
+}
+
+struct Reaper {
+    child: Arc<Mutex<Child>>,
+    /// Readable once the server has exited (Linux 5.3 and later).
+    pidfd: Option<OwnedFd>,
+    grace: Duration,
+    state: Mutex<State>,
+}
+
+struct State {
+    /// The last step taken.
+    step: Step,
+    next_step_at: Instant,
+    /// Dropped when the server is reaped: the reactor forgets the reaper then.
+    registration: Option<Registration>,
+    kept: Vec<Kept>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// stdin closed: the server was asked to leave.
+    Closed,
+    Terminated,
+    Killed,
+}
+
+impl Reaper {
+    /// When to look at the server next: its next step, and without a pidfd the next look.
+    fn next_look(&self, state: &State) -> Instant {
+        match self.pidfd {
+            Some(_) => state.next_step_at,
+            None => state.next_step_at.min(Instant::now() + EXIT_CHECK_PERIOD),
+        }
+    }
+
+    /// The server has exited: its group's last processes get SIGKILL (the group still is the
+    /// server's: the leader is not reaped yet), then it is reaped.
+    fn finish(&self, child: &mut Child) {
+        child::signal_group(child, libc::SIGKILL);
+        let _ = child.try_wait();
+        let (registration, kept) = {
+            let mut state = lock(&self.state);
+            (state.registration.take(), std::mem::take(&mut state.kept))
+        };
+        // On the reactor thread: deregistering does not wait for this handler.
+        drop(registration);
+        drop(kept);
+    }
+}
+
+impl Source for Reaper {
+    fn ready(&self, handle: &Handle, _event: Event) {
+        let mut child = lock(&self.child);
+        if child::has_exited(&child) {
+            self.finish(&mut child);
+            return;
+        }
+        let now = Instant::now();
+        let mut state = lock(&self.state);
+        if state.registration.is_none() {
+            return; // Reaped already.
+        }
+        if now >= state.next_step_at {
+            let (signal, step) = match state.step {
+                Step::Closed => (libc::SIGTERM, Step::Terminated),
+                Step::Terminated | Step::Killed => (libc::SIGKILL, Step::Killed),
+            };
+            child::signal_group(&child, signal);
+            state.step = step;
+            state.next_step_at = now + self.grace;
+        }
+        handle.wake_at(self.next_look(&state));
+        handle.arm();
+    }
+
+    fn panicked(&self, _error: Error) {
+        // A bug: nobody is left to tell. The server must not outlive it unended.
+        if let Ok(mut child) = self.child.try_lock() {
+            child::signal_group(&child, libc::SIGKILL);
+            let _ = child.try_wait();
+        }
+        let registration = lock(&self.state).registration.take();
+        drop(registration);
+    }
+}
