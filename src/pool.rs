@@ -236,6 +236,12 @@ impl Strand {
         Ok(())
     }
 
+    /// Whether every job submitted so far has run: none is waiting and none is running (one
+    /// may be submitted right after, by another thread).
+    pub fn is_idle(&self) -> bool {
+        !lock(&self.queue.jobs).scheduled
+    }
+
     /// Whether the current thread is running one of this strand's jobs.
     pub fn is_current(&self) -> bool {
         CURRENT_STRAND.with(Cell::get) == self.queue.id
@@ -267,6 +273,25 @@ mod tests {
         }
         let seen: Vec<i32> = (0..1000).map(|_| rx.recv_timeout(WAIT).unwrap()).collect();
         assert_eq!(seen, (0..1000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_strand_is_idle_only_once_every_job_submitted_has_run() {
+        let pool = Pool::new("mcpc-test", 2, KEEP_ALIVE);
+        let strand = Strand::on(&pool);
+        assert!(strand.is_idle());
+        let (release_tx, release) = bounded::<()>(0);
+        let (done_tx, done) = bounded(1);
+        strand.submit(move || release.recv().unwrap()).unwrap();
+        strand.submit(move || done_tx.send(()).unwrap()).unwrap();
+        assert!(!strand.is_idle(), "a job runs and one waits");
+        release_tx.send(()).unwrap();
+        done.recv_timeout(WAIT).unwrap();
+        let deadline = Instant::now() + WAIT;
+        while !strand.is_idle() && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert!(strand.is_idle(), "both jobs ran");
     }
 
     #[test]

@@ -115,7 +115,8 @@ impl CallbackQueue {
     /// Waits until what is queued now has run, or until `deadline`. Returns at once when
     /// nothing was ever queued, or from a callback of this queue (it cannot wait for itself).
     pub fn drain(&self, deadline: Instant) {
-        if !self.used.load(Ordering::Acquire) || self.is_current() {
+        // Idle: every callback queued so far has run already.
+        if !self.used.load(Ordering::Acquire) || self.is_current() || self.strand.is_idle() {
             return;
         }
         let (done_tx, done) = crossbeam_channel::bounded(1);

@@ -87,6 +87,12 @@ impl Dispatcher {
         if self.stopped.swap(true, Ordering::AcqRel) {
             return self.wait_stopped(deadline);
         }
+        // Nothing left to write and no run under way (the common close of an idle
+        // connection): done here, without a hand-off to a pool thread and back.
+        if self.notices.is_empty() && self.strand.is_idle() {
+            *lock(&self.done) = true;
+            return true;
+        }
         let dispatcher = self.clone();
         let last = move || {
             if let Some(transport) = dispatcher.transport() {
