@@ -25,6 +25,12 @@
  *   tokens freed in use, checked the same way; in phase 2 it also has 8 calls pending on its queue at the close, each of which
  *   must be in the queue, CLOSED, when the close returns.
  *
+ * - MCPC_STRESS_NEIGHBOURS=N: N more clients, each with a server of its own, share the library's
+ *   reactor and pools with the stressed one (half of them closed in the background,
+ *   mcp_client_options_set_close_in_background). While phase 1 runs, a thread pings them at
+ *   random (every ping must succeed) and closes and frees every fourth one; the rest are closed
+ *   and freed after phase 2. The neighbours' traffic must change nothing above.
+ *
  * Built plain, with ASan/UBSan and with TSan, and run under valgrind, by ctest. With
  * MCPC_STRESS_RACE_CANARY set, the workers also bump a counter without a lock: a data race on
  * purpose, which the TSan build must report (ctest checks that it does, so a TSan build that
@@ -68,6 +74,55 @@ static void failure(const char *what, long call, const mcp_result *r) {
 static void sleep_us(long us) {
     struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
     nanosleep(&ts, NULL);
+}
+
+/* ---- MCPC_STRESS_NEIGHBOURS: idle clients beside the stressed one ------------------------ */
+
+static int neighbour_count;
+static mcp_client **neighbours; /* NULL once closed and freed */
+static int phase1_over;         /* set (atomically) once phase 1's workers have ended */
+
+static void neighbours_connect(const char *server) {
+    mcp_client_options *background = mcp_client_options_new();
+    mcp_client_options_set_close_in_background(background, true);
+    const char *argv[] = {server, NULL};
+    neighbours = calloc((size_t)neighbour_count, sizeof *neighbours);
+    for (int i = 0; i < neighbour_count; i++) {
+        neighbours[i] = mcp_client_new_stdio(argv, i % 2 ? background : NULL);
+        mcp_result *r = mcp_client_connect(neighbours[i]);
+        if (mcp_result_status(r) != MCP_STATUS_OK)
+            failure("a neighbour's connect", i, r);
+        mcp_result_free(r);
+    }
+    mcp_client_options_free(background);
+}
+
+static void neighbour_close(int i) {
+    mcp_client_close(neighbours[i]);
+    mcp_client_free(neighbours[i]);
+    neighbours[i] = NULL;
+}
+
+/* Pings neighbours at random while phase 1 runs; closes every fourth one on the way. */
+static void *neighbours_main(void *arg) {
+    (void)arg;
+    unsigned seed = 7;
+    int next_to_close = 0;
+    while (!__atomic_load_n(&phase1_over, __ATOMIC_ACQUIRE)) {
+        int i = rand_r(&seed) % neighbour_count;
+        if (neighbours[i] != NULL) {
+            mcp_result *r = mcp_client_ping(neighbours[i], NULL);
+            if (mcp_result_status(r) != MCP_STATUS_OK)
+                failure("a neighbour's ping", i, r);
+            mcp_result_free(r);
+        }
+        if (rand_r(&seed) % 8 == 0 && next_to_close < neighbour_count) {
+            neighbour_close(next_to_close);
+            next_to_close += 4;
+        }
+        sleep_us(200);
+    }
+    return NULL;
 }
 
 /* ---- The canceller: each worker hands it tokens to cancel (and free) later ------------- */
@@ -400,6 +455,11 @@ int main(int argc, char **argv) {
     server_argv[n++] = log_path;
     server_argv[n] = NULL;
 
+    if (getenv("MCPC_STRESS_NEIGHBOURS") != NULL) {
+        neighbour_count = atoi(getenv("MCPC_STRESS_NEIGHBOURS"));
+        if (neighbour_count > 0)
+            neighbours_connect(argv[2]);
+    }
     client = mcp_client_new_stdio(server_argv, NULL);
     mcp_result *r = mcp_client_connect(client);
     if (mcp_result_status(r) != MCP_STATUS_OK) {
@@ -408,15 +468,20 @@ int main(int argc, char **argv) {
     }
     mcp_result_free(r);
 
-    pthread_t threads[THREADS], event_loop;
+    pthread_t threads[THREADS], event_loop, neighbours_thread;
     for (long t = 0; t < THREADS; t++)
         pthread_create(&threads[t], NULL, worker_main, (void *)(intptr_t)t);
     if (completion_mode)
         pthread_create(&event_loop, NULL, event_loop_main, NULL);
+    if (neighbour_count > 0)
+        pthread_create(&neighbours_thread, NULL, neighbours_main, NULL);
     for (int t = 0; t < THREADS; t++)
         pthread_join(threads[t], NULL);
     if (completion_mode)
         pthread_join(event_loop, NULL);
+    __atomic_store_n(&phase1_over, 1, __ATOMIC_RELEASE);
+    if (neighbour_count > 0)
+        pthread_join(neighbours_thread, NULL);
 
     /* Phase 2: calls blocked forever (and, in completion mode, as many started on a queue),
      * then a close from this thread. */
@@ -456,6 +521,22 @@ int main(int argc, char **argv) {
     for (int t = 0; t < THREADS; t++)
         pthread_join(threads[t], NULL);
     mcp_client_free(client);
+    int neighbours_closed_early = 0;
+    for (int i = 0; i < neighbour_count; i++) {
+        if (neighbours[i] == NULL)
+            neighbours_closed_early++;
+        else
+            neighbour_close(i);
+    }
+    free(neighbours);
+    if (neighbour_count > 0) {
+        printf("stress: %d neighbours, %d of them closed during phase 1\n", neighbour_count,
+               neighbours_closed_early);
+        if (neighbours_closed_early == 0) {
+            fputs("stress: FAIL: no neighbour was closed while the calls ran\n", stderr);
+            failures++;
+        }
+    }
 
     long notices = count_lines(log_path, "\"method\":\"notifications/cancelled\"");
     remove(log_path);
