@@ -66,7 +66,12 @@ impl Dispatcher {
     /// Starts writing to `transport` what is queued and what will be.
     pub fn serve(self: &Arc<Self>, transport: &Arc<dyn Transport>) {
         let _ = self.transport.set(Arc::downgrade(transport));
-        self.wake();
+        // What was queued before could not be written yet (a run without a transport writes
+        // nothing); once it is set, later work wakes the dispatcher itself. Nothing queued (every
+        // connect): no run, so no hand-off to a pool thread.
+        if !self.notices.is_empty() || !self.answers.queue.is_empty() {
+            self.wake();
+        }
     }
 
     /// Something was queued: makes sure a run is coming on the strand.

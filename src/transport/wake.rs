@@ -74,12 +74,20 @@ impl WakePipe {
 pub fn set_flags(fd: RawFd) -> io::Result<()> {
     // SAFETY: fcntl on a descriptor the caller owns, with flag arguments only.
     unsafe {
+        // Set only what is not set already (the pipes of a server are close-on-exec from
+        // the start): each call is a system call, and a connect makes a dozen of these.
         let flags = libc::fcntl(fd, libc::F_GETFL);
-        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+        if flags < 0
+            || (flags & libc::O_NONBLOCK == 0
+                && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0)
+        {
             return Err(io::Error::last_os_error());
         }
         let fd_flags = libc::fcntl(fd, libc::F_GETFD);
-        if fd_flags < 0 || libc::fcntl(fd, libc::F_SETFD, fd_flags | libc::FD_CLOEXEC) < 0 {
+        if fd_flags < 0
+            || (fd_flags & libc::FD_CLOEXEC == 0
+                && libc::fcntl(fd, libc::F_SETFD, fd_flags | libc::FD_CLOEXEC) < 0)
+        {
             return Err(io::Error::last_os_error());
         }
     }

@@ -23,6 +23,11 @@ pub trait Frames: Send + Sync {
     fn failed(&self, error: Error) {
         self.ended(Some(std::io::Error::other(error.message)));
     }
+    /// The connection is being closed: `ended` and `failed` have nothing left to tell.
+    #[cfg_attr(windows, allow(dead_code))]
+    fn is_closing(&self) -> bool {
+        false
+    }
 }
 
 /// How long the server takes to exit: its status if it exits within the limit (not reaped).
@@ -65,6 +70,10 @@ impl Frames for Reader {
         if !self.closing.load(Ordering::Acquire) {
             self.inbound.closed(error);
         }
+    }
+
+    fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Acquire)
     }
 }
 

@@ -380,6 +380,8 @@ impl StdoutReader {
         self.caller_turn.notify_all();
         match queued {
             false => self.frames.ended(error),
+            // The end of a server being closed tells nobody anything: no worker for it.
+            true if self.frames.is_closing() => {}
             true => {
                 let frames = self.frames.clone();
                 self.notices.push(move || frames.ended(error));
