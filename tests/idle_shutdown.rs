@@ -162,3 +162,61 @@ fn an_open_listen_keeps_the_server_running_and_once_it_ends_the_server_stops() {
     );
     assert_eq!(starts(&marker).len(), 1);
 }
+
+/// A server that ignores its stdin's end and SIGTERM is stopped for idleness in the
+/// background: nothing of the library waits the two graces for its SIGKILL (the stop's thread
+/// is gone at once), the next request starts a new server meanwhile, and the old one is killed
+/// and reaped all the same.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_stubborn_idle_server_is_ended_in_the_background() {
+    use common::thread_names::threads_named_any;
+    let marker = marker("idle-stubborn");
+    let script = format!(
+        "echo $$ >> '{}'; exec '{}' --ignore-stdin-eof --ignore-sigterm",
+        marker.display(),
+        SERVER.as_str()
+    );
+    let client = Client::stdio(
+        StdioConfig::new(["/bin/sh", "-c", &script]),
+        idle_after(IDLE),
+    );
+    client.connect().expect("connect");
+    let began = Instant::now();
+    while client.state() != ConnectionState::NotConnected
+        && began.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        client.state(),
+        ConnectionState::NotConnected,
+        "stopped for idleness"
+    );
+    let stopped_at = Instant::now();
+    let first = starts(&marker)[0];
+    // Well within the first grace: the stop's work is done, the server is not.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        threads_named_any(&["mcpc-idle-stop"]),
+        0,
+        "a thread still waits for the stopped server"
+    );
+    assert!(
+        process_exists(first),
+        "the server ignores its stdin's end for a grace"
+    );
+    client
+        .ping(&none())
+        .expect("the next request starts a new server");
+    assert_eq!(starts(&marker).len(), 2);
+    assert!(
+        gone_within(first, Duration::from_secs(15)),
+        "the stopped server is still there (or unreaped)"
+    );
+    assert!(
+        stopped_at.elapsed() >= Duration::from_millis(3500),
+        "killed before its two graces"
+    );
+    client.close();
+}

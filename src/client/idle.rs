@@ -6,12 +6,14 @@
 //! No thread per client: each client counts its requests in flight, and when the count falls
 //! to zero (or a connect ends) it arms one process-wide timer, served by a single thread
 //! started with the first armed client. When a client's time comes the timer looks at it: still
-//! idle, its server is stopped (on a short-lived thread, so the timer never waits for a
-//! server's exit); busy since, it is armed again for the new time. A client is in the timer's
-//! list at most once, and held weakly, so the timer never keeps a client alive.
+//! idle, its server is stopped (on a short-lived thread, so the timer never waits for the
+//! connection's callbacks; the server's exit is left to the reactor, as with
+//! `StdioConfig::close_in_background`); busy since, it is armed again for the new time. A
+//! client is in the timer's list at most once, and held weakly, so the timer never keeps a
+//! client alive.
 //!
-//! A server still being stopped when the client closes finishes its stop in the background
-//! (the same bounded sequence); close does not wait for it.
+//! The server is stopped in the background (the same bounded sequence as close: SIGTERM after
+//! the grace, then SIGKILL, its group ended, reaped); close does not wait for it.
 
 use super::{ClientCore, State};
 use crate::error::{Error, Status};
@@ -120,13 +122,17 @@ impl ClientCore {
             if let Some(core) = core.upgrade() {
                 core.log(LogLevel::Info, &message);
             }
+            // Nobody waits for the exit of a server stopped for idleness.
+            if let Some(stdio) = &session.stdio {
+                stdio.end_in_background();
+            }
             session.connection.close(Error::new(
                 Status::NotConnected,
                 "the server was stopped for idleness",
             ));
         };
-        // On a thread of its own, so the timer never waits for a server's exit; failing that,
-        // here.
+        // On a short-lived thread of its own, so the timer never waits for the connection's
+        // callbacks to drain; failing that, here.
         let inline = Arc::new(Mutex::new(Some(stop)));
         let on_thread = inline.clone();
         let spawned = spawn(

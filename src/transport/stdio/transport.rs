@@ -28,6 +28,13 @@ impl StdioTransport {
         self.server.tail.lines()
     }
 
+    /// Makes close end the server in the background, without waiting for its exit (unix;
+    /// Windows close always waits): see `StdioConfig::close_in_background`.
+    pub fn end_in_background(&self) {
+        #[cfg(unix)]
+        self.server.end_in_background();
+    }
+
     /// The child's process id (kept apart from the child: close holds the child's lock for
     /// seconds).
     pub fn pid(&self) -> u32 {

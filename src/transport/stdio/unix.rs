@@ -44,7 +44,7 @@ pub struct ServerProcess {
     registrations: Mutex<Vec<Registration>>,
     closing: Arc<AtomicBool>,
     /// Close hands the server's end to the reactor instead of waiting for it (`reaper`).
-    close_in_background: bool,
+    close_in_background: AtomicBool,
 }
 
 impl ServerProcess {
@@ -150,7 +150,7 @@ impl ServerProcess {
             stderr,
             registrations: Mutex::new(registrations),
             closing,
-            close_in_background: config.close_in_background,
+            close_in_background: AtomicBool::new(config.close_in_background),
         })
     }
 
@@ -167,6 +167,11 @@ impl ServerProcess {
         Some(self.waker.clone())
     }
 
+    /// Makes close hand the server's end to the reactor, whatever the configuration said.
+    pub fn end_in_background(&self) {
+        self.close_in_background.store(true, Ordering::Release);
+    }
+
     pub fn close(&self) {
         if self.closing.swap(true, Ordering::AcqRel) {
             return;
@@ -174,7 +179,7 @@ impl ServerProcess {
         // End of input is how a stdio server is asked to leave. No write ever blocks, so
         // this is at once, whatever is queued for a server that does not read.
         self.stdin.close();
-        if self.close_in_background {
+        if self.close_in_background.load(Ordering::Acquire) {
             self.stop_reading();
             // The pipes stay open, unread, until the server has gone (see `reaper`).
             let mut kept: Vec<Kept> = vec![Box::new(self.stdout.clone())];
