@@ -21,6 +21,7 @@ mod display_url;
 mod engine;
 mod error;
 pub mod ffi;
+mod fork_guard;
 mod frame_buffers;
 pub mod handlers;
 mod id_map;

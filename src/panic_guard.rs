@@ -40,6 +40,7 @@ pub fn spawn(
     on_panic: impl FnOnce(Error) + Send + 'static,
 ) -> std::io::Result<JoinHandle<()>> {
     install_quiet_hook();
+    crate::fork_guard::watch();
     let name = name.to_owned();
     std::thread::Builder::new()
         .name(name.clone())

@@ -473,6 +473,7 @@ impl Client {
 impl ClientCore {
     /// The work of [`Client::connect`].
     pub(crate) fn connect(&self) -> Result<Value> {
+        crate::fork_guard::check()?;
         let outcome = self.connect_once();
         {
             // Requests waiting for a lazy connect learn how it ended (see `lazy.rs`).

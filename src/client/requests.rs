@@ -238,6 +238,9 @@ impl ClientCore {
                 return next(Err(Error::invalid("params must be a JSON object")));
             }
         }
+        if let Err(error) = crate::fork_guard::check() {
+            return next(Err(error));
+        }
         if self.needs_healing() {
             // Connecting again may wait: where blocking is allowed, never on a started
             // request's caller or on the completion thread.
