@@ -22,6 +22,25 @@ use ureq::unversioned::transport::Buffers;
 /// head's blank line, or the end of the previous chunk's data).
 const LAST_CHUNK: &[u8] = b"\r\n0\r\n\r\n";
 
+/// What a connection took from its socket and its reader has not read yet, by layer: the
+/// standalone stream waits on the reactor only when a read would have to wait for the server,
+/// and bytes held here never make the socket readable again. Set by [`WatchedBuffers`] (the
+/// TCP and TLS layers' buffers) and by the TLS layer (records it decrypted, not yet handed on).
+#[derive(Default)]
+pub struct Unread {
+    pub tcp: Arc<AtomicBool>,
+    pub tls: Arc<AtomicBool>,
+    pub decrypted: AtomicBool,
+}
+
+impl Unread {
+    pub fn any(&self) -> bool {
+        [&*self.tcp, &*self.tls, &self.decrypted]
+            .iter()
+            .any(|layer| layer.load(Ordering::Acquire))
+    }
+}
+
 /// Set while the bytes last read on the connection end with a body's last chunk.
 #[derive(Default)]
 pub struct BodyEnd(AtomicBool);
@@ -39,6 +58,8 @@ pub struct WatchedBuffers {
     end: Option<Arc<BodyEnd>>,
     /// The last bytes read into the input (parsed or not), up to the length of the pattern.
     tail: Vec<u8>,
+    /// Set while the input holds bytes not yet consumed (see [`Unread`]).
+    unread: Option<Arc<AtomicBool>>,
 }
 
 impl WatchedBuffers {
@@ -47,6 +68,19 @@ impl WatchedBuffers {
             inner,
             end,
             tail: Vec::with_capacity(2 * LAST_CHUNK.len()),
+            unread: None,
+        }
+    }
+
+    /// Keeps `unread` set while the input holds bytes not yet consumed.
+    pub fn noting_unread(mut self, unread: Option<Arc<AtomicBool>>) -> WatchedBuffers {
+        self.unread = unread;
+        self
+    }
+
+    fn note_unread(&self) {
+        if let Some(unread) = &self.unread {
+            unread.store(!self.inner.input().is_empty(), Ordering::Release);
         }
     }
 
@@ -94,10 +128,12 @@ impl Buffers for WatchedBuffers {
     fn input_appended(&mut self, amount: usize) {
         self.inner.input_appended(amount);
         self.note(amount);
+        self.note_unread();
     }
 
     fn input_consume(&mut self, amount: usize) {
         self.inner.input_consume(amount);
+        self.note_unread();
     }
 
     fn tmp_and_output(&mut self) -> (&mut [u8], &mut [u8]) {

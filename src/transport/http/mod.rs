@@ -284,8 +284,8 @@ struct Shared {
     exchanges: Mutex<Exchanges>,
     /// Signalled when a worker has read the rest of a caller's stream (`Exchanges::draining`).
     drained: Condvar,
-    /// The standalone stream's exchange, once started.
-    listener: Mutex<Option<Arc<Exchange>>>,
+    /// The standalone stream, once started.
+    listener: Mutex<Option<Arc<listener::Standalone>>>,
     /// The HTTP+SSE transport's stream and endpoint, when the server speaks that.
     legacy_sse: legacy_sse::LegacySse,
     workers: Arc<Workers>,
@@ -639,8 +639,9 @@ impl Transport for HttpTransport {
             .map(|(_, parked)| parked)
             .collect();
         drop(parked);
-        if let Some(listener) = lock(&shared.listener).as_ref() {
-            listener.abort();
+        let listener = lock(&shared.listener).clone();
+        if let Some(listener) = listener {
+            listener.stop();
         }
         shared.legacy_sse.close();
         shared.watchdog.stop();
