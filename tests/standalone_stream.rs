@@ -1,11 +1,15 @@
 //! The handshake era's standalone GET stream against a hostile server written here, on a real
 //! socket: an event dribbled a byte at a time across chunk boundaries, a stream cut mid-chunk
 //! (opened again after the server's retry delay), a flood of events, and close while the stream
-//! waits parked on the reactor (holding no thread) or while a worker is reading half an event.
+//! waits parked on the reactor (holding no thread) or while a worker is reading half an event;
+//! and over direct https, where the TLS layer holds decrypted bytes the socket no longer shows.
 //! Time bounds are wide margins against hangs. The tests take turns (`SERIAL`): one counts the
 //! library's threads.
 
 mod common;
+#[path = "common/net.rs"]
+#[allow(dead_code)] // only the CA and the TLS relay
+mod net;
 
 use common::thread_names::threads_named_any;
 use mcpc::handlers::{Callbacks, LogMessage};
@@ -166,6 +170,10 @@ impl Heard {
 }
 
 fn connect(url: &str, heard: &Arc<Heard>) -> Client {
+    connect_with(HttpConfig::new(url), heard)
+}
+
+fn connect_with(config: HttpConfig, heard: &Arc<Heard>) -> Client {
     let h = heard.clone();
     let options = ClientOptions {
         mode: ConnectMode::Legacy,
@@ -178,7 +186,7 @@ fn connect(url: &str, heard: &Arc<Heard>) -> Client {
         },
         ..ClientOptions::default()
     };
-    let client = Client::http(HttpConfig::new(url), options);
+    let client = Client::http(config, options);
     client.connect().expect("connect");
     client
 }
@@ -227,6 +235,42 @@ fn events_dribbled_a_byte_at_a_time_across_chunks_reach_the_client_between_parke
     let client = connect(&url, &heard);
     assert_eq!(heard.wait_for(4), [1, 2, 3, 4]);
     close_within_bound(client, "after the dribble");
+}
+
+/// An SSE event of exactly `bytes` bytes carrying a log notification whose data is `n`.
+fn notice_of_size(n: u64, bytes: usize) -> Vec<u8> {
+    let bare = notice(n).len() + r#","pad":"""#.len();
+    let pad = "x".repeat(bytes - bare);
+    let message = json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/message",
+        "params": {"level": "info", "data": n, "pad": pad}
+    });
+    let event = format!("data: {message}\n\n").into_bytes();
+    assert_eq!(event.len(), bytes);
+    event
+}
+
+/// Events that end exactly where a read of the stream's buffers does, followed at once by
+/// more: the rest is in the connection's buffers, not on the socket, and is read before the
+/// stream parks (else it would wait for bytes that never come).
+#[test]
+fn events_ending_where_a_read_ends_are_followed_by_what_was_read_with_them() {
+    let _serial = serial();
+    let (url, _) = start(Arc::new(|stream: &mut TcpStream, _| {
+        let _ = stream.write_all(SSE_HEAD);
+        std::thread::sleep(IDLE);
+        let mut all = Vec::new();
+        for (n, size) in [(1, 8192), (2, 4096), (3, 8192), (4, 1024), (5, 300)] {
+            all.extend(chunk(&notice_of_size(n, size)));
+        }
+        let _ = stream.write_all(&all);
+        hold(stream);
+    }));
+    let heard = Arc::new(Heard::default());
+    let client = connect(&url, &heard);
+    assert_eq!(heard.wait_for(5), [1, 2, 3, 4, 5]);
+    close_within_bound(client, "after the aligned events");
 }
 
 #[test]
@@ -338,4 +382,60 @@ fn close_ends_a_stream_a_worker_is_reading_half_an_event_of() {
     std::thread::sleep(3 * IDLE);
     close_within_bound(client, "mid-event");
     assert!(heard.now().is_empty());
+}
+
+/// Over direct https (a TLS relay in front of the server), events dribbled a byte at a time,
+/// a flood (many events in each TLS record) and events ending where a read does all arrive, each
+/// before the server sends anything more: what the TLS layer decrypted and has not handed on yet
+/// is read before the stream parks, not when the next bytes come.
+#[test]
+fn over_direct_https_dribbled_flooded_and_aligned_events_all_arrive() {
+    const FLOOD: u64 = 2000;
+    let _serial = serial();
+    let (go_on, next) = mpsc::channel::<()>();
+    let next = Arc::new(Mutex::new(next));
+    let (backend, _) = start(Arc::new(move |stream: &mut TcpStream, _| {
+        let next = next.lock().unwrap();
+        let _ = stream.write_all(SSE_HEAD);
+        std::thread::sleep(IDLE);
+        for byte in chunk(&notice(0)) {
+            if stream.write_all(&[byte]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(3));
+        }
+        let _ = next.recv();
+        for start in (1..=FLOOD).step_by(50) {
+            let events: Vec<u8> = (start..start + 50).flat_map(notice).collect();
+            if stream.write_all(&chunk(&events)).is_err() {
+                return;
+            }
+        }
+        let _ = next.recv();
+        // Events that end where a read does, as in the plain test above.
+        let mut aligned = Vec::new();
+        for (n, size) in [(8192, 8192), (4096, 4096), (8193, 8192), (300, 300)] {
+            aligned.extend(chunk(&notice_of_size(FLOOD + n, size)));
+        }
+        let _ = stream.write_all(&aligned);
+        hold(stream);
+    }));
+    let backend = backend
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let ca = net::TestCa::new("mcpc test CA");
+    let relay = net::TlsRelay::start(&ca.server(&["127.0.0.1"]), None, backend);
+    let mut config = HttpConfig::new(format!("https://127.0.0.1:{}/mcp", relay.port));
+    config.add_ca_pem(&ca.pem()).unwrap();
+    let heard = Arc::new(Heard::default());
+    let client = connect_with(config, &heard);
+    assert_eq!(heard.wait_for(1), [0], "the dribbled event");
+    go_on.send(()).unwrap();
+    let flood: Vec<u64> = (0..=FLOOD).collect();
+    assert_eq!(heard.wait_for(flood.len()), flood, "the flood");
+    go_on.send(()).unwrap();
+    let aligned = [FLOOD + 8192, FLOOD + 4096, FLOOD + 8193, FLOOD + 300];
+    assert_eq!(heard.wait_for(flood.len() + 4)[flood.len()..], aligned);
+    close_within_bound(client, "over https");
 }
