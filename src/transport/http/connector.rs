@@ -151,6 +151,7 @@ impl Exchange {
     /// The connection the exchange's stream is on, for a reader that waits for it elsewhere
     /// (the standalone stream, parked on the reactor). `None` without one, after an abort,
     /// or when its input cannot be watched (behind a proxy).
+    #[cfg_attr(not(unix), allow(dead_code))] // no reactor there
     pub fn watch(&self) -> Option<Watched> {
         let socket = self.lock().socket.clone()?;
         socket.unread.is_some().then_some(Watched(socket))

@@ -21,7 +21,9 @@ use super::{lock, Shared};
 use crate::transport::reactor::{Event, Handle, Reactor, Registration, Source};
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(unix)]
+use std::time::Instant;
 
 const DEFAULT_RETRY: Duration = Duration::from_millis(1000);
 const MIN_RETRY: Duration = Duration::from_millis(100);
@@ -32,6 +34,7 @@ const OPEN_WAIT: Duration = Duration::from_secs(2);
 /// How one turn with the stream went.
 enum Round {
     /// Nothing more to read for now: the reader is parked, the reactor watches the socket.
+    #[cfg_attr(not(unix), allow(dead_code))] // no reactor there
     Parked,
     /// The server ended the stream: open it again.
     Ended,
