@@ -28,16 +28,35 @@ const LAST_CHUNK: &[u8] = b"\r\n0\r\n\r\n";
 /// TCP and TLS layers' buffers) and by the TLS layer (records it decrypted, not yet handed on).
 #[derive(Default)]
 pub struct Unread {
-    pub tcp: Arc<AtomicBool>,
-    pub tls: Arc<AtomicBool>,
+    tcp: AtomicBool,
+    tls: AtomicBool,
     pub decrypted: AtomicBool,
+    /// The connection carries a stream that waits parked between reads: its buffers hold no
+    /// input buffer while nothing is unread (a thousand parked streams would hold a thousand).
+    /// Set when such a stream's request claims the connection, cleared when it is released.
+    pub parked: AtomicBool,
+}
+
+/// Whose buffers a [`WatchedBuffers`] are.
+#[derive(Clone, Copy)]
+pub enum Layer {
+    Tcp,
+    #[cfg_attr(not(feature = "tls"), allow(dead_code))] // no TLS layer in that build
+    Tls,
 }
 
 impl Unread {
     pub fn any(&self) -> bool {
-        [&*self.tcp, &*self.tls, &self.decrypted]
+        [&self.tcp, &self.tls, &self.decrypted]
             .iter()
             .any(|layer| layer.load(Ordering::Acquire))
+    }
+
+    fn of(&self, layer: Layer) -> &AtomicBool {
+        match layer {
+            Layer::Tcp => &self.tcp,
+            Layer::Tls => &self.tls,
+        }
     }
 }
 
@@ -58,8 +77,8 @@ pub struct WatchedBuffers {
     end: Option<Arc<BodyEnd>>,
     /// The last bytes read into the input (parsed or not), up to the length of the pattern.
     tail: Vec<u8>,
-    /// Set while the input holds bytes not yet consumed (see [`Unread`]).
-    unread: Option<Arc<AtomicBool>>,
+    /// Told whether the input holds bytes not yet consumed (see [`Unread`]).
+    unread: Option<(Arc<Unread>, Layer)>,
 }
 
 impl WatchedBuffers {
@@ -72,15 +91,21 @@ impl WatchedBuffers {
         }
     }
 
-    /// Keeps `unread` set while the input holds bytes not yet consumed.
-    pub fn noting_unread(mut self, unread: Option<Arc<AtomicBool>>) -> WatchedBuffers {
+    /// Tells `unread` whether the input holds bytes not yet consumed, as `layer`'s.
+    pub fn noting_unread(mut self, unread: Option<(Arc<Unread>, Layer)>) -> WatchedBuffers {
         self.unread = unread;
         self
     }
 
-    fn note_unread(&self) {
-        if let Some(unread) = &self.unread {
-            unread.store(!self.inner.input().is_empty(), Ordering::Release);
+    fn note_unread(&mut self) {
+        let Some((unread, layer)) = &self.unread else {
+            return;
+        };
+        let empty = self.inner.input().is_empty();
+        unread.of(*layer).store(!empty, Ordering::Release);
+        // The next read takes a buffer again (from the stash when one is there).
+        if empty && unread.parked.load(Ordering::Acquire) {
+            self.inner.give_back_input();
         }
     }
 

@@ -60,13 +60,22 @@ impl ConnectionBuffers {
         if self.filled > self.consumed {
             return;
         }
+        self.give_back_input();
+        self.give_back_output();
+    }
+
+    /// Gives the input back, when none of it is left unread (a parked stream's connection,
+    /// between reads).
+    pub fn give_back_input(&mut self) {
+        if self.filled > self.consumed {
+            return;
+        }
         (self.filled, self.consumed, self.progress) = (0, 0, false);
         put(
             &INPUTS,
             std::mem::take(&mut self.input),
             self.input_size == INPUT_BYTES,
         );
-        self.give_back_output();
     }
 
     /// Holds buffers (for tests: whether giving back happened).

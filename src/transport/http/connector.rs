@@ -12,7 +12,7 @@
 //!
 //! The first read after a request was written is its send boundary: the bytes are on the wire.
 
-use super::body_end::{BodyEnd, Unread, WatchedBuffers};
+use super::body_end::{BodyEnd, Layer, Unread, WatchedBuffers};
 use super::buffers::ConnectionBuffers;
 use super::proxy::{self, Routes};
 use super::tls;
@@ -33,6 +33,8 @@ use ureq::unversioned::transport::{
 /// One request's traffic: its POST, and the GETs that resume its stream.
 pub struct Exchange {
     key: u64,
+    /// Its stream waits parked between reads (see `body_end::Unread::parked`).
+    parks: bool,
     state: Mutex<ExchangeState>,
     woken: Condvar,
 }
@@ -64,9 +66,20 @@ thread_local! {
 impl Exchange {
     /// An exchange that signals `sent` once its request is on the wire.
     pub fn new(sent: Option<SendBoundary>) -> Arc<Exchange> {
+        Exchange::with(sent, false)
+    }
+
+    /// The exchange of a stream that waits parked between reads (the standalone stream): its
+    /// connection holds no input buffer while nothing is unread.
+    pub fn parking() -> Arc<Exchange> {
+        Exchange::with(None, true)
+    }
+
+    fn with(sent: Option<SendBoundary>, parks: bool) -> Arc<Exchange> {
         static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
         Arc::new(Exchange {
             key: NEXT_KEY.fetch_add(1, Ordering::Relaxed),
+            parks,
             state: Mutex::new(ExchangeState {
                 sent,
                 ..ExchangeState::default()
@@ -214,6 +227,9 @@ impl Exchange {
             return Err(aborted());
         }
         socket.set_owner(Some(self.key));
+        if let Some(unread) = socket.unread.as_ref().filter(|_| self.parks) {
+            unread.parked.store(true, Ordering::Release);
+        }
         state.socket = Some(socket.clone());
         Ok(())
     }
@@ -379,6 +395,9 @@ impl Socket {
     fn release(&self) -> bool {
         let mut owner = self.lock();
         owner.exchange = None;
+        if let Some(unread) = &self.unread {
+            unread.parked.store(false, Ordering::Release);
+        }
         !owner.dead
     }
 
@@ -505,7 +524,7 @@ impl Connector<()> for TrackingConnector {
                 ConnectionBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
                 (proxy.is_none() && !tls_to_server).then(|| end.clone()),
             )
-            .noting_unread(unread.as_ref().map(|unread| unread.tcp.clone())),
+            .noting_unread(unread.clone().map(|unread| (unread, Layer::Tcp))),
             read_timeout: None,
             write_timeout: None,
             held: Vec::new(),

@@ -80,7 +80,7 @@ struct Progress {
 pub(super) fn start(shared: &Arc<Shared>) {
     let standalone = Arc::new(Standalone {
         shared: Arc::downgrade(shared),
-        exchange: Exchange::new(None),
+        exchange: Exchange::parking(),
         parked: Mutex::default(),
         progress: Mutex::default(),
     });

@@ -2,7 +2,7 @@
 //! possibly TLS to an https proxy). Our own layer rather than ureq's, for the trust settings of
 //! [`super::trust`] and for handshake failures that say what went wrong.
 
-use super::body_end::{BodyEnd, Unread, WatchedBuffers};
+use super::body_end::{BodyEnd, Layer, Unread, WatchedBuffers};
 use super::buffers::ConnectionBuffers;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
@@ -50,7 +50,7 @@ pub fn connect(
             ConnectionBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
             end,
         )
-        .noting_unread(unread.as_ref().map(|unread| unread.tls.clone())),
+        .noting_unread(unread.clone().map(|unread| (unread, Layer::Tls))),
         stream: StreamOwned { conn, sock },
         unread,
     })
