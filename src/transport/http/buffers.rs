@@ -5,7 +5,8 @@
 //!   pools it), to a small process-wide stash the next busy connection takes them from. A
 //!   thousand idle clients hold no buffer; a client making calls reuses the same two;
 //! - the output is given back as soon as the answer starts to arrive (the request is written by
-//!   then), so a stream that stays open for long (the standalone GET) keeps only its input;
+//!   then), so a stream that stays open for long (the standalone GET) keeps only its input, and
+//!   while it waits parked, not even that (`body_end::Unread::parked`);
 //! - the input grows when ureq needs more room (a response head longer than it, up to ureq's own
 //!   limit on heads) and goes back to its usual size when the connection is given back.
 

@@ -18,10 +18,12 @@
 //! Files, top-down:
 //! - the exchange of one request: `exchange` (its POST and answer, resumed by GET), `endpoint`
 //!   (the POST and GET every exchange is made of, and what an error status says), `sse` (the
-//!   event-stream parser), `body_end` (whether a response's end was read already);
+//!   event-stream parser), `body_end` (whether a response's end was read already, and what a
+//!   connection holds unread);
 //! - what each request carries: `headers`, and `message_info` (what the headers mirror of the
 //!   body);
-//! - streams outside any call: `listener` (the legacy era's standalone stream), `deadline`
+//! - streams outside any call: `listener` (the legacy era's standalone stream, parked on the
+//!   process's reactor while it waits), `deadline`
 //!   (ends streams left open after their answer);
 //! - the older transport: `legacy_sse` (HTTP+SSE of 2024-11-05, which a server that refuses
 //!   the `initialize` POST may speak: one stream carries every answer);
