@@ -61,6 +61,10 @@ const MAX_HEAP_PER_STDIO_CLIENT: isize = 24 * 1024;
 /// Per idle HTTP client (modern era, its connection kept alive), in bytes: a copy of the TLS
 /// roots per client (about 24 KB) does not fit.
 const MAX_HEAP_PER_HTTP_CLIENT: isize = 32 * 1024;
+/// Per idle HTTP client of the handshake era, its standalone GET stream open and parked, in
+/// bytes: the stream's reader and its connection, but no read buffer of the connection's
+/// usual size (32 KiB) held while nothing is unread.
+const MAX_HEAP_PER_HANDSHAKE_CLIENT: isize = 40 * 1024;
 
 /// The tests count the whole process's heap: one at a time.
 static COUNTING: Mutex<()> = Mutex::new(());
@@ -113,5 +117,25 @@ fn an_idle_http_client_shares_the_tls_roots() {
     assert!(
         per_client <= MAX_HEAP_PER_HTTP_CLIENT,
         "{per_client} heap bytes per idle HTTP client, over {MAX_HEAP_PER_HTTP_CLIENT}"
+    );
+}
+
+#[test]
+fn an_idle_handshake_era_http_client_holds_no_read_buffer_for_its_standalone_stream() {
+    let server = HttpServer::start("idle_heap_http_handshake", &[]);
+    let per_client = heap_per_idle_client(|| {
+        let client = server.connect(ConnectMode::Legacy);
+        client.ping(&RequestOptions::default()).unwrap();
+        client
+    });
+    report_figure(&format!(
+        "idle_heap: an idle HTTP client (handshake era, standalone stream open) holds \
+         {per_client} heap bytes ({CLIENTS} clients)"
+    ));
+    eprintln!("idle_heap: {per_client} heap bytes per idle HTTP client (handshake era)");
+    assert!(
+        per_client <= MAX_HEAP_PER_HANDSHAKE_CLIENT,
+        "{per_client} heap bytes per idle handshake-era HTTP client, over \
+         {MAX_HEAP_PER_HANDSHAKE_CLIENT}"
     );
 }

@@ -1,5 +1,6 @@
 //! The worker threads that run blocking exchanges off the caller's thread, for the transports
-//! that need them: HTTP (one exchange per request in flight, and the standalone stream) and
+//! that need them: HTTP (one exchange per request in flight, and the standalone stream's turns
+//! of reading, between which it waits on the reactor) and
 //! custom transports (one host round trip per request in flight). A worker that finishes waits a while for the next job before it ends, so a steady stream of
 //! calls reuses threads instead of paying a thread start and end per request (a large share of
 //! a sequential HTTP call's CPU, see docs/benchmarks.md). Close waits for the jobs in progress, then lets the idle workers go.

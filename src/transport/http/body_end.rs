@@ -22,6 +22,44 @@ use ureq::unversioned::transport::Buffers;
 /// head's blank line, or the end of the previous chunk's data).
 const LAST_CHUNK: &[u8] = b"\r\n0\r\n\r\n";
 
+/// What a connection took from its socket and its reader has not read yet, by layer: the
+/// standalone stream waits on the reactor only when a read would have to wait for the server,
+/// and bytes held here never make the socket readable again. Set by [`WatchedBuffers`] (the
+/// TCP and TLS layers' buffers) and by the TLS layer (records it decrypted, not yet handed on).
+#[derive(Default)]
+pub struct Unread {
+    tcp: AtomicBool,
+    tls: AtomicBool,
+    pub decrypted: AtomicBool,
+    /// The connection carries a stream that waits parked between reads: its buffers hold no
+    /// input buffer while nothing is unread (a thousand parked streams would hold a thousand).
+    /// Set when such a stream's request claims the connection, cleared when it is released.
+    pub parked: AtomicBool,
+}
+
+/// Whose buffers a [`WatchedBuffers`] are.
+#[derive(Clone, Copy)]
+pub enum Layer {
+    Tcp,
+    #[cfg_attr(not(feature = "tls"), allow(dead_code))] // no TLS layer in that build
+    Tls,
+}
+
+impl Unread {
+    pub fn any(&self) -> bool {
+        [&self.tcp, &self.tls, &self.decrypted]
+            .iter()
+            .any(|layer| layer.load(Ordering::Acquire))
+    }
+
+    fn of(&self, layer: Layer) -> &AtomicBool {
+        match layer {
+            Layer::Tcp => &self.tcp,
+            Layer::Tls => &self.tls,
+        }
+    }
+}
+
 /// Set while the bytes last read on the connection end with a body's last chunk.
 #[derive(Default)]
 pub struct BodyEnd(AtomicBool);
@@ -39,6 +77,8 @@ pub struct WatchedBuffers {
     end: Option<Arc<BodyEnd>>,
     /// The last bytes read into the input (parsed or not), up to the length of the pattern.
     tail: Vec<u8>,
+    /// Told whether the input holds bytes not yet consumed (see [`Unread`]).
+    unread: Option<(Arc<Unread>, Layer)>,
 }
 
 impl WatchedBuffers {
@@ -47,6 +87,25 @@ impl WatchedBuffers {
             inner,
             end,
             tail: Vec::with_capacity(2 * LAST_CHUNK.len()),
+            unread: None,
+        }
+    }
+
+    /// Tells `unread` whether the input holds bytes not yet consumed, as `layer`'s.
+    pub fn noting_unread(mut self, unread: Option<(Arc<Unread>, Layer)>) -> WatchedBuffers {
+        self.unread = unread;
+        self
+    }
+
+    fn note_unread(&mut self) {
+        let Some((unread, layer)) = &self.unread else {
+            return;
+        };
+        let empty = self.inner.input().is_empty();
+        unread.of(*layer).store(!empty, Ordering::Release);
+        // The next read takes a buffer again (from the stash when one is there).
+        if empty && unread.parked.load(Ordering::Acquire) {
+            self.inner.give_back_input();
         }
     }
 
@@ -94,10 +153,12 @@ impl Buffers for WatchedBuffers {
     fn input_appended(&mut self, amount: usize) {
         self.inner.input_appended(amount);
         self.note(amount);
+        self.note_unread();
     }
 
     fn input_consume(&mut self, amount: usize) {
         self.inner.input_consume(amount);
+        self.note_unread();
     }
 
     fn tmp_and_output(&mut self) -> (&mut [u8], &mut [u8]) {

@@ -5,7 +5,8 @@
 //!   pools it), to a small process-wide stash the next busy connection takes them from. A
 //!   thousand idle clients hold no buffer; a client making calls reuses the same two;
 //! - the output is given back as soon as the answer starts to arrive (the request is written by
-//!   then), so a stream that stays open for long (the standalone GET) keeps only its input;
+//!   then), so a stream that stays open for long (the standalone GET) keeps only its input, and
+//!   while it waits parked, not even that (`body_end::Unread::parked`);
 //! - the input grows when ureq needs more room (a response head longer than it, up to ureq's own
 //!   limit on heads) and goes back to its usual size when the connection is given back.
 
@@ -60,13 +61,22 @@ impl ConnectionBuffers {
         if self.filled > self.consumed {
             return;
         }
+        self.give_back_input();
+        self.give_back_output();
+    }
+
+    /// Gives the input back, when none of it is left unread (a parked stream's connection,
+    /// between reads).
+    pub fn give_back_input(&mut self) {
+        if self.filled > self.consumed {
+            return;
+        }
         (self.filled, self.consumed, self.progress) = (0, 0, false);
         put(
             &INPUTS,
             std::mem::take(&mut self.input),
             self.input_size == INPUT_BYTES,
         );
-        self.give_back_output();
     }
 
     /// Holds buffers (for tests: whether giving back happened).

@@ -12,7 +12,7 @@
 //!
 //! The first read after a request was written is its send boundary: the bytes are on the wire.
 
-use super::body_end::{BodyEnd, WatchedBuffers};
+use super::body_end::{BodyEnd, Layer, Unread, WatchedBuffers};
 use super::buffers::ConnectionBuffers;
 use super::proxy::{self, Routes};
 use super::tls;
@@ -33,6 +33,8 @@ use ureq::unversioned::transport::{
 /// One request's traffic: its POST, and the GETs that resume its stream.
 pub struct Exchange {
     key: u64,
+    /// Its stream waits parked between reads (see `body_end::Unread::parked`).
+    parks: bool,
     state: Mutex<ExchangeState>,
     woken: Condvar,
 }
@@ -64,9 +66,20 @@ thread_local! {
 impl Exchange {
     /// An exchange that signals `sent` once its request is on the wire.
     pub fn new(sent: Option<SendBoundary>) -> Arc<Exchange> {
+        Exchange::with(sent, false)
+    }
+
+    /// The exchange of a stream that waits parked between reads (the standalone stream): its
+    /// connection holds no input buffer while nothing is unread.
+    pub fn parking() -> Arc<Exchange> {
+        Exchange::with(None, true)
+    }
+
+    fn with(sent: Option<SendBoundary>, parks: bool) -> Arc<Exchange> {
         static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
         Arc::new(Exchange {
             key: NEXT_KEY.fetch_add(1, Ordering::Relaxed),
+            parks,
             state: Mutex::new(ExchangeState {
                 sent,
                 ..ExchangeState::default()
@@ -148,6 +161,15 @@ impl Exchange {
         })
     }
 
+    /// The connection the exchange's stream is on, for a reader that waits for it elsewhere
+    /// (the standalone stream, parked on the reactor). `None` without one, after an abort,
+    /// or when its input cannot be watched (behind a proxy).
+    #[cfg_attr(not(unix), allow(dead_code))] // no reactor there
+    pub fn watch(&self) -> Option<Watched> {
+        let socket = self.lock().socket.clone()?;
+        socket.unread.is_some().then_some(Watched(socket))
+    }
+
     /// Whether an abort has begun (its tokens may still be being cancelled): the call this
     /// exchange serves has ended, whatever the exchange fails with now.
     pub fn is_aborted(&self) -> bool {
@@ -205,6 +227,9 @@ impl Exchange {
             return Err(aborted());
         }
         socket.set_owner(Some(self.key));
+        if let Some(unread) = socket.unread.as_ref().filter(|_| self.parks) {
+            unread.parked.store(true, Ordering::Release);
+        }
         state.socket = Some(socket.clone());
         Ok(())
     }
@@ -224,6 +249,25 @@ impl Drop for Entered {
         if let Some(exchange) = exchange {
             exchange.lock().sent.take();
         }
+    }
+}
+
+/// A stream's connection, watched from outside the thread that reads it. Holding it keeps the
+/// socket open, so its descriptor cannot be reused while it is registered somewhere.
+pub struct Watched(Arc<Socket>);
+
+impl Watched {
+    #[cfg(unix)]
+    pub fn fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        self.0.stream.as_raw_fd()
+    }
+
+    /// Whether a read would find something without waiting for the server: bytes ureq or the
+    /// TLS layer took from the socket and nobody read yet, or bytes (or the end) on the socket.
+    pub fn has_input(&self) -> bool {
+        let unread = self.0.unread.as_ref().is_some_and(|unread| unread.any());
+        unread || readable_within(&self.0.stream, Duration::ZERO)
     }
 }
 
@@ -273,6 +317,9 @@ struct Socket {
     owner: Mutex<Owner>,
     /// Noted by the buffers of the transport ureq talks to.
     body_end: Arc<BodyEnd>,
+    /// Bytes taken from the socket that ureq has not read yet, noted by each layer; `None`
+    /// behind a proxy (its tunnel's buffers are not watched).
+    unread: Option<Arc<Unread>>,
 }
 
 #[derive(Default)]
@@ -348,6 +395,9 @@ impl Socket {
     fn release(&self) -> bool {
         let mut owner = self.lock();
         owner.exchange = None;
+        if let Some(unread) = &self.unread {
+            unread.parked.store(false, Ordering::Release);
+        }
         !owner.dead
     }
 
@@ -453,6 +503,7 @@ impl Connector<()> for TrackingConnector {
             stream,
             owner: Mutex::default(),
             body_end: Arc::default(),
+            unread: proxy.is_none().then(Arc::default),
         });
         // The agent shuts every registered socket down when the transport closes.
         (details.register_shutdown)(Arc::downgrade(&socket) as Weak<dyn ShutdownHandle>)?;
@@ -466,19 +517,22 @@ impl Connector<()> for TrackingConnector {
         // TLS to the server, nobody watches: the rest of a stream goes to a worker.)
         let end = socket.body_end.clone();
         let tls_to_server = details.needs_tls();
+        let unread = socket.unread.clone();
         let mut transport: Box<dyn Transport> = Box::new(Tcp {
             socket: socket.clone(),
             buffers: WatchedBuffers::new(
                 ConnectionBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
                 (proxy.is_none() && !tls_to_server).then(|| end.clone()),
-            ),
+            )
+            .noting_unread(unread.clone().map(|unread| (unread, Layer::Tcp))),
             read_timeout: None,
             write_timeout: None,
             held: Vec::new(),
         });
         if let Some(proxy) = proxy {
             if let Some(host) = proxy.tls_host() {
-                transport = Box::new(tls::connect(&self.tls, details, host, transport, None)?);
+                let tls = tls::connect(&self.tls, details, host, transport, None, None)?;
+                transport = Box::new(tls);
             }
             transport = proxy::tunnel(proxy, details, transport)?;
         }
@@ -490,6 +544,7 @@ impl Connector<()> for TrackingConnector {
                 host,
                 transport,
                 Some(end),
+                unread,
             )?);
         }
         Ok(Some(Box::new(Tracked {

@@ -348,7 +348,7 @@ fn deliver_loose(shared: &Shared, message: Incoming) {
 
 /// Reads SSE events until the stream ends, passing each JSON message to `message`, and
 /// noting what resuming the stream would need. Stops (`StreamEnd::Stopped`) when `stop()`
-/// holds after a message.
+/// holds after an event.
 pub(super) fn read_events(
     shared: &Shared,
     events: &mut Events,
@@ -374,16 +374,16 @@ pub(super) fn read_events(
         if let Some(retry) = events.retry() {
             state.retry = Some(retry);
         }
-        if event.data.trim().is_empty() {
-            continue; // a priming event
-        }
-        state.events += 1;
-        match jsonrpc::read_messages(event.data.as_bytes(), &mut message) {
-            Ok(()) => {}
-            Err(e) => shared.inbound.bad_frame(
-                Error::protocol(format!("skipped an SSE event that is not JSON: {e}")),
-                false,
-            ),
+        // A priming event carries no message, but may be all there is for now.
+        if !event.data.trim().is_empty() {
+            state.events += 1;
+            match jsonrpc::read_messages(event.data.as_bytes(), &mut message) {
+                Ok(()) => {}
+                Err(e) => shared.inbound.bad_frame(
+                    Error::protocol(format!("skipped an SSE event that is not JSON: {e}")),
+                    false,
+                ),
+            }
         }
         if stop(events) {
             return Ok(StreamEnd::Stopped);

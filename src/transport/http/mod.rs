@@ -18,10 +18,12 @@
 //! Files, top-down:
 //! - the exchange of one request: `exchange` (its POST and answer, resumed by GET), `endpoint`
 //!   (the POST and GET every exchange is made of, and what an error status says), `sse` (the
-//!   event-stream parser), `body_end` (whether a response's end was read already);
+//!   event-stream parser), `body_end` (whether a response's end was read already, and what a
+//!   connection holds unread);
 //! - what each request carries: `headers`, and `message_info` (what the headers mirror of the
 //!   body);
-//! - streams outside any call: `listener` (the legacy era's standalone stream), `deadline`
+//! - streams outside any call: `listener` (the legacy era's standalone stream, parked on the
+//!   process's reactor while it waits), `deadline`
 //!   (ends streams left open after their answer);
 //! - the older transport: `legacy_sse` (HTTP+SSE of 2024-11-05, which a server that refuses
 //!   the `initialize` POST may speak: one stream carries every answer);
@@ -284,8 +286,8 @@ struct Shared {
     exchanges: Mutex<Exchanges>,
     /// Signalled when a worker has read the rest of a caller's stream (`Exchanges::draining`).
     drained: Condvar,
-    /// The standalone stream's exchange, once started.
-    listener: Mutex<Option<Arc<Exchange>>>,
+    /// The standalone stream, once started.
+    listener: Mutex<Option<Arc<listener::Standalone>>>,
     /// The HTTP+SSE transport's stream and endpoint, when the server speaks that.
     legacy_sse: legacy_sse::LegacySse,
     workers: Arc<Workers>,
@@ -639,8 +641,9 @@ impl Transport for HttpTransport {
             .map(|(_, parked)| parked)
             .collect();
         drop(parked);
-        if let Some(listener) = lock(&shared.listener).as_ref() {
-            listener.abort();
+        let listener = lock(&shared.listener).clone();
+        if let Some(listener) = listener {
+            listener.stop();
         }
         shared.legacy_sse.close();
         shared.watchdog.stop();

@@ -107,6 +107,7 @@ pub fn connect(
     host: &str,
     _inner: Box<dyn Transport>,
     _end: Option<std::sync::Arc<super::body_end::BodyEnd>>,
+    _unread: Option<std::sync::Arc<super::body_end::Unread>>,
 ) -> std::result::Result<TlsTransport, ureq::Error> {
     Err(ureq::Error::Io(std::io::Error::other(
         unsupported(&format!("connecting to {host} over https")).message,

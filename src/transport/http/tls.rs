@@ -2,12 +2,13 @@
 //! possibly TLS to an https proxy). Our own layer rather than ureq's, for the trust settings of
 //! [`super::trust`] and for handshake failures that say what went wrong.
 
-use super::body_end::{BodyEnd, WatchedBuffers};
+use super::body_end::{BodyEnd, Layer, Unread, WatchedBuffers};
 use super::buffers::ConnectionBuffers;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use std::fmt;
 use std::io::{self, Read, Write};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use ureq::unversioned::transport::{
     Buffers, ConnectionDetails, NextTimeout, Transport, TransportAdapter,
@@ -16,17 +17,20 @@ use ureq::unversioned::transport::{
 pub struct TlsTransport {
     buffers: WatchedBuffers,
     stream: StreamOwned<ClientConnection, TransportAdapter>,
+    /// Told what this layer holds unread (see `body_end::Unread`).
+    unread: Option<Arc<Unread>>,
 }
 
 /// Runs the handshake with `host` over `inner`, within the connect timeout of `details`.
 /// `host` is a DNS name or an IP literal (without brackets). With `end`, the decrypted input
-/// is watched for a body's end (see `body_end`).
+/// is watched for a body's end (see `body_end`); with `unread`, what it holds unread.
 pub fn connect(
     config: &Arc<ClientConfig>,
     details: &ConnectionDetails,
     host: &str,
     inner: Box<dyn Transport>,
     end: Option<Arc<BodyEnd>>,
+    unread: Option<Arc<Unread>>,
 ) -> Result<TlsTransport, ureq::Error> {
     let name = ServerName::try_from(host.trim_start_matches('[').trim_end_matches(']'))
         .map_err(|_| failed(host, format!("{host:?} is not a valid TLS server name")))?
@@ -45,8 +49,10 @@ pub fn connect(
         buffers: WatchedBuffers::new(
             ConnectionBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
             end,
-        ),
+        )
+        .noting_unread(unread.clone().map(|unread| (unread, Layer::Tls))),
         stream: StreamOwned { conn, sock },
+        unread,
     })
 }
 
@@ -94,6 +100,15 @@ impl Transport for TlsTransport {
         let input = self.buffers.input_append_buf();
         let amount = self.stream.read(input)?;
         self.buffers.input_appended(amount);
+        if let Some(unread) = &self.unread {
+            // Records decrypted and not handed on yet (more than the input had room for). An
+            // error is left for the next read to report.
+            let pending = match self.stream.conn.process_new_packets() {
+                Ok(state) => state.plaintext_bytes_to_read() > 0,
+                Err(_) => true,
+            };
+            unread.decrypted.store(pending, Ordering::Release);
+        }
         Ok(amount > 0)
     }
 
