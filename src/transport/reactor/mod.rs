@@ -82,6 +82,9 @@ struct State {
     next_key: u64,
     /// The registration whose handler runs now.
     running: Option<u64>,
+    /// Threads waiting in `deregister` for that handler to end: only they need `handler_done`
+    /// (a notify is a system call even when nobody waits, and a handler runs per event).
+    waiting_for_handler: usize,
 }
 
 struct Entry {
@@ -250,8 +253,14 @@ impl Reactor {
         if let Err(error) = crate::panic_guard::catch(|| source.ready(&handle, event)) {
             let _ = crate::panic_guard::catch(|| source.panicked(error));
         }
-        lock(&self.state).running = None;
-        self.handler_done.notify_all();
+        let waiters = {
+            let mut state = lock(&self.state);
+            state.running = None;
+            state.waiting_for_handler
+        };
+        if waiters > 0 {
+            self.handler_done.notify_all();
+        }
         // The source's last reference may go here, outside the lock (its drop may deregister).
         drop(source);
     }
@@ -324,7 +333,9 @@ impl Registration {
         }
         if !reactor.on_reactor_thread() {
             while state.running == Some(handle.key) {
+                state.waiting_for_handler += 1;
                 state = wait(&reactor.handler_done, state);
+                state.waiting_for_handler -= 1;
             }
         }
         drop(state);
