@@ -33,18 +33,6 @@ fn close_and_free(client: Client) -> Duration {
     start.elapsed()
 }
 
-/// Waits (up to `bound`) until `pid` is gone and reaped: kill(pid, 0) fails only then (a
-/// zombie still takes signals). How long after `since` it was seen gone.
-fn gone_and_reaped_within(pid: u32, since: Instant, bound: Duration) -> Option<Duration> {
-    while since.elapsed() < bound {
-        if !process_exists(pid) {
-            return Some(since.elapsed());
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    None
-}
-
 /// A server that ignores its stdin's end and SIGTERM: close returns at once, the server still
 /// runs then, and only SIGKILL (after two graces) ends it; it is reaped after the client was
 /// freed. A close that waits takes the two graces (over 4 s).
@@ -62,7 +50,7 @@ fn close_returns_at_once_and_a_server_that_resists_is_killed_after_two_graces() 
         process_exists(pid),
         "the server {pid} was ended before its grace"
     );
-    let gone = gone_and_reaped_within(pid, closed_at, Duration::from_secs(15))
+    let gone = gone_within(pid, closed_at, Duration::from_secs(15))
         .unwrap_or_else(|| panic!("the server {pid} is still there (or unreaped) after 15 s"));
     assert!(
         gone >= 2 * GRACE - Duration::from_millis(100),
@@ -85,7 +73,7 @@ fn a_server_that_ignores_its_stdin_end_gets_sigterm_after_the_grace() {
     let pid = client.server_pid().unwrap();
     let closed_at = Instant::now();
     close_and_free(client);
-    let gone = gone_and_reaped_within(pid, closed_at, Duration::from_secs(15))
+    let gone = gone_within(pid, closed_at, Duration::from_secs(15))
         .unwrap_or_else(|| panic!("the server {pid} is still there (or unreaped) after 15 s"));
     assert!(
         gone >= GRACE - Duration::from_millis(100) && gone < 2 * GRACE,
@@ -161,7 +149,7 @@ fn no_stderr_callback_runs_after_close_returns() {
         "a stderr callback ran after close returned"
     );
     assert!(
-        gone_and_reaped_within(pid, closed_at, Duration::from_secs(15)).is_some(),
+        gone_within(pid, closed_at, Duration::from_secs(15)).is_some(),
         "the server {pid} is still there (or unreaped)"
     );
 }
@@ -185,7 +173,7 @@ fn a_server_writing_as_it_leaves_is_not_killed_by_sigpipe() {
     let closed_at = Instant::now();
     close_and_free(client);
     assert!(
-        gone_and_reaped_within(pid, closed_at, Duration::from_secs(15)).is_some(),
+        gone_within(pid, closed_at, Duration::from_secs(15)).is_some(),
         "the shell {pid} is still there (or unreaped)"
     );
     assert_eq!(
@@ -211,7 +199,7 @@ fn two_hundred_servers_closed_in_the_background_leave_no_zombie() {
     let took = start.elapsed();
     for &pid in &pids {
         assert!(
-            gone_and_reaped_within(pid, start, Duration::from_secs(20)).is_some(),
+            gone_within(pid, start, Duration::from_secs(20)).is_some(),
             "the server {pid} is still there (or unreaped) 20 s after close"
         );
     }

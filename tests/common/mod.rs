@@ -152,6 +152,19 @@ pub fn process_exists(pid: u32) -> bool {
     unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
 }
 
+/// Waits (up to `bound` after `since`) until `pid` is gone; how long after `since` it was seen
+/// gone. On unix kill(pid, 0) fails only once a child is reaped too (a zombie still takes
+/// signals), so for our own children "gone" is "gone and reaped".
+pub fn gone_within(pid: u32, since: Instant, bound: Duration) -> Option<Duration> {
+    while since.elapsed() < bound {
+        if !process_exists(pid) {
+            return Some(since.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    None
+}
+
 /// Whether a process with this pid is still running (Windows: its handle is not signalled).
 #[cfg(windows)]
 pub fn process_exists(pid: u32) -> bool {
