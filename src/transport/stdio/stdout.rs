@@ -26,6 +26,7 @@ use crate::transport::reactor::{self, Event, Handle, Reactor, Registration};
 use crate::transport::wake::{self, WakePipe};
 use std::io::{self, Read};
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -61,6 +62,10 @@ pub struct StdoutReader {
     /// Where the end of stdout is told when the reactor finds it (telling it waits a while for
     /// the exit status and the last stderr lines).
     notices: Arc<Serial>,
+    /// The reactor's turn must end at its next line: a lone caller wants the baton
+    /// (`yield_wanted`) or stdout is closing. Written under the baton's lock, read without it,
+    /// so a turn does not contend with callers for that lock at every line.
+    turn_over: AtomicBool,
 }
 
 struct Io {
@@ -166,6 +171,7 @@ impl StdoutReader {
             frames: Arc::from(frames),
             exit,
             notices: Serial::new(1),
+            turn_over: AtomicBool::new(false),
         })
     }
 
@@ -201,9 +207,11 @@ impl StdoutReader {
                 // The reactor never waits while it holds the baton: it gives it up at its
                 // next line.
                 baton.yield_wanted = true;
+                self.turn_over.store(true, Ordering::Relaxed);
                 baton = wait(&self.caller_turn, baton);
             }
             baton.yield_wanted = false;
+            self.turn_over.store(baton.closing, Ordering::Relaxed);
         }
         if baton.ended || baton.closing {
             return false;
@@ -252,6 +260,7 @@ impl StdoutReader {
     pub fn close(&self) {
         let mut baton = self.lock();
         baton.closing = true;
+        self.turn_over.store(true, Ordering::Relaxed);
         if let Some(wake) = &baton.reader_wake {
             wake.wake();
         }
@@ -329,11 +338,8 @@ impl StdoutReader {
         // A server that writes without pause: the other connections get their turn first (the
         // release looks again at once, or re-arms stdout, which is still readable).
         for read in 0..LINES_PER_TURN {
-            {
-                let baton = self.lock();
-                if baton.yield_wanted || baton.closing {
-                    return stream.is_grown();
-                }
+            if self.turn_over.load(Ordering::Relaxed) {
+                return stream.is_grown();
             }
             if memchr::memchr(b'\n', stream.buffer()).is_none() {
                 crate::deferred_wakes::wake_deferred();
