@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: Rust unit and integration tests (the header freshness check and the interop
-# tests against real MCP servers among them), clippy, rustfmt, then the C examples under ctest,
+# tests against real MCP servers among them; the fault, hostile and cancellation ones again
+# beside 200 neighbour clients), clippy, rustfmt, then the C examples under ctest,
 # plain, with ASan/UBSan, with TSan and under valgrind, with the packaging and header tests; the
 # C ABI against its committed baseline and the library's exported symbols (scripts/abi.sh); the
 # release archive built and used without Rust (scripts/dist.sh); the top-level CMake project as
@@ -95,6 +96,23 @@ cargo_test() {
   rm -f build/interop.md
   MCPC_INTEROP_MATRIX_OUT="$PWD/build/interop.md" cargo test 2>&1 | tee build/logs/cargo-test.log
   bash scripts/check-interop.sh
+}
+
+# The fault, hostile and cancellation tests again, each binary beside 200 clients of their own
+# servers sharing the process's reactor and pools (tests/common/neighbours.rs), as in a host
+# with many servers: cancel at once, close bounded and no callback after free must hold there
+# too. (Tests that count the process's threads or descriptors are not among them.)
+neighbour_tests=(faults hostile_writes http_faults server_faults_are_the_servers close_bound
+  cancellation cancel_latency cancel_during_close callbacks_cancel close_wakes_waits
+  dribbled_answers endless_line flood_stdio flood_http flood_notifications concurrent_writes
+  descendants process_group signals http_unread_body blocked_callbacks_pool close_in_background
+  idle_shutdown self_heal standalone_stream)
+
+with_neighbours() {
+  local tests=()
+  for name in "${neighbour_tests[@]}"; do tests+=(--test "$name"); done
+  MCPC_TEST_NEIGHBOURS=200 cargo test --no-fail-fast "${tests[@]}" 2>&1 |
+    tee build/logs/cargo-test-neighbours.log
 }
 
 api_docs() {
@@ -215,6 +233,7 @@ stage install "install what the tests need (scripts/install-*.sh)" install_tools
 stage fmt "cargo fmt --check" fmt
 stage clippy "cargo clippy -D warnings" clippy
 stage test "cargo test" cargo_test
+stage neighbours "fault, hostile and cancellation tests again, beside 200 clients sharing the reactor" with_neighbours
 stage apidocs "API reference: doxygen on include/mcpc.h (no undocumented export); every link in the docs resolves" api_docs
 stage ctest "C examples under ctest (plain, ASan/UBSan, TSan, valgrind)" c_examples
 stage abi "ABI: the header's C ABI against abi/, and the baseline's history (scripts/abi.sh baseline)" abi

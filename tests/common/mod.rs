@@ -5,6 +5,7 @@ pub mod child_process;
 pub mod flood;
 pub mod http_peer;
 pub mod http_server;
+pub mod neighbours;
 pub mod ports;
 #[cfg(target_os = "linux")]
 pub mod processes;
@@ -18,8 +19,13 @@ use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 /// The path of our test server (the workspace package `tests/server`), built on first use in
-/// the profile these tests were built in, or `$MCPC_TEST_SERVER` when set.
-pub static SERVER: LazyLock<String> = LazyLock::new(build_test_server);
+/// the profile these tests were built in, or `$MCPC_TEST_SERVER` when set. With
+/// `MCPC_TEST_NEIGHBOURS`, its first use also starts the neighbours (`neighbours`).
+pub static SERVER: LazyLock<String> = LazyLock::new(|| {
+    let server = build_test_server();
+    neighbours::start_if_asked(&server);
+    server
+});
 
 fn build_test_server() -> String {
     if let Some(path) = std::env::var_os("MCPC_TEST_SERVER") {
@@ -251,7 +257,12 @@ pub fn report_figure(line: &str) {
         .append(true)
         .open(path)
     {
-        let _ = writeln!(file, "{line}"); // one write of one line: O_APPEND keeps lines whole
+        // A run beside neighbours says so, at the end (the report matches figures by prefix).
+        let beside = match std::env::var("MCPC_TEST_NEIGHBOURS") {
+            Ok(count) => format!(" (beside {count} neighbour clients)"),
+            Err(_) => String::new(),
+        };
+        let _ = writeln!(file, "{line}{beside}"); // one write of one line: O_APPEND keeps lines whole
     }
 }
 
