@@ -3,6 +3,8 @@
 
 Inputs (all written by that run; a missing one is reported as "not run", never invented):
   build/logs/cargo-test.log                    `cargo test` output: every Rust test and its result
+  build/logs/cargo-test-neighbours.log         the fault, hostile and cancellation tests again,
+                                               beside 200 neighbour clients
   build/logs/ctest.log                         ctest's console output: every C test and its result
   build/examples/Testing/Temporary/LastTest.log  ctest's full log: the stress runs' own summaries
   build/logs/fuzz.log                          scripts/fuzz.sh output: libFuzzer's run counts
@@ -365,6 +367,31 @@ def section_bad_input(out, tests, log):
     )
 
 
+def section_neighbours(out, tests):
+    out.append("## Beside 200 neighbours\n")
+    out.append(
+        "The fault, hostile and cancellation test files run a second time with "
+        "`MCPC_TEST_NEIGHBOURS=200`: each test binary holds 200 more clients of their own stdio "
+        "servers, sharing the process's reactor and pools with the tests (tests/common/"
+        "neighbours.rs: 8 kept busy by two threads, so often two calls in flight, one idle "
+        "neighbour after another closed and replaced; a neighbour's failed call aborts the "
+        "binary). Their figures are in the lists above, marked \"beside 200 neighbour clients\".\n"
+    )
+    if tests is None:
+        out.append("**Not run**: no log of the run beside neighbours.\n")
+        INCOMPLETE.append("the tests beside neighbours did not run")
+        return
+    out.append("| test file | passed | failed |")
+    out.append("|---|---|---|")
+    for name, cases in sorted(tests.items(), key=lambda item: item[0]):
+        passed = sum(1 for _, result in cases if result == "ok")
+        failed = sum(1 for _, result in cases if result == "FAILED")
+        if failed or not cases:
+            INCOMPLETE.append(f"{name} failed or ran nothing beside neighbours")
+        out.append(f"| `{name}` | {passed} | {failed} |")
+    out.append("")
+
+
 def section_stress(out, runs):
     out.append("## Race stress\n")
     out.append(
@@ -539,6 +566,8 @@ def main():
     section_hostile(out, tests, runs, read("build/report/figures.txt"))
     section_promises(out, tests, read("build/report/figures.txt"))
     section_bad_input(out, tests, read("build/report/bad_input.txt"))
+    neighbours_log = read("build/logs/cargo-test-neighbours.log")
+    section_neighbours(out, cargo_tests(neighbours_log) if neighbours_log else None)
     section_stress(out, runs)
     section_figures(out, read("build/report/figures.txt"))
     section_fuzz(out, read("build/logs/fuzz.log"))
