@@ -49,6 +49,7 @@ mod headers;
 mod legacy_sse;
 mod listener;
 mod message_info;
+mod parking;
 mod proxy;
 pub(crate) mod redact;
 pub mod sse;
