@@ -133,8 +133,14 @@ fn two_hundred_parked_calls_hold_a_few_threads_and_each_hears_what_follows_and_i
     }
     let all_heard = |count: usize| {
         let deadline = Instant::now() + BOUND;
-        while !clients.iter().all(|(_, heard)| heard.lock().unwrap().len() >= count) {
-            assert!(Instant::now() < deadline, "not every call heard {count} notices");
+        while !clients
+            .iter()
+            .all(|(_, heard)| heard.lock().unwrap().len() >= count)
+        {
+            assert!(
+                Instant::now() < deadline,
+                "not every call heard {count} notices"
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
     };
@@ -147,8 +153,11 @@ fn two_hundred_parked_calls_hold_a_few_threads_and_each_hears_what_follows_and_i
     ));
     assert!(
         threads <= MAX_LIBRARY_THREADS,
-        "{threads} library threads for {CLIENTS} waiting calls: {:?}",
+        "{threads} library threads for {CLIENTS} waiting calls, {} of them mcpc-http",
         library_threads()
+            .iter()
+            .filter(|name| *name == "mcpc-http")
+            .count()
     );
 
     // What the server sends now reaches every call, and so does each late answer, once.
@@ -164,7 +173,10 @@ fn two_hundred_parked_calls_hold_a_few_threads_and_each_hears_what_follows_and_i
     for (_, heard) in &clients {
         assert_eq!(*heard.lock().unwrap(), vec![0, 1]);
     }
-    assert!(finished.recv_timeout(IDLE).is_err(), "a call answered twice");
+    assert!(
+        finished.recv_timeout(IDLE).is_err(),
+        "a call answered twice"
+    );
     clients.iter().for_each(|(client, _)| client.close());
 }
 
@@ -203,6 +215,43 @@ fn cancel_of_a_parked_listen_returns_at_once_and_the_server_sees_its_stream_clos
 }
 
 #[test]
+fn a_parked_call_times_out_and_the_server_sees_its_stream_close() {
+    let _serial = serial();
+    let closed = Arc::new(AtomicUsize::new(0));
+    let seen = closed.clone();
+    let url = hostile_server(Arc::new(move |stream, _id| {
+        let _ = stream.write_all(&chunk(&notice(0)));
+        hold(stream);
+        seen.fetch_add(1, Ordering::SeqCst);
+    }));
+    let heard = Heard::default();
+    let client = connect(&url, ConnectMode::Modern, &heard);
+    let (outcomes, finished) = mpsc::channel();
+    let opts = RequestOptions {
+        timeout: Some(Duration::from_millis(500)),
+        ..RequestOptions::default()
+    };
+    start_call(&client, &opts, &outcomes);
+    let outcome = finished.recv_timeout(BOUND).expect("the call's outcome");
+    assert_eq!(outcome.unwrap_err().status, Status::Timeout);
+    assert_eq!(
+        *heard.lock().unwrap(),
+        vec![0],
+        "the notice before the wait"
+    );
+    let deadline = Instant::now() + BOUND;
+    while closed.load(Ordering::SeqCst) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the server never saw the stream close"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(finished.recv_timeout(IDLE).is_err(), "a second outcome");
+    client.close();
+}
+
+#[test]
 fn close_with_parked_listens_returns_within_its_bound_and_no_callback_runs_after() {
     let _serial = serial();
     const LISTENS: usize = 20;
@@ -215,12 +264,16 @@ fn close_with_parked_listens_returns_within_its_bound_and_no_callback_runs_after
     for _ in 0..LISTENS {
         let (outcomes, closed, late) = (outcomes.clone(), closed.clone(), late.clone());
         client
-            .start(listen_request(), &RequestOptions::default(), move |outcome| {
-                if closed.load(Ordering::SeqCst) {
-                    late.fetch_add(1, Ordering::SeqCst);
-                }
-                let _ = outcomes.send(outcome);
-            })
+            .start(
+                listen_request(),
+                &RequestOptions::default(),
+                move |outcome| {
+                    if closed.load(Ordering::SeqCst) {
+                        late.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let _ = outcomes.send(outcome);
+                },
+            )
             .expect("started");
     }
     wait_listeners(&control, LISTENS as u64);

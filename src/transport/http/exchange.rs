@@ -107,7 +107,7 @@ pub(super) struct Quiet {
 enum Followed {
     Ended(StreamEnd),
     /// Nothing more there for now (a worker's stream that can be parked).
-    Quiet(Events, Watched),
+    Quiet(Box<Events>, Watched),
 }
 
 /// How an SSE stream ended.
@@ -199,7 +199,7 @@ impl Reply {
     ) -> Result<Option<Quiet>> {
         match self.follow(events, &mut state, true)? {
             Followed::Quiet(events, watched) => Ok(Some(Quiet {
-                events,
+                events: *events,
                 state,
                 watched,
             })),
@@ -340,7 +340,7 @@ impl Reply {
         };
         match ended {
             Ok(StreamEnd::Stopped) => match watched {
-                Some(watched) => Ok(Followed::Quiet(events, watched)),
+                Some(watched) => Ok(Followed::Quiet(Box::new(events), watched)),
                 None => {
                     self.handed_off = drain_rest(&shared, &exchange, self.id, events);
                     Ok(Followed::Ended(StreamEnd::Closed))

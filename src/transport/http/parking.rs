@@ -34,6 +34,7 @@ struct Slot<R> {
 }
 
 /// How parking a reader went.
+#[cfg_attr(not(unix), allow(dead_code))] // nothing parks there
 pub(super) enum Park<R> {
     /// Parked: the reactor resumes it.
     Parked,

@@ -20,10 +20,12 @@ use super::Shared;
 use crate::cancellation::CancellationToken;
 #[cfg(unix)]
 use crate::transport::reactor::{Event, Handle, Source};
+#[cfg(unix)]
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
 /// One parked request's stream.
+#[cfg_attr(not(unix), allow(dead_code))] // nothing parks there
 struct QuietReply {
     id: i64,
     exchange: Arc<Exchange>,
@@ -90,6 +92,7 @@ pub(super) fn park(reply: Reply, quiet: Quiet) {
 
 impl QuietReply {
     /// A worker's turn: reads on what came, then parks the reader again, or ends it.
+    #[cfg_attr(not(unix), allow(dead_code))] // nothing parks there
     fn turn(self: &Arc<Self>) {
         let Some(Paused {
             mut reply,
