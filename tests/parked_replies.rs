@@ -149,7 +149,8 @@ fn two_hundred_parked_calls_hold_a_few_threads_and_each_hears_what_follows_and_i
     let kib_per_call = status_kib("VmRSS").saturating_sub(baseline_kib) / CLIENTS as u64;
     report_figure(&format!(
         "parked_replies: {CLIENTS} modern HTTP clients each with a started call waiting on its \
-         SSE stream, {threads} library threads counted, {kib_per_call} KiB RSS per call"
+         SSE stream, {threads} library threads counted, {kib_per_call} KiB RSS per call (the \
+         in-test server's thread per connection included)"
     ));
     assert!(
         threads <= MAX_LIBRARY_THREADS,
