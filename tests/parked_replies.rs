@@ -253,6 +253,51 @@ fn a_parked_call_times_out_and_the_server_sees_its_stream_close() {
 }
 
 #[test]
+fn a_parked_stream_left_open_after_its_answer_is_dropped_at_the_drain_deadline() {
+    let _serial = serial();
+    let closed = Arc::new(AtomicUsize::new(0));
+    let seen = closed.clone();
+    let url = hostile_server(Arc::new(move |stream, id| {
+        std::thread::sleep(IDLE);
+        let _ = stream.write_all(&chunk(&answer_event(id, "answered")));
+        hold(stream);
+        seen.fetch_add(1, Ordering::SeqCst);
+    }));
+    let heard = Heard::default();
+    let client = connect(&url, ConnectMode::Modern, &heard);
+    let (outcomes, finished) = mpsc::channel();
+    start_call(&client, &RequestOptions::default(), &outcomes);
+    let outcome = finished.recv_timeout(BOUND).expect("the call's outcome");
+    assert_eq!(text_of(outcome), "answered");
+    // The stream stays open after the answer: the client gives it a while, then drops it.
+    let deadline = Instant::now() + BOUND;
+    while closed.load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < deadline, "the stream was never dropped");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The client still works (its exchange table was left right).
+    start_call(&client, &RequestOptions::default(), &outcomes);
+    let outcome = finished
+        .recv_timeout(BOUND)
+        .expect("the second call's outcome");
+    assert_eq!(text_of(outcome), "answered");
+    client.close();
+}
+
+#[test]
+fn a_parked_stream_that_drops_before_its_answer_is_resumed_by_get() {
+    let _serial = serial();
+    let url = hostile_server(Arc::new(|stream, _id| {
+        // Primed, then quiet long enough to be parked, then the connection drops.
+        let _ = stream.write_all(&chunk(b"id: e1\nretry: 100\ndata: \n\n"));
+        std::thread::sleep(IDLE);
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+    }));
+    let (outcome, _) = started_call(&url);
+    assert_eq!(text_of(outcome), "resumed");
+}
+
+#[test]
 fn close_with_parked_listens_returns_within_its_bound_and_no_callback_runs_after() {
     let _serial = serial();
     const LISTENS: usize = 20;
@@ -305,26 +350,37 @@ type CallScript = Arc<dyn Fn(&mut TcpStream, &Value) + Send + Sync>;
 
 /// A server that answers the handshake (`initialize`) or the discovery (`server/discover`) and
 /// other requests at once, and each `tools/call` with an SSE stream its script writes (then
-/// holds the connection open until the client closes it). No standalone stream (405).
-/// Returns its URL.
+/// holds the connection open until the client closes it). The clients have no standalone
+/// stream, so a GET resumes the last call's stream (SEP-1699): it gets the call's answer,
+/// "resumed". Returns its URL.
 fn hostile_server(script: CallScript) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let last_call = Arc::new(Mutex::new(Value::Null));
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { return };
-            let script = script.clone();
-            std::thread::spawn(move || serve(stream, &script));
+            let (script, last_call) = (script.clone(), last_call.clone());
+            std::thread::spawn(move || serve(stream, &script, &last_call));
         }
     });
     url
 }
 
-fn serve(mut stream: TcpStream, script: &CallScript) {
+fn serve(mut stream: TcpStream, script: &CallScript, last_call: &Mutex<Value>) {
     let mut buffer = Vec::new();
     while let Some((method, body)) = read_request(&mut stream, &mut buffer) {
         let answer = match (method.as_str(), body["method"].as_str()) {
+            ("GET", _) => {
+                let id = last_call.lock().unwrap().clone();
+                let mut resumed = SSE_HEAD.to_vec();
+                resumed.extend(chunk(&answer_event(&id, "resumed")));
+                resumed.extend(b"0\r\n\r\n");
+                let _ = stream.write_all(&resumed);
+                continue;
+            }
             ("POST", Some("tools/call")) => {
+                *last_call.lock().unwrap() = body["id"].clone();
                 if stream.write_all(SSE_HEAD).is_ok() {
                     script(&mut stream, &body["id"]);
                     hold(&mut stream);
@@ -353,7 +409,7 @@ fn serve(mut stream: TcpStream, script: &CallScript) {
                 json_answer(&body, json!({"resultType": "complete"}))
             }
             ("POST", _) => "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_owned(),
-            _ => "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n".to_owned(),
+            _ => "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".to_owned(),
         };
         if stream.write_all(answer.as_bytes()).is_err() {
             return;
