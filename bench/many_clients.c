@@ -9,6 +9,11 @@
  *   many_clients http-legacy SERVER N   N clients of one test server (--http), handshake era,
  *                                       each with its standalone GET stream open
  *   many_clients http-modern SERVER N   the same, modern era (server/discover for ping)
+ *   many_clients http-modern-waiting SERVER N
+ *                                       the same, each client with a started request waiting
+ *                                       on its SSE stream (`subscriptions/listen` through
+ *                                       mcp_client_start; measured once the workers that
+ *                                       started them have gone idle and left, after 6 s)
  *
  * Threads (Threads:), RSS (VmRSS:), descriptors (/proc/self/fd; sockets counted apart) and, with
  * glibc, the heap in use (mallinfo2) are read before the first client and after all N are
@@ -119,12 +124,15 @@ static void raise_descriptor_limit(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4) die("usage: many_clients stdio|stdio-bg|http-legacy|http-modern SERVER N");
+    if (argc != 4)
+        die("usage: many_clients stdio|stdio-bg|http-legacy|http-modern|http-modern-waiting "
+            "SERVER N");
     const char *transport = argv[1], *server = argv[2];
     int n = atoi(argv[3]);
     if (n <= 0) die("many_clients: N must be at least 1");
     bool http = strncmp(transport, "http", 4) == 0;
-    bool modern = strcmp(transport, "http-modern") == 0;
+    bool modern = strncmp(transport, "http-modern", 11) == 0;
+    bool waiting = strcmp(transport, "http-modern-waiting") == 0;
     bool background = strcmp(transport, "stdio-bg") == 0;
     if (!http && !background && strcmp(transport, "stdio") != 0)
         die("many_clients: unknown transport");
@@ -154,7 +162,29 @@ int main(int argc, char **argv) {
         check(modern ? mcp_client_discover(clients[i], NULL) : mcp_client_ping(clients[i], NULL),
               "ping", i);
     double t2 = now_us();
-    usleep(200000); /* the standalone GET streams opened after connect settle */
+    mcp_completion_queue *queue = waiting ? mcp_completion_queue_new() : NULL;
+    if (waiting) {
+        mcp_request *listen = mcp_request_other("subscriptions/listen",
+                                                "{\"notifications\":{\"toolsListChanged\":true}}");
+        for (int i = 0; i < n; i++)
+            if (mcp_client_start(clients[i], listen, NULL, queue, (uint64_t)i) != MCP_STATUS_OK)
+                die("many_clients: a listen could not be started");
+        mcp_request_free(listen);
+    }
+    /* The standalone GET streams opened after connect settle. The workers that started the
+     * waiting requests stay idle for 5 s before they end: after 6 s, the threads are counted
+     * once their count has not moved for a second (at most 30 s in all). */
+    usleep(200000);
+    if (waiting) {
+        usleep(5800000);
+        long threads = holdings_now().threads, still = 0;
+        for (int waited = 0; still < 10 && waited < 240; waited++) {
+            usleep(100000);
+            long now = holdings_now().threads;
+            still = now == threads ? still + 1 : 0;
+            threads = now;
+        }
+    }
     holdings after = holdings_now();
 
     double t3 = now_us();
@@ -179,6 +209,7 @@ int main(int argc, char **argv) {
            (double)(after.sockets - before.sockets) / n, heap, (t1 - t0) / 1e6, (t2 - t1) / 1e6,
            (t4 - t3) / 1e6, (t5 - t3) / 1e6);
     fflush(stdout);
+    mcp_completion_queue_free(queue);
     mcp_client_options_free(options);
     free(clients);
     if (http) {

@@ -162,6 +162,7 @@ for n in $many_counts; do
   tag="server=test mode=unpinned round=1"
   run "$out/many_clients" http-legacy "$server" "$n"
   run "$out/many_clients" http-modern "$server" "$n"
+  run "$out/many_clients" http-modern-waiting "$server" "$n"
 done
 
 # The peak memory of one large result (issue 36), once and unpinned: one process per transport

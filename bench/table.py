@@ -259,7 +259,9 @@ MANY = [("stdio", "mcpc", "many.stdio", "echo"),
         ("stdio, closed in the background", "mcpc", "many.stdio-bg", "echo"),
         ("stdio", "rmcp", "many.stdio", "echo"),
         ("HTTP, handshake era (GET stream open)", "mcpc", "many.http-legacy", "test"),
-        ("HTTP, modern era", "mcpc", "many.http-modern", "test")]
+        ("HTTP, modern era", "mcpc", "many.http-modern", "test"),
+        ("HTTP, modern era, a started request waiting on its stream", "mcpc",
+         "many.http-modern-waiting", "test")]
 
 
 def ms(seconds):

@@ -264,6 +264,11 @@ PROMISES = [
     ("an idle client holds a few KiB of heap: at most 24 KiB per stdio client, 32 KiB per modern "
      "HTTP client (50 clients, every live heap byte counted)",
      ["tests/idle_heap.rs"], ["idle_heap:"]),
+    # issue 33, item 1
+    ("an SSE response read by a worker (a started call) waits on the reactor, not in a thread: "
+     "200 modern HTTP clients each with a started call waiting hold at most 16 library threads; "
+     "cancel, timeout and close of a parked call end it at once and the server sees its stream close",
+     ["tests/parked_replies.rs"], ["parked_replies:"]),
 ]
 
 

@@ -3,6 +3,7 @@
 
 pub mod child_process;
 pub mod flood;
+pub mod hostile_sse;
 pub mod http_peer;
 pub mod http_server;
 pub mod neighbours;

@@ -75,7 +75,10 @@ impl Exchange {
         Exchange::with(None, true)
     }
 
-    fn with(sent: Option<SendBoundary>, parks: bool) -> Arc<Exchange> {
+    /// An exchange that signals `sent` once its request is on the wire; with `parks`, its
+    /// stream may wait parked between reads (read by a worker: see `quiet_reply`), and its
+    /// connection then holds no input buffer while nothing is unread.
+    pub fn with(sent: Option<SendBoundary>, parks: bool) -> Arc<Exchange> {
         static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
         Arc::new(Exchange {
             key: NEXT_KEY.fetch_add(1, Ordering::Relaxed),
@@ -266,8 +269,14 @@ impl Watched {
     /// Whether a read would find something without waiting for the server: bytes ureq or the
     /// TLS layer took from the socket and nobody read yet, or bytes (or the end) on the socket.
     pub fn has_input(&self) -> bool {
+        self.input_within(Duration::ZERO)
+    }
+
+    /// As `has_input`, also waiting at most `within` for the server's bytes (Linux; elsewhere
+    /// only what has arrived already counts).
+    pub fn input_within(&self, within: Duration) -> bool {
         let unread = self.0.unread.as_ref().is_some_and(|unread| unread.any());
-        unread || readable_within(&self.0.stream, Duration::ZERO)
+        unread || readable_within(&self.0.stream, within)
     }
 }
 

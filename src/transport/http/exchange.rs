@@ -2,17 +2,20 @@
 //! it, read the answer (one JSON body, or an SSE stream resumed by GET if it drops early), and
 //! hand every message to the engine. On the caller's thread, what follows the response on its
 //! stream is read by a worker (`drain_rest`), so the caller returns at its answer and the
-//! connection still goes back to the pool. Also the exchanges that answer nothing:
-//! notification POSTs and the session DELETE.
+//! connection still goes back to the pool. On a worker, a stream with nothing to read for now
+//! waits parked (`quiet_reply`), its reader a small owned state ([`Reply`], [`Quiet`]). Also
+//! the exchanges that answer nothing: notification POSTs and the session DELETE.
 
 use super::auth;
-use super::connector::Exchange;
+use super::connector::{Exchange, Watched};
 use super::endpoint::{
     content_type, discard_body, events_of, header, open_stream, post_authorized, read_limited,
     request_error, status_error, unsupported_content_type, Events,
 };
 use super::headers::{self, Headers, MessageInfo};
 use super::legacy_sse;
+use super::parking;
+use super::quiet_reply;
 use super::sse::SseError;
 use super::{Parked, Session, Shared, DRAIN_AFTER_RESPONSE, NOTIFY_TIMEOUT};
 use crate::error::{Error, Result, Status};
@@ -35,23 +38,27 @@ const MAX_RESUME_ATTEMPTS: u32 = 2;
 /// that (`DRAIN_WAIT`) so it reuses the connection. Any wait here is paid by every call, and
 /// buys little: the end is mostly in ureq's buffer, not in the socket (docs/benchmarks.md).
 const END_WITHIN: Duration = Duration::ZERO;
+/// How long a worker waits in a read for more of a stream before it parks the stream: a short
+/// grace, so that an answer that follows at once costs no turn through the reactor.
+const PARK_AFTER: Duration = Duration::from_millis(1);
+
 /// Runs a request's exchange. Failures go to the engine, unless the exchange was aborted: then
 /// the call is already over, and its thread just goes on. With `on_caller`, the rest of the
-/// stream after the response is handed to a worker; returns true when it was (the worker then
-/// ends the exchange).
+/// stream after the response is handed to a worker; returns true when it was, or when the
+/// stream was parked (whoever reads it last then ends the exchange).
 pub(super) fn run(
     shared: &Arc<Shared>,
     exchange: &Arc<Exchange>,
     id: i64,
     frame: &str,
-    info: &MessageInfo,
+    info: MessageInfo,
     routing: Headers,
     on_caller: bool,
 ) -> bool {
     let _entered = exchange.enter();
     let mut reply = Reply {
-        shared,
-        exchange,
+        shared: shared.clone(),
+        exchange: exchange.clone(),
         id,
         info,
         modern: false,
@@ -59,20 +66,26 @@ pub(super) fn run(
         on_caller,
         handed_off: false,
     };
-    if let Err(error) = reply.run(frame, routing) {
-        if !exchange.is_aborted() && !shared.closed.load(Ordering::Acquire) {
-            shared.inbound.request_failed(id, error);
+    match reply.run(frame, routing) {
+        Ok(None) => reply.handed_off,
+        Ok(Some(quiet)) => {
+            quiet_reply::park(reply, quiet);
+            true
+        }
+        Err(error) => {
+            reply.failed(error);
+            reply.handed_off
         }
     }
-    reply.handed_off
 }
 
-/// Reading the answer to one request.
-struct Reply<'a> {
-    shared: &'a Arc<Shared>,
-    exchange: &'a Arc<Exchange>,
+/// Reading the answer to one request: what it needs and what it learned so far, owned, so
+/// that a parked stream's reader can be taken up again by another thread.
+pub(super) struct Reply {
+    shared: Arc<Shared>,
+    exchange: Arc<Exchange>,
     id: i64,
-    info: &'a MessageInfo,
+    info: MessageInfo,
     modern: bool,
     /// The response for our id has been delivered.
     answered: bool,
@@ -80,6 +93,21 @@ struct Reply<'a> {
     on_caller: bool,
     /// The rest of the stream went to a worker (which ends the exchange).
     handed_off: bool,
+}
+
+/// A stream with nothing to read for now, on a worker: parked until its socket is readable.
+pub(super) struct Quiet {
+    pub events: Events,
+    pub state: StreamState,
+    /// Its connection, for the reactor to watch.
+    pub watched: Watched,
+}
+
+/// How far following a stream went.
+enum Followed {
+    Ended(StreamEnd),
+    /// Nothing more there for now (a worker's stream that can be parked).
+    Quiet(Box<Events>, Watched),
 }
 
 /// How an SSE stream ended.
@@ -101,8 +129,10 @@ pub(super) struct StreamState {
     pub events: u64,
 }
 
-impl Reply<'_> {
-    fn run(&mut self, frame: &str, routing: Headers) -> Result<()> {
+impl Reply {
+    /// Sends the request and reads its answer; `Quiet` when the answer's stream waits to be
+    /// parked.
+    fn run(&mut self, frame: &str, routing: Headers) -> Result<Option<Quiet>> {
         let session = self.shared.session();
         self.modern = session.modern;
         let mut headers = self.shared.base_headers(&session);
@@ -112,16 +142,18 @@ impl Reply<'_> {
             headers.push((headers::PROTOCOL_VERSION.into(), version.to_owned()));
         }
         headers.extend(routing);
-        let (shared, exchange) = (self.shared, self.exchange);
+        let (shared, exchange) = (&self.shared, &self.exchange);
         if shared.legacy_sse.in_use() {
-            return legacy_sse::send(shared, exchange, frame, self.info, &headers);
+            legacy_sse::send(shared, exchange, frame, &self.info, &headers)?;
+            return Ok(None);
         }
         let url = &shared.config.url;
         let response = post_authorized(shared, Some(exchange), url, frame, &headers, None)?;
         let status = response.status().as_u16();
-        if shared.legacy_sse.falls_back(self.info, status) {
-            let refusal = status_error(shared, response, self.info, &session);
-            return legacy_sse::fall_back(shared, exchange, frame, self.info, &headers, refusal);
+        if shared.legacy_sse.falls_back(&self.info, status) {
+            let refusal = status_error(shared, response, &self.info, &session);
+            legacy_sse::fall_back(shared, exchange, frame, &self.info, &headers, refusal)?;
+            return Ok(None);
         }
         if self.info.is(methods::INITIALIZE) && (200..300).contains(&status) {
             if let Some(id) = header(&response, headers::SESSION_ID) {
@@ -129,11 +161,14 @@ impl Reply<'_> {
             }
         }
         if !(200..300).contains(&status) {
-            return Err(status_error(self.shared, response, self.info, &session));
+            return Err(status_error(&self.shared, response, &self.info, &session));
         }
         match content_type(&response).as_str() {
-            "application/json" => self.json(response.into_body()),
-            "text/event-stream" => self.stream(response.into_body()),
+            "application/json" => self.json(response.into_body()).map(|()| None),
+            "text/event-stream" => {
+                let events = events_of(&self.shared, response.into_body());
+                self.read_on(events, StreamState::default())
+            }
             "" if status == 202 || status == 204 => Err(Error::protocol(format!(
                 "the server answered the {} request with HTTP {status} and no response",
                 self.method()
@@ -155,9 +190,34 @@ impl Reply<'_> {
         self.require_answer()
     }
 
-    fn stream(&mut self, body: Body) -> Result<()> {
-        let mut state = StreamState::default();
-        let ended = self.follow(body, &mut state)?;
+    /// Reads the request's stream on (from its start, or where it was parked): `Quiet` when it
+    /// is to be parked again, else to its end, resumed by GET if it drops before the answer.
+    pub(super) fn read_on(
+        &mut self,
+        events: Events,
+        mut state: StreamState,
+    ) -> Result<Option<Quiet>> {
+        match self.follow(events, &mut state, true)? {
+            Followed::Quiet(events, watched) => Ok(Some(Quiet {
+                events: *events,
+                state,
+                watched,
+            })),
+            Followed::Ended(ended) => self.after_stream(ended, state).map(|()| None),
+        }
+    }
+
+    /// As `read_on`, on this thread to the stream's end, never parked.
+    pub(super) fn read_to_end(&mut self, events: Events, mut state: StreamState) -> Result<()> {
+        match self.follow(events, &mut state, false)? {
+            Followed::Ended(ended) => self.after_stream(ended, state),
+            Followed::Quiet(..) => unreachable!("a stream that may not park never parks"),
+        }
+    }
+
+    /// The request's stream ended: its answer came, or it is resumed (SEP-1699), or the call
+    /// fails.
+    fn after_stream(&mut self, ended: StreamEnd, state: StreamState) -> Result<()> {
         if self.answered {
             return Ok(());
         }
@@ -206,18 +266,20 @@ impl Reply<'_> {
                 return Err(Error::new(Status::Cancelled, "the exchange was aborted"));
             }
             fruitless += 1;
-            let response = open_stream(self.shared, state.last_event_id.as_deref())?;
+            let response = open_stream(&self.shared, state.last_event_id.as_deref())?;
             let session = self.shared.session();
             if !(200..300).contains(&response.status().as_u16()) {
-                return Err(status_error(self.shared, response, self.info, &session));
+                return Err(status_error(&self.shared, response, &self.info, &session));
             }
             match content_type(&response).as_str() {
                 "text/event-stream" => {}
                 other => return Err(unsupported_content_type(other)),
             }
             let before = state.events;
-            // However it ends, what counts is whether it brought anything.
-            let _ = self.follow(response.into_body(), &mut state)?;
+            let events = events_of(&self.shared, response.into_body());
+            // However it ends, what counts is whether it brought anything. A resumed stream
+            // is read on this thread (never parked).
+            let _ = self.follow(events, &mut state, false)?;
             if state.events > before {
                 fruitless = 0;
                 give_up_at = Instant::now().checked_add(budget);
@@ -228,43 +290,86 @@ impl Reply<'_> {
 
     /// Reads an SSE stream to its end, delivering each message. Once the response is in, the
     /// rest is still read (so the connection can be reused), within a deadline. A stream that
-    /// breaks is not an error by itself: a primed one is resumed.
-    fn follow(&mut self, body: Body, state: &mut StreamState) -> Result<StreamEnd> {
-        let (shared, exchange) = (self.shared, self.exchange);
+    /// breaks is not an error by itself: a primed one is resumed. On a worker, with `parks`,
+    /// it stops (`Quiet`) where nothing more is there for now, for the stream to be parked.
+    fn follow(
+        &mut self,
+        mut events: Events,
+        state: &mut StreamState,
+        parks: bool,
+    ) -> Result<Followed> {
+        let (shared, exchange) = (self.shared.clone(), self.exchange.clone());
         let draining = Cell::new(self.answered);
-        let mut events = events_of(shared, body);
         let on_caller = self.on_caller;
-        let ended = read_events(
-            shared,
-            &mut events,
-            state,
-            |message| {
-                self.deliver(message);
-                if self.answered && !draining.get() {
-                    draining.set(true);
-                    let deadline = Instant::now() + DRAIN_AFTER_RESPONSE;
-                    shared.watchdog.abort_at(deadline, exchange);
+        // Never with an idle timeout: that is a limit on a read's wait, which a parked stream
+        // does not make.
+        let watched = match parks && !on_caller && shared.config.idle_timeout.is_none() {
+            true => parking::watchable(&exchange),
+            false => None,
+        };
+        let quiet = |events: &Events| {
+            watched
+                .as_ref()
+                .is_some_and(|watched| !events.has_buffered() && !watched.input_within(PARK_AFTER))
+        };
+        let ended = match quiet(&events) {
+            true => Ok(StreamEnd::Stopped),
+            false => read_events(
+                &shared,
+                &mut events,
+                state,
+                |message| {
+                    self.deliver(message);
+                    if self.answered && !draining.get() {
+                        draining.set(true);
+                        let deadline = Instant::now() + DRAIN_AFTER_RESPONSE;
+                        shared.watchdog.abort_at(deadline, &exchange);
+                    }
+                },
+                // The caller has its answer: it reads on only what is there already (then the
+                // stream's end returns the connection to the pool at once); for the rest it
+                // returns now, and a worker reads it.
+                |events| {
+                    quiet(events)
+                        || on_caller
+                            && draining.get()
+                            && !events.has_buffered()
+                            && !exchange.input_within(END_WITHIN)
+                },
+            ),
+        };
+        match ended {
+            Ok(StreamEnd::Stopped) => match watched {
+                Some(watched) => Ok(Followed::Quiet(Box::new(events), watched)),
+                None => {
+                    self.handed_off = drain_rest(&shared, &exchange, self.id, events);
+                    Ok(Followed::Ended(StreamEnd::Closed))
                 }
             },
-            // The caller has its answer: it reads on only what is there already (then the
-            // stream's end returns the connection to the pool at once); for the rest it
-            // returns now, and a worker reads it.
-            |events| {
-                on_caller
-                    && draining.get()
-                    && !events.has_buffered()
-                    && !exchange.input_within(END_WITHIN)
-            },
-        );
-        if matches!(ended, Ok(StreamEnd::Stopped)) {
-            self.handed_off = drain_rest(shared, exchange, self.id, events);
-            return Ok(StreamEnd::Closed);
-        }
-        match ended {
             // After the response, nothing that follows matters.
-            Err(_) if self.answered => Ok(StreamEnd::Closed),
-            other => other,
+            Err(_) if self.answered => Ok(Followed::Ended(StreamEnd::Closed)),
+            other => other.map(Followed::Ended),
         }
+    }
+
+    /// The call fails with `error`, unless it is over already (its exchange aborted, or the
+    /// transport closed).
+    pub(super) fn failed(&self, error: Error) {
+        if !self.exchange.is_aborted() && !self.shared.closed.load(Ordering::Acquire) {
+            self.shared.inbound.request_failed(self.id, error);
+        }
+    }
+
+    pub(super) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    pub(super) fn exchange(&self) -> &Arc<Exchange> {
+        &self.exchange
+    }
+
+    pub(super) fn id(&self) -> i64 {
+        self.id
     }
 
     /// Hands a message to the engine, noting our response.

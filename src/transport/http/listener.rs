@@ -16,9 +16,10 @@
 use super::connector::{Exchange, Watched};
 use super::endpoint::{self, Events};
 use super::exchange::{self, StreamEnd, StreamState};
+use super::parking::{self, Parking};
 use super::{lock, Shared};
 #[cfg(unix)]
-use crate::transport::reactor::{Event, Handle, Reactor, Registration, Source};
+use crate::transport::reactor::{Event, Handle, Source};
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Mutex, Weak};
 use std::time::Duration;
@@ -48,25 +49,10 @@ pub(super) struct Standalone {
     /// Weak: the connection's shared state holds this.
     shared: Weak<Shared>,
     exchange: Arc<Exchange>,
-    parked: Mutex<Parked>,
+    /// Its reader, while it waits for the server.
+    parked: Parking<Events>,
     /// What the rounds so far told; one worker at a time holds it, for its whole turn.
     progress: Mutex<Progress>,
-}
-
-/// The stream while no worker reads it.
-#[derive(Default)]
-struct Parked {
-    /// Set by `stop`: nothing is parked or registered any more.
-    stopped: bool,
-    /// Declared before `watched`, so dropped first: its descriptor is still open.
-    #[cfg(unix)]
-    registration: Option<Registration>,
-    /// The descriptor `registration` watches (`None`: a timer only).
-    #[cfg(unix)]
-    watching: Option<std::os::fd::RawFd>,
-    /// Keeps the watched socket open while it is registered.
-    watched: Option<Watched>,
-    events: Option<Events>,
 }
 
 #[derive(Default)]
@@ -81,7 +67,7 @@ pub(super) fn start(shared: &Arc<Shared>) {
     let standalone = Arc::new(Standalone {
         shared: Arc::downgrade(shared),
         exchange: Exchange::parking(),
-        parked: Mutex::default(),
+        parked: Parking::default(),
         progress: Mutex::default(),
     });
     {
@@ -106,9 +92,7 @@ impl Standalone {
     /// and the reactor runs nothing more for it once this returns.
     pub(super) fn stop(&self) {
         self.exchange.abort();
-        let mut parked = lock(&self.parked);
-        parked.stopped = true;
-        self.unwatch(parked);
+        self.parked.stop();
     }
 
     /// A worker's turn: reads the parked stream, or opens it when there is none (`opened` is
@@ -120,7 +104,7 @@ impl Standalone {
         };
         let _entered = self.exchange.enter();
         let mut progress = lock(&self.progress);
-        let mut events = lock(&self.parked).events.take();
+        let mut events = self.parked.take();
         loop {
             if self.exchange.is_aborted() || shared.closed.load(Ordering::Acquire) {
                 return;
@@ -135,11 +119,11 @@ impl Standalone {
             match round {
                 Round::Parked => return,
                 Round::Ended => progress.failures = 0,
-                Round::Refused => return self.unwatch(lock(&self.parked)),
+                Round::Refused => return self.parked.unwatch(),
                 Round::Failed => {
                     progress.failures += 1;
                     if progress.failures == MAX_FAILURES {
-                        return self.unwatch(lock(&self.parked));
+                        return self.parked.unwatch();
                     }
                 }
             }
@@ -162,7 +146,7 @@ impl Standalone {
         mut events: Events,
         state: &mut StreamState,
     ) -> Round {
-        let watched = self.watchable();
+        let watched = parking::watchable(&self.exchange);
         let nothing_there = |events: &Events| {
             watched
                 .as_ref()
@@ -182,56 +166,20 @@ impl Standalone {
             Ok(StreamEnd::Broke(_)) | Err(_) => Round::Failed,
         };
         // The socket stops being watched before the stream (maybe its last user) goes.
-        self.unwatch(lock(&self.parked));
+        self.parked.unwatch();
         drop(events);
         round
     }
 
-    /// The stream's connection, when the reactor can wait for it.
-    fn watchable(&self) -> Option<Watched> {
-        #[cfg(unix)]
-        if Reactor::shared().is_ok() {
-            return self.exchange.watch();
-        }
-        None
-    }
-
-    /// Parks the reader and has the reactor watch its socket (armed again, or registered when
-    /// it is a new one). `Failed` when it cannot be registered, `Refused` once stopped.
+    /// Parks the reader and has the reactor watch its socket. `Failed` when it cannot be
+    /// registered, `Refused` once stopped.
     #[cfg(unix)]
     fn park(self: &Arc<Self>, events: Events, watched: Watched) -> Round {
-        let Ok(reactor) = Reactor::shared() else {
-            return Round::Failed;
-        };
-        let mut parked = lock(&self.parked);
-        if parked.stopped {
-            return Round::Refused;
-        }
-        let fd = watched.fd();
-        // The reader goes back before the reactor may hand it to a worker.
-        parked.events = Some(events);
-        if parked.watching == Some(fd) {
-            if let Some(registration) = &parked.registration {
-                registration.handle().arm();
-                return Round::Parked;
-            }
-        }
-        // Another connection's, or the timer's: replaced (the old socket closes after).
-        parked.registration = None;
-        parked.watching = None;
-        parked.watched = Some(watched);
-        let waker = Arc::new(Waker(Arc::downgrade(self)));
-        match reactor.register(Some(fd), waker) {
-            Ok(registration) => {
-                parked.registration = Some(registration);
-                parked.watching = Some(fd);
-                Round::Parked
-            }
-            Err(_) => {
-                parked.events = None;
-                parked.watched = None;
-                Round::Failed
-            }
+        let waker = || Arc::new(Waker(Arc::downgrade(self))) as Arc<dyn Source>;
+        match self.parked.park(events, watched, waker) {
+            parking::Park::Parked => Round::Parked,
+            parking::Park::Stopped => Round::Refused,
+            parking::Park::Failed(_) => Round::Failed,
         }
     }
 
@@ -244,25 +192,12 @@ impl Standalone {
     /// the stream is stopped); false when the caller must wait itself.
     #[cfg(unix)]
     fn reopen_after(self: &Arc<Self>, delay: Duration) -> bool {
-        let Ok(reactor) = Reactor::shared() else {
-            return false;
-        };
         // A delay too long to represent (a server's huge `retry`) lasts until close.
         let Some(at) = Instant::now().checked_add(delay) else {
             return true;
         };
-        let mut parked = lock(&self.parked);
-        if parked.stopped {
-            return true;
-        }
-        let waker = Arc::new(Waker(Arc::downgrade(self)));
-        let Ok(registration) = reactor.register(None, waker) else {
-            return false;
-        };
-        registration.handle().wake_at(at);
-        parked.registration = Some(registration);
-        parked.watching = None;
-        true
+        let waker = || Arc::new(Waker(Arc::downgrade(self))) as Arc<dyn Source>;
+        self.parked.wake_at(at, waker)
     }
 
     #[cfg(not(unix))]
@@ -283,24 +218,6 @@ impl Standalone {
         let me = self.clone();
         // Without a worker the stream stays parked, unread, until close.
         let _ = shared.workers.run(move || me.run(None), |_| ());
-    }
-
-    /// Stops watching the socket, then lets the parked reader and the socket go (in that
-    /// order: a descriptor is never closed while registered).
-    fn unwatch(&self, mut parked: std::sync::MutexGuard<'_, Parked>) {
-        #[cfg(unix)]
-        let registration = {
-            parked.watching = None;
-            parked.registration.take()
-        };
-        let events = parked.events.take();
-        let watched = parked.watched.take();
-        drop(parked);
-        // Outside the lock: deregistering waits for a handler that may be running.
-        #[cfg(unix)]
-        drop(registration);
-        drop(events);
-        drop(watched);
     }
 }
 

@@ -22,9 +22,10 @@
 //!   connection holds unread);
 //! - what each request carries: `headers`, and `message_info` (what the headers mirror of the
 //!   body);
-//! - streams outside any call: `listener` (the legacy era's standalone stream, parked on the
-//!   process's reactor while it waits), `deadline`
-//!   (ends streams left open after their answer);
+//! - streams that wait for the server without a thread: `parking` (a reader put aside while
+//!   the reactor watches its socket), used by `quiet_reply` (a request's stream read by a
+//!   worker) and `listener` (the legacy era's standalone stream, outside any call);
+//!   `deadline` (ends streams left open after their answer);
 //! - the older transport: `legacy_sse` (HTTP+SSE of 2024-11-05, which a server that refuses
 //!   the `initialize` POST may speak: one stream carries every answer);
 //! - connections: `connector` (sockets another thread can shut down), `buffers` (what a
@@ -49,7 +50,9 @@ mod headers;
 mod legacy_sse;
 mod listener;
 mod message_info;
+mod parking;
 mod proxy;
+mod quiet_reply;
 pub(crate) mod redact;
 pub mod sse;
 #[cfg(feature = "tls")]
@@ -417,7 +420,8 @@ impl HttpTransport {
         // The mirrored headers are made (and their size checked) here, so a request that
         // cannot be sent fails now, before anything reaches the server.
         let routing = shared.routing(&info)?;
-        let exchange = Exchange::new(Some(sent));
+        // A worker's stream may wait parked between reads (`quiet_reply`).
+        let exchange = Exchange::with(Some(sent), !caller_reads);
         let job = {
             let shared = shared.clone();
             let exchange = exchange.clone();
@@ -425,7 +429,7 @@ impl HttpTransport {
             move || {
                 // A call that ended while this waited for its thread sends nothing.
                 let handed_off = exchange.start_sending()
-                    && exchange::run(&shared, &exchange, id, &frame, &info, routing, on_caller);
+                    && exchange::run(&shared, &exchange, id, &frame, info, routing, on_caller);
                 // Else the worker draining the rest of the stream removes it when done.
                 if !handed_off {
                     shared.lock_exchanges().running.remove(&id);
