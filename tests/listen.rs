@@ -667,3 +667,57 @@ fn over_http_the_client_sends_notifications_and_roots_list_changed() {
         Status::NotSupported
     );
 }
+
+/// A `subscriptions/listen` made by hand and started (the completion API: `Request::Other`,
+/// C's `mcp_request_other`), so that no thread waits on it, hears its notices as
+/// `Client::listen` does, in both transports; its cancel ends it. (Its notices were dropped:
+/// only `Client::listen` told the router the request was a listen.)
+#[test]
+fn a_listen_started_by_hand_hears_its_notices() {
+    let server = HttpServer::start("listen_started_by_hand", &["--modern"]);
+    let heard = Arc::new(Heard::default());
+    let modern = |heard: &Arc<Heard>| ClientOptions {
+        mode: ConnectMode::Modern,
+        ..options(heard)
+    };
+    let clients = [
+        Client::http(server.config(), modern(&heard)),
+        Client::stdio(config(&["--modern"]), modern(&heard)),
+    ];
+    for client in &clients {
+        client.connect().unwrap();
+        heard.take();
+        let token = CancellationToken::new();
+        let (outcome_tx, outcome) = std::sync::mpsc::channel();
+        let listen = mcpc::Request::Other {
+            method: "subscriptions/listen".into(),
+            params: Some(json!({ "notifications": { "toolsListChanged": true } })),
+        };
+        client
+            .start(
+                listen,
+                &RequestOptions::with_cancellation(&token),
+                move |result| {
+                    let _ = outcome_tx.send(result);
+                },
+            )
+            .unwrap();
+        heard.wait_for("ack", 1);
+        emit(client, json!([{"kind": "tools"}, {"kind": "tools"}]));
+        let events = heard.wait_for("list tools", 2);
+        assert_eq!(
+            events,
+            [
+                "ack {\"toolsListChanged\":true}",
+                "list tools",
+                "list tools"
+            ],
+            "what the listen heard"
+        );
+        token.cancel(None);
+        let result = outcome.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(result.unwrap_err().status, Status::Cancelled);
+        wait_no_listeners(client);
+        client.close();
+    }
+}

@@ -241,6 +241,9 @@ impl ClientCore {
         if let Err(error) = crate::fork_guard::check() {
             return next(Err(error));
         }
+        // A listen made by hand (`Request::Other`, to start it without a waiting thread) is a
+        // listen all the same: the router must know it, or its notices are dropped.
+        let listen = listen.or_else(|| (method == methods::LISTEN).then(Default::default));
         if self.needs_healing() {
             // Connecting again may wait: where blocking is allowed, never on a started
             // request's caller or on the completion thread.

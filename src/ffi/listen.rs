@@ -158,7 +158,11 @@ pub unsafe extern "C" fn mcp_listen_set_end_on_failure(
 /// options' token is cancelled (the usual way), MCP_STATUS_TIMEOUT after the options' own
 /// timeout (the client's default timeout does not apply), MCP_STATUS_CLOSED on close, or
 /// MCP_STATUS_OK with the server's final result when the server ended it. When the connection
-/// fails, it waits for a reconnect unless `mcp_listen_set_end_on_failure`.
+/// fails, it waits for a reconnect unless `mcp_listen_set_end_on_failure`. An event loop that
+/// must not give a thread to each listen starts one instead (modern era):
+/// `mcp_request_other("subscriptions/listen", ...)` and `mcp_client_start`; its notices go to
+/// the same callbacks, the token or timeout ends it, and a new connection does not re-establish
+/// it (the host starts it again).
 ///
 /// # Safety
 /// `client` is NULL or live; `listen` is NULL or live; `options` is NULL or live.
