@@ -8,6 +8,8 @@ pub mod http_server;
 pub mod ports;
 #[cfg(target_os = "linux")]
 pub mod processes;
+#[cfg(target_os = "linux")]
+pub mod sockets;
 pub mod tasks;
 pub mod thread_names;
 

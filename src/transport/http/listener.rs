@@ -207,7 +207,9 @@ impl Standalone {
         if parked.stopped {
             return Round::Refused;
         }
-        let fd = watched.fd();
+        let Some(fd) = watched.fd() else {
+            return Round::Failed;
+        };
         // The reader goes back before the reactor may hand it to a worker.
         parked.events = Some(events);
         if parked.watching == Some(fd) {
