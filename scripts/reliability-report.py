@@ -262,6 +262,12 @@ PROMISES = [
     ("an idle client holds a few KiB of heap: at most 24 KiB per stdio client, 32 KiB per modern "
      "HTTP client (50 clients, every live heap byte counted)",
      ["tests/idle_heap.rs"], ["idle_heap:"]),
+    # issue 33, one connection per client
+    ("an idle HTTP client holds no pooled connection after the idle age (4 s), none once the "
+     "server closed it, and its next request opens a new one (also over TLS, through a proxy, "
+     "and racing the close); 200 idle clients hold at most their standalone streams",
+     ["tests/idle_connections.rs", "tests/many_http_clients.rs"],
+     ["idle sockets:"]),
 ]
 
 
