@@ -4,9 +4,10 @@
 //! it once it has been idle for [`IDLE_AGE`]; but it only looks when the pool is next used. An
 //! idle client would so keep the socket (and its descriptor) for ever, also after the server
 //! closed its side. So while a connection sits in the pool, and only then, the process's
-//! reactor watches it: its socket, to close it as soon as the server ends it (or sends what
-//! nobody asked for: it could not be reused either), and a timer, to close it once it has been
-//! idle for `IDLE_AGE`. No thread waits for it.
+//! reactor watches it: a timer, to close it once it has been idle for `IDLE_AGE`, and, once it
+//! has sat there for [`SETTLE`], its socket, to close it as soon as the server ends it (or sends
+//! what nobody asked for: it could not be reused either). A connection that the next request
+//! takes out sooner (a client at work) so costs no system call. No thread waits for any of it.
 //!
 //! ureq asks a connection `is_open` before it pools it and before it takes it out again (see
 //! `connector::Tracked`): the watch starts at the first and ends at the second. Taking it out
@@ -30,6 +31,11 @@ use std::{sync::Weak, time::Instant};
 /// so a connection the server is closing is rarely reused. ureq is given the same age.
 pub(super) const IDLE_AGE: Duration = Duration::from_secs(4);
 
+/// How long a pooled connection has only its timer, before its socket is watched too: a
+/// server's close within that time is seen at its end.
+#[cfg(unix)]
+const SETTLE: Duration = Duration::from_millis(50);
+
 /// A pooled connection, as the watch sees it.
 pub(super) trait Pooled: Send + Sync {
     #[cfg_attr(not(unix), allow(dead_code))] // no reactor there
@@ -52,9 +58,16 @@ pub(super) struct PoolWatch {
 struct State {
     /// Closed by the watch: ureq must drop it.
     closed: bool,
-    /// Present while the connection is pooled and watched.
+    /// Present while the connection is pooled and watched: a timer only until it settles.
     #[cfg(unix)]
     registration: Option<Registration>,
+    /// When it was pooled.
+    #[cfg(unix)]
+    pooled_at: Option<Instant>,
+    /// It has sat in the pool for `SETTLE`: its socket is watched (if it can be), and its timer
+    /// is the idle age's.
+    #[cfg(unix)]
+    settled: bool,
 }
 
 impl PoolWatch {
@@ -63,7 +76,7 @@ impl PoolWatch {
     pub(super) fn pooled<P: Pooled + 'static>(&self, connection: &Arc<P>) {
         #[cfg(unix)]
         {
-            let (Ok(reactor), Some(fd)) = (Reactor::shared(), connection.fd()) else {
+            let Ok(reactor) = Reactor::shared() else {
                 return;
             };
             // Held while registering, so a handler that runs at once finds its registration.
@@ -72,9 +85,12 @@ impl PoolWatch {
                 return;
             }
             let expiry = Arc::new(Expiry(Arc::downgrade(connection) as Weak<dyn Pooled>));
-            if let Ok(registration) = reactor.register(Some(fd), expiry) {
-                registration.handle().wake_at(Instant::now() + IDLE_AGE);
+            if let Ok(registration) = reactor.register(None, expiry) {
+                let now = Instant::now();
+                registration.handle().wake_at(now + SETTLE);
                 state.registration = Some(registration);
+                state.pooled_at = Some(now);
+                state.settled = false;
             }
         }
         #[cfg(not(unix))]
@@ -99,19 +115,48 @@ impl PoolWatch {
         !lock(&self.state).closed
     }
 
-    /// The reactor found the pooled socket readable (the server's end, or bytes it should not
-    /// have sent), or the connection's idle age has come: closes it, unless ureq took it first.
+    /// On the reactor thread, for a connection still pooled (ureq may have taken it meanwhile:
+    /// then nothing happens): once settled, its socket is watched; when the socket is readable
+    /// (the server's end, or bytes it should not have sent), or its idle age has come, it is
+    /// closed.
     #[cfg(unix)]
-    fn expire(&self, connection: &dyn Pooled) {
+    fn ready(&self, pooled: &dyn Pooled, connection: &Weak<dyn Pooled>) {
+        let mut state = lock(&self.state);
+        if state.registration.is_none() {
+            return;
+        }
+        if !state.settled {
+            state.settled = true;
+            let watched = pooled.fd().and_then(|fd| {
+                let reactor = Reactor::shared().ok()?;
+                let expiry = Arc::new(Expiry(connection.clone()));
+                reactor.register(Some(fd), expiry).ok()
+            });
+            // Without a watch on the socket the timer alone goes on.
+            let timer_only = watched.and_then(|watched| state.registration.replace(watched));
+            if let (Some(registration), Some(pooled_at)) = (&state.registration, state.pooled_at) {
+                registration.handle().wake_at(pooled_at + IDLE_AGE);
+            }
+            drop(state);
+            // On the reactor thread: deregistering does not wait for this handler.
+            drop(timer_only);
+            return;
+        }
+        state.closed = true;
+        let registration = state.registration.take();
+        drop(state);
+        drop(registration);
+        pooled.close();
+    }
+
+    /// A handler panicked (a bug): the connection is closed, not reused.
+    #[cfg(unix)]
+    fn close_now(&self, connection: &dyn Pooled) {
         let registration = {
             let mut state = lock(&self.state);
-            let Some(registration) = state.registration.take() else {
-                return;
-            };
             state.closed = true;
-            registration
+            state.registration.take()
         };
-        // On the reactor thread: deregistering does not wait for this handler.
         drop(registration);
         connection.close();
     }
@@ -125,14 +170,13 @@ struct Expiry(Weak<dyn Pooled>);
 impl Source for Expiry {
     fn ready(&self, _handle: &Handle, _event: Event) {
         if let Some(connection) = self.0.upgrade() {
-            connection.watch().expire(&*connection);
+            connection.watch().ready(&*connection, &self.0);
         }
     }
 
     fn panicked(&self, _error: crate::error::Error) {
-        // A bug: the connection is not reused (closing it is what the handler does anyway).
         if let Some(connection) = self.0.upgrade() {
-            connection.watch().expire(&*connection);
+            connection.watch().close_now(&*connection);
         }
     }
 }
