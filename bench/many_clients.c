@@ -17,7 +17,9 @@
  *
  * Threads (Threads:), RSS (VmRSS:), descriptors (/proc/self/fd; sockets counted apart) and, with
  * glibc, the heap in use (mallinfo2) are read before the first client and after all N are
- * connected and have answered one ping, idle; the difference is the library's. Unlike RSS, the
+ * connected and have answered one ping, idle (HTTP: for longer than the library's pool idle
+ * age, so that the connections the requests left in the pool are closed, as they are in a
+ * host whose clients sit idle); the difference is the library's. Unlike RSS, the
  * heap does not move with the machine's load. `close` is the time to close and free every
  * client; `reaped` the time from the same start until no server process of ours is left
  * unreaped (stdio: the same as close unless the servers end in the background). Output: one
@@ -37,6 +39,9 @@
 #include <malloc.h>
 #define HAVE_MALLINFO2 1
 #endif
+
+/* How long the library lets a connection sit idle in its pool (src/transport/http/pool_watch.rs). */
+#define POOL_IDLE_AGE_US 4000000
 
 static void check(mcp_result *result, const char *what, int i) {
     if (mcp_result_status(result) != MCP_STATUS_OK) {
@@ -171,12 +176,13 @@ int main(int argc, char **argv) {
                 die("many_clients: a listen could not be started");
         mcp_request_free(listen);
     }
-    /* The standalone GET streams opened after connect settle. The workers that started the
-     * waiting requests stay idle for 5 s before they end: after 6 s, the threads are counted
-     * once their count has not moved for a second (at most 30 s in all). */
-    usleep(200000);
+    /* The standalone GET streams opened after connect settle; over HTTP, the pooled
+     * connections are closed once idle for the library's idle age (4 s). The workers that
+     * started the waiting requests stay idle for 5 s before they end: after 6 s, the threads
+     * are counted once their count has not moved for a second (at most 30 s in all). */
+    usleep(http ? POOL_IDLE_AGE_US + 1000000 : 200000);
     if (waiting) {
-        usleep(5800000);
+        usleep(1000000);
         long threads = holdings_now().threads, still = 0;
         for (int waited = 0; still < 10 && waited < 240; waited++) {
             usleep(100000);

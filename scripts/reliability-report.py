@@ -269,6 +269,12 @@ PROMISES = [
      "200 modern HTTP clients each with a started call waiting hold at most 16 library threads; "
      "cancel, timeout and close of a parked call end it at once and the server sees its stream close",
      ["tests/parked_replies.rs"], ["parked_replies:"]),
+    # issue 33, one connection per client
+    ("an idle HTTP client holds no pooled connection after the idle age (4 s), none once the "
+     "server closed it, and its next request opens a new one (also over TLS, through a proxy, "
+     "and racing the close); 200 idle clients hold at most their standalone streams",
+     ["tests/idle_connections.rs", "tests/many_http_clients.rs"],
+     ["idle sockets:"]),
 ]
 
 

@@ -4,8 +4,10 @@
 //! (those run on the process's shared pools and its one watchdog), so the count of library
 //! threads does not grow with the number of clients; in the handshake era neither does each
 //! client's standalone GET stream (parked on the reactor while it waits), which still carries
-//! what the server sends after the idle period. In a test binary of its own, so that no other
-//! test's threads or allocations move the counts; the tests take turns (`SERIAL`).
+//! what the server sends after the idle period. Once idle for the pool's idle age, a client
+//! holds no socket besides that stream: the connections its requests left in the pool are
+//! closed. In a test binary of its own, so that no other test's threads or allocations move the
+//! counts; the tests take turns (`SERIAL`).
 
 mod common;
 
@@ -103,7 +105,8 @@ fn many_clients(
     let first = client(&server, mode, &Heard::default(), &lists);
     first.close();
     drop(first);
-    settled(0, |threads| threads.len());
+    // The reactor, started by the first client, stays for the process.
+    settled(1, |threads| threads.len());
     let baseline_kib = status_kib("VmRSS");
 
     let heard: Vec<Heard> = (0..CLIENTS).map(|_| Heard::default()).collect();
@@ -127,6 +130,8 @@ fn many_clients(
         "{name}: {kib_per_client} KiB per idle client"
     );
 
+    #[cfg(target_os = "linux")]
+    idle_clients_hold_only_their_streams(name, mode, &server);
     if mode == ConnectMode::Legacy {
         standalone_streams_still_carry_notifications(name, &server, &lists);
     }
@@ -148,6 +153,28 @@ fn many_clients(
         assert_eq!(*heard.lock().unwrap(), expected, "{name}: client {n}");
     }
     clients.iter().for_each(|client| client.close());
+}
+
+/// Once the last client has been idle for the pool's idle age, the clients hold one socket each
+/// in the handshake era (the standalone stream's), none in the modern era.
+#[cfg(target_os = "linux")]
+fn idle_clients_hold_only_their_streams(name: &str, mode: ConnectMode, server: &HttpServer) {
+    use common::sockets::{port_of, sockets_to_at_most, IDLE_AGE};
+    let streams = match mode {
+        ConnectMode::Legacy => CLIENTS,
+        _ => 0,
+    };
+    let port = port_of(&server.url);
+    let sockets = sockets_to_at_most(port, streams, IDLE_AGE + SETTLE);
+    report_figure(&format!(
+        "idle sockets: {CLIENTS} idle HTTP clients ({name}) hold {:.2} sockets per client after \
+         the idle age",
+        sockets as f64 / CLIENTS as f64
+    ));
+    assert!(
+        sockets <= streams,
+        "{name}: {sockets} sockets to the server for {CLIENTS} idle clients after the idle age"
+    );
 }
 
 /// After the idle period, the server sends a notification on every standalone stream (parked

@@ -10,6 +10,8 @@ pub mod neighbours;
 pub mod ports;
 #[cfg(target_os = "linux")]
 pub mod processes;
+#[cfg(target_os = "linux")]
+pub mod sockets;
 pub mod tasks;
 pub mod thread_names;
 

@@ -11,9 +11,13 @@
 //! connection reports itself closed, so it never goes back to the pool.
 //!
 //! The first read after a request was written is its send boundary: the bytes are on the wire.
+//!
+//! While a connection sits in ureq's pool, `pool_watch` may close it; its socket then has no
+//! stream any more, and every use of it fails as on a closed connection.
 
 use super::body_end::{BodyEnd, Layer, Unread, WatchedBuffers};
 use super::buffers::ConnectionBuffers;
+use super::pool_watch::{PoolWatch, Pooled};
 use super::proxy::{self, Routes};
 use super::tls;
 use crate::cancellation::CancellationToken;
@@ -22,9 +26,9 @@ use crate::transport::SendBoundary;
 use std::cell::RefCell;
 use std::fmt;
 use std::io::{self, IoSlice, Read};
-use std::net::{Shutdown, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, TryLockError, Weak};
 use std::time::{Duration, Instant};
 use ureq::unversioned::transport::{
     Buffers, ConnectionDetails, Connector, NextTimeout, ShutdownHandle, Transport,
@@ -159,9 +163,7 @@ impl Exchange {
     /// `body_end`). False without a connection.
     pub fn input_within(&self, within: Duration) -> bool {
         let socket = self.lock().socket.clone();
-        socket.is_some_and(|socket| {
-            socket.body_end.is_buffered() || readable_within(&socket.stream, within)
-        })
+        socket.is_some_and(|socket| socket.body_end.is_buffered() || socket.readable_within(within))
     }
 
     /// The connection the exchange's stream is on, for a reader that waits for it elsewhere
@@ -260,10 +262,10 @@ impl Drop for Entered {
 pub struct Watched(Arc<Socket>);
 
 impl Watched {
+    /// `None` if the socket is closed (a watched socket is in use: never closed while pooled).
     #[cfg(unix)]
-    pub fn fd(&self) -> std::os::fd::RawFd {
-        use std::os::fd::AsRawFd;
-        self.0.stream.as_raw_fd()
+    pub fn fd(&self) -> Option<std::os::fd::RawFd> {
+        self.0.fd()
     }
 
     /// Whether a read would find something without waiting for the server: bytes ureq or the
@@ -276,7 +278,7 @@ impl Watched {
     /// only what has arrived already counts).
     pub fn input_within(&self, within: Duration) -> bool {
         let unread = self.0.unread.as_ref().is_some_and(|unread| unread.any());
-        unread || readable_within(&self.0.stream, within)
+        unread || self.0.readable_within(within)
     }
 }
 
@@ -322,13 +324,18 @@ fn aborted() -> ureq::Error {
 
 /// One TCP connection, as seen from the threads that may shut it down.
 struct Socket {
-    stream: TcpStream,
+    /// `None` once the pool watch closed it. Read-locked for each use, never for long but in
+    /// a read; the watch only takes it when nobody holds it (the connection is pooled).
+    stream: RwLock<Option<TcpStream>>,
+    peer: Option<SocketAddr>,
     owner: Mutex<Owner>,
     /// Noted by the buffers of the transport ureq talks to.
     body_end: Arc<BodyEnd>,
     /// Bytes taken from the socket that ureq has not read yet, noted by each layer; `None`
     /// behind a proxy (its tunnel's buffers are not watched).
     unread: Option<Arc<Unread>>,
+    /// Closes it when it sits idle in ureq's pool.
+    pool_watch: PoolWatch,
 }
 
 #[derive(Default)]
@@ -341,6 +348,34 @@ struct Owner {
 }
 
 impl Socket {
+    fn new(stream: TcpStream, unread: Option<Arc<Unread>>) -> Socket {
+        Socket {
+            peer: stream.peer_addr().ok(),
+            stream: RwLock::new(Some(stream)),
+            owner: Mutex::default(),
+            body_end: Arc::default(),
+            unread,
+            pool_watch: PoolWatch::default(),
+        }
+    }
+
+    /// Runs `io` on the stream; fails as a closed connection once the pool watch closed it.
+    fn with_stream<T>(&self, io: impl FnOnce(&TcpStream) -> io::Result<T>) -> io::Result<T> {
+        let stream = self.stream.read().unwrap_or_else(|e| e.into_inner());
+        match stream.as_ref() {
+            Some(stream) => io(stream),
+            None => Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "the idle connection was closed",
+            )),
+        }
+    }
+
+    fn readable_within(&self, within: Duration) -> bool {
+        self.with_stream(|stream| Ok(readable_within(stream, within)))
+            .unwrap_or(false)
+    }
+
     fn set_owner(&self, exchange: Option<u64>) {
         self.lock().exchange = exchange;
     }
@@ -388,16 +423,19 @@ impl Socket {
             true => Shutdown::Read,
             false => Shutdown::Both,
         };
-        let _ = self.stream.shutdown(how);
-        // Windows: shutdown alone does not end a recv blocked in another thread while the peer
-        // stays silent; cancelling the socket's pending I/O does.
-        #[cfg(windows)]
-        {
-            use std::os::windows::io::AsRawSocket;
-            let socket = self.stream.as_raw_socket() as windows_sys::Win32::Foundation::HANDLE;
-            // SAFETY: cancels I/O on a socket we own; no memory is passed.
-            unsafe { windows_sys::Win32::System::IO::CancelIoEx(socket, std::ptr::null()) };
-        }
+        let _ = self.with_stream(|stream| {
+            let _ = stream.shutdown(how);
+            // Windows: shutdown alone does not end a recv blocked in another thread while the
+            // peer stays silent; cancelling the socket's pending I/O does.
+            #[cfg(windows)]
+            {
+                use std::os::windows::io::AsRawSocket;
+                let socket = stream.as_raw_socket() as windows_sys::Win32::Foundation::HANDLE;
+                // SAFETY: cancels I/O on a socket we own; no memory is passed.
+                unsafe { windows_sys::Win32::System::IO::CancelIoEx(socket, std::ptr::null()) };
+            }
+            Ok(())
+        });
     }
 
     /// The connection is between requests: nobody owns it. False if it is dead.
@@ -421,10 +459,39 @@ impl ShutdownHandle for Socket {
     }
 }
 
+impl Pooled for Socket {
+    fn watch(&self) -> &PoolWatch {
+        &self.pool_watch
+    }
+
+    #[cfg(unix)]
+    fn fd(&self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        self.with_stream(|stream| Ok(stream.as_raw_fd())).ok()
+    }
+
+    /// The descriptor is closed, not only shut down. Nobody uses the stream of a pooled
+    /// connection; should a reader hold it all the same, it is shut down, and closed when
+    /// ureq drops the connection.
+    fn close(&self) {
+        self.lock().dead = true;
+        let closed = match self.stream.try_write() {
+            Ok(mut stream) => stream.take(),
+            Err(TryLockError::Poisoned(e)) => e.into_inner().take(),
+            Err(TryLockError::WouldBlock) => None,
+        };
+        if closed.is_none() {
+            let _ = self.with_stream(|stream| stream.shutdown(Shutdown::Both));
+        }
+    }
+}
+
 /// A connection whose requests can be aborted from another thread.
 struct Tracked {
     inner: Box<dyn Transport>,
     socket: Arc<Socket>,
+    /// In ureq's pool (between the `is_open` that pools it and the one that takes it out).
+    pooled: bool,
 }
 
 impl Transport for Tracked {
@@ -454,9 +521,17 @@ impl Transport for Tracked {
     }
 
     /// ureq asks this before pooling a connection and before reusing one: either way, the
-    /// request that owned it is over.
+    /// request that owned it is over. The pool watch runs from the one to the other.
     fn is_open(&mut self) -> bool {
-        self.socket.release() && self.inner.is_open()
+        if std::mem::take(&mut self.pooled) {
+            return self.socket.pool_watch.taken() && self.socket.release() && self.inner.is_open();
+        }
+        let open = self.socket.release() && self.inner.is_open();
+        if open {
+            self.socket.pool_watch.pooled(&self.socket);
+            self.pooled = true;
+        }
+        open
     }
 
     fn is_tls(&self) -> bool {
@@ -464,10 +539,17 @@ impl Transport for Tracked {
     }
 }
 
+impl Drop for Tracked {
+    /// ureq drops the connection: the reactor lets its descriptor go first.
+    fn drop(&mut self) {
+        self.socket.pool_watch.taken();
+    }
+}
+
 impl fmt::Debug for Tracked {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tracked")
-            .field("peer", &self.socket.stream.peer_addr().ok())
+            .field("peer", &self.socket.peer)
             .finish()
     }
 }
@@ -508,12 +590,7 @@ impl Connector<()> for TrackingConnector {
             (_, e) => e,
         })?;
         stream.set_nodelay(true)?;
-        let socket = Arc::new(Socket {
-            stream,
-            owner: Mutex::default(),
-            body_end: Arc::default(),
-            unread: proxy.is_none().then(Arc::default),
-        });
+        let socket = Arc::new(Socket::new(stream, proxy.is_none().then(Arc::default)));
         // The agent shuts every registered socket down when the transport closes.
         (details.register_shutdown)(Arc::downgrade(&socket) as Weak<dyn ShutdownHandle>)?;
         // An abort while the tunnel or the handshake is under way shuts the socket too.
@@ -559,6 +636,7 @@ impl Connector<()> for TrackingConnector {
         Ok(Some(Box::new(Tracked {
             inner: transport,
             socket,
+            pooled: false,
         })))
     }
 }
@@ -607,12 +685,6 @@ struct Tcp {
     held: Vec<u8>,
 }
 
-impl Tcp {
-    fn stream(&self) -> &TcpStream {
-        &self.socket.stream
-    }
-}
-
 impl Transport for Tcp {
     fn buffers(&mut self) -> &mut dyn Buffers {
         &mut self.buffers
@@ -622,7 +694,8 @@ impl Transport for Tcp {
         let timeout = timeout.for_write();
         let wanted = timeout.not_zero().map(|t| *t);
         if wanted != self.write_timeout {
-            self.stream().set_write_timeout(wanted)?;
+            self.socket
+                .with_stream(|stream| stream.set_write_timeout(wanted))?;
             self.write_timeout = wanted;
         }
         let output = &self.buffers.output()[..amount];
@@ -631,8 +704,10 @@ impl Transport for Tcp {
             return Ok(());
         }
         let mut held = std::mem::take(&mut self.held);
-        let sent =
-            send_all(&self.socket.stream, &[&held, output]).map_err(|e| io_error(e, timeout));
+        let sent = self
+            .socket
+            .with_stream(|stream| send_all(stream, &[&held, output]))
+            .map_err(|e| io_error(e, timeout));
         held.clear();
         self.held = held;
         sent
@@ -651,21 +726,21 @@ impl Transport for Tcp {
         let timeout = timeout.for_read();
         let wanted = timeout.not_zero().map(|t| *t);
         if wanted != self.read_timeout {
-            self.stream().set_read_timeout(wanted)?;
+            self.socket
+                .with_stream(|stream| stream.set_read_timeout(wanted))?;
             self.read_timeout = wanted;
         }
         let socket = &self.socket;
         if !socket.begin_read() {
             return Err(aborted());
         }
-        let mut stream = &socket.stream;
         let input = self.buffers.input_append_buf();
-        let read = loop {
+        let read = socket.with_stream(|mut stream| loop {
             match stream.read(input) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 other => break other,
             }
-        };
+        });
         socket.end_read();
         let amount = read.map_err(|e| io_error(e, timeout))?;
         self.buffers.input_appended(amount);
@@ -677,7 +752,7 @@ impl Transport for Tcp {
     fn is_open(&mut self) -> bool {
         // Asked before the connection is pooled: idle, it needs no buffers.
         self.buffers.give_back();
-        self.held.is_empty() && is_idle(self.stream())
+        self.held.is_empty() && self.socket.with_stream(|s| Ok(is_idle(s))).unwrap_or(false)
     }
 }
 
@@ -688,7 +763,9 @@ impl Tcp {
             return Ok(());
         }
         let held = std::mem::take(&mut self.held);
-        send_all(self.stream(), &[&held]).map_err(|e| io_error(e, timeout.for_write()))
+        self.socket
+            .with_stream(|stream| send_all(stream, &[&held]))
+            .map_err(|e| io_error(e, timeout.for_write()))
     }
 }
 
@@ -770,7 +847,7 @@ fn is_idle(stream: &TcpStream) -> bool {
 impl fmt::Debug for Tcp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tcp")
-            .field("peer", &self.stream().peer_addr().ok())
+            .field("peer", &self.socket.peer)
             .finish()
     }
 }

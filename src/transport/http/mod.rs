@@ -28,7 +28,8 @@
 //!   `deadline` (ends streams left open after their answer);
 //! - the older transport: `legacy_sse` (HTTP+SSE of 2024-11-05, which a server that refuses
 //!   the `initialize` POST may speak: one stream carries every answer);
-//! - connections: `connector` (sockets another thread can shut down), `buffers` (what a
+//! - connections: `connector` (sockets another thread can shut down), `pool_watch` (closes
+//!   those idle in the pool), `buffers` (what a
 //!   connection reads and writes through, given back while it is idle), `proxy` (proxies and
 //!   their CONNECT tunnel), `tls`, `trust` and `client_identity` (TLS, what it trusts, the
 //!   client certificate), `no_tls` (https in a build without TLS);
@@ -51,6 +52,7 @@ mod legacy_sse;
 mod listener;
 mod message_info;
 mod parking;
+mod pool_watch;
 mod proxy;
 mod quiet_reply;
 pub(crate) mod redact;
@@ -360,9 +362,9 @@ impl HttpTransport {
             .output_buffer_size(buffers::OUTPUT_BYTES)
             .max_idle_connections(32)
             .max_idle_connections_per_host(16)
-            // Below the usual 5 s keep-alive of servers, so we rarely reuse a connection the
-            // server is closing.
-            .max_idle_age(Duration::from_secs(4))
+            // The age after which our pool watch closes an idle connection, for the rare
+            // one it cannot watch.
+            .max_idle_age(pool_watch::IDLE_AGE)
             .user_agent(format!("mcpc/{}", crate::VERSION))
             .build();
         let agent = ureq::Agent::with_parts(

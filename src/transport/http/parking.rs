@@ -96,7 +96,11 @@ impl<R> Parking<R> {
             drop(reader);
             return Park::Stopped;
         }
-        let fd = watched.fd();
+        let Some(fd) = watched.fd() else {
+            // Closed already (an idle pooled socket is closed, never one in use): not parked.
+            drop(slot);
+            return Park::Failed(reader);
+        };
         // The reader goes back before the reactor may hand it to a worker.
         slot.reader = Some(reader);
         if slot.watching == Some(fd) {

@@ -79,6 +79,11 @@ struct State {
     sources: HashMap<u64, Entry>,
     /// Every registration's timer, the earliest first.
     timers: BTreeSet<(Instant, u64)>,
+    /// The latest the reactor's current wait ends (the earliest timer when it began); `None`
+    /// while it waits for descriptors only. A timer set for later needs no wake-up: the
+    /// reactor looks at the timers again by then (a connection's idle timer is set anew
+    /// after each request).
+    wait_ends: Option<Instant>,
     next_key: u64,
     /// The registration whose handler runs now.
     running: Option<u64>,
@@ -204,9 +209,11 @@ impl Reactor {
         let mut due = Vec::new();
         loop {
             let timeout = {
-                let state = lock(&self.state);
-                let first = state.timers.first();
-                first.map(|&(at, _)| at.saturating_duration_since(Instant::now()))
+                let mut state = lock(&self.state);
+                state.wait_ends = state.timers.first().map(|&(at, _)| at);
+                state
+                    .wait_ends
+                    .map(|at| at.saturating_duration_since(Instant::now()))
             };
             ready.clear();
             self.poller.wait(timeout, &mut ready);
@@ -286,7 +293,10 @@ impl Handle {
         let earliest = {
             let mut state = lock(&self.reactor.state);
             let State {
-                sources, timers, ..
+                sources,
+                timers,
+                wait_ends,
+                ..
             } = &mut *state;
             let Some(entry) = sources.get_mut(&self.key) else {
                 return;
@@ -295,10 +305,11 @@ impl Handle {
                 timers.remove(&(old, self.key));
             }
             timers.insert((at, self.key));
-            timers.first() == Some(&(at, self.key))
+            let wakes_in_time = wait_ends.is_some_and(|ends| ends <= at);
+            timers.first() == Some(&(at, self.key)) && !wakes_in_time
         };
-        // The reactor waits for an earlier timer, or none: tell it, unless it is the caller
-        // (it looks at the timers again before it waits).
+        // The reactor waits past this timer (for a later one, or none): tell it, unless it is
+        // the caller (it looks at the timers again before it waits).
         if earliest && !self.reactor.on_reactor_thread() {
             self.reactor.poller.wake();
         }
@@ -477,6 +488,31 @@ mod tests {
             assert_eq!(counter.timers.load(Ordering::SeqCst), 1, "{way}");
             registration.handle().wake_now();
             until(way, || counter.timers.load(Ordering::SeqCst) == 2);
+        }
+    }
+
+    /// A timer set for after the one the reactor waits for wakes nobody: it still runs, also
+    /// when the earlier one was removed meanwhile.
+    #[test]
+    fn a_later_timer_runs_also_when_the_earlier_one_is_gone() {
+        for (way, reactor) in reactors() {
+            let early = Arc::new(Counter::default());
+            let late = Arc::new(Counter::default());
+            let early_registration = reactor.register(None, early.clone()).unwrap();
+            let late_registration = reactor.register(None, late.clone()).unwrap();
+            let start = Instant::now();
+            early_registration
+                .handle()
+                .wake_at(start + Duration::from_millis(30));
+            // Let the reactor begin its wait for the early timer.
+            std::thread::sleep(Duration::from_millis(10));
+            late_registration
+                .handle()
+                .wake_at(start + Duration::from_millis(60));
+            early_registration.deregister();
+            until(way, || late.timers.load(Ordering::SeqCst) == 1);
+            assert!(start.elapsed() >= Duration::from_millis(60), "{way}: early");
+            assert_eq!(early.timers.load(Ordering::SeqCst), 0, "{way}");
         }
     }
 
