@@ -15,7 +15,6 @@ use super::endpoint::{
 use super::headers::{self, Headers, MessageInfo};
 use super::legacy_sse;
 use super::parking;
-use super::quiet_reply;
 use super::sse::SseError;
 use super::{Parked, Session, Shared, DRAIN_AFTER_RESPONSE, NOTIFY_TIMEOUT};
 use crate::error::{Error, Result, Status};
@@ -45,7 +44,9 @@ const PARK_AFTER: Duration = Duration::from_millis(1);
 /// Runs a request's exchange. Failures go to the engine, unless the exchange was aborted: then
 /// the call is already over, and its thread just goes on. With `on_caller`, the rest of the
 /// stream after the response is handed to a worker; returns true when it was, or when the
-/// stream was parked (whoever reads it last then ends the exchange).
+/// stream was handed to `park` (`quiet_reply::park`: whoever reads it last then ends the
+/// exchange).
+#[allow(clippy::too_many_arguments)] // one request's parts, as the transport holds them
 pub(super) fn run(
     shared: &Arc<Shared>,
     exchange: &Arc<Exchange>,
@@ -54,6 +55,7 @@ pub(super) fn run(
     info: MessageInfo,
     routing: Headers,
     on_caller: bool,
+    park: impl FnOnce(Reply, Quiet),
 ) -> bool {
     let _entered = exchange.enter();
     let mut reply = Reply {
@@ -69,7 +71,7 @@ pub(super) fn run(
     match reply.run(frame, routing) {
         Ok(None) => reply.handed_off,
         Ok(Some(quiet)) => {
-            quiet_reply::park(reply, quiet);
+            park(reply, quiet);
             true
         }
         Err(error) => {

@@ -431,7 +431,16 @@ impl HttpTransport {
             move || {
                 // A call that ended while this waited for its thread sends nothing.
                 let handed_off = exchange.start_sending()
-                    && exchange::run(&shared, &exchange, id, &frame, info, routing, on_caller);
+                    && exchange::run(
+                        &shared,
+                        &exchange,
+                        id,
+                        &frame,
+                        info,
+                        routing,
+                        on_caller,
+                        quiet_reply::park,
+                    );
                 // Else the worker draining the rest of the stream removes it when done.
                 if !handed_off {
                     shared.lock_exchanges().running.remove(&id);
