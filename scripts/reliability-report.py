@@ -269,6 +269,11 @@ PROMISES = [
      "200 modern HTTP clients each with a started call waiting hold at most 16 library threads; "
      "cancel, timeout and close of a parked call end it at once and the server sees its stream close",
      ["tests/parked_replies.rs"], ["parked_replies:"]),
+    ("the 2024-11-05 HTTP+SSE transport's event stream waits on the reactor, not in a thread: "
+     "200 idle clients hold at most 16 library threads and each still gets its answers; a "
+     "dribbled answer and a flood arrive whole, cancel and close of a call waiting on it return "
+     "at once, its end fails the pending call with TRANSPORT_ERROR",
+     ["tests/parked_legacy_sse.rs"], ["parked_legacy_sse:"]),
 ]
 
 
