@@ -9,6 +9,9 @@
  *   many_clients http-legacy SERVER N   N clients of one test server (--http), handshake era,
  *                                       each with its standalone GET stream open
  *   many_clients http-modern SERVER N   the same, modern era (server/discover for ping)
+ *   many_clients http-sse SERVER N      the same over the 2024-11-05 HTTP+SSE transport (the
+ *                                       server with --sse, the transport pinned), each client
+ *                                       with its event stream open
  *   many_clients http-modern-waiting SERVER N
  *                                       the same, each client with a started request waiting
  *                                       on its SSE stream (`subscriptions/listen` through
@@ -130,14 +133,15 @@ static void raise_descriptor_limit(void) {
 
 int main(int argc, char **argv) {
     if (argc != 4)
-        die("usage: many_clients stdio|stdio-bg|http-legacy|http-modern|http-modern-waiting "
-            "SERVER N");
+        die("usage: many_clients stdio|stdio-bg|http-legacy|http-modern|http-modern-waiting|"
+            "http-sse SERVER N");
     const char *transport = argv[1], *server = argv[2];
     int n = atoi(argv[3]);
     if (n <= 0) die("many_clients: N must be at least 1");
     bool http = strncmp(transport, "http", 4) == 0;
     bool modern = strncmp(transport, "http-modern", 11) == 0;
     bool waiting = strcmp(transport, "http-modern-waiting") == 0;
+    bool sse = strcmp(transport, "http-sse") == 0;
     bool background = strcmp(transport, "stdio-bg") == 0;
     if (!http && !background && strcmp(transport, "stdio") != 0)
         die("many_clients: unknown transport");
@@ -146,11 +150,15 @@ int main(int argc, char **argv) {
 
     char url[256];
     int to_server = -1;
-    pid_t server_pid = http ? spawn_http_server(server, modern, NULL, url, &to_server) : 0;
+    const char *sse_flags[] = {"--sse", NULL};
+    pid_t server_pid = sse    ? spawn_http_server_with(server, sse_flags, url, &to_server)
+                       : http ? spawn_http_server(server, modern, NULL, url, &to_server)
+                              : 0;
     mcp_client_options *options = mcp_client_options_new();
     mcp_client_options_set_mode(options,
                                 modern ? MCP_CONNECT_MODE_MODERN : MCP_CONNECT_MODE_LEGACY);
     mcp_client_options_set_close_in_background(options, background);
+    if (sse) mcp_client_options_set_http_transport(options, MCP_HTTP_TRANSPORT_LEGACY_SSE);
     const char *server_argv[] = {server, NULL};
     mcp_client **clients = calloc((size_t)n, sizeof *clients);
 

@@ -163,6 +163,7 @@ for n in $many_counts; do
   run "$out/many_clients" http-legacy "$server" "$n"
   run "$out/many_clients" http-modern "$server" "$n"
   run "$out/many_clients" http-modern-waiting "$server" "$n"
+  run "$out/many_clients" http-sse "$server" "$n"
 done
 
 # The peak memory of one large result (issue 36), once and unpinned: one process per transport

@@ -261,7 +261,8 @@ MANY = [("stdio", "mcpc", "many.stdio", "echo"),
         ("HTTP, handshake era (GET stream open)", "mcpc", "many.http-legacy", "test"),
         ("HTTP, modern era", "mcpc", "many.http-modern", "test"),
         ("HTTP, modern era, a started request waiting on its stream", "mcpc",
-         "many.http-modern-waiting", "test")]
+         "many.http-modern-waiting", "test"),
+        ("HTTP+SSE (2024-11-05), event stream open", "mcpc", "many.http-sse", "test")]
 
 
 def ms(seconds):

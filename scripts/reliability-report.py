@@ -275,6 +275,11 @@ PROMISES = [
      "and racing the close); 200 idle clients hold at most their standalone streams",
      ["tests/idle_connections.rs", "tests/many_http_clients.rs"],
      ["idle sockets:"]),
+    ("the 2024-11-05 HTTP+SSE transport's event stream waits on the reactor, not in a thread: "
+     "200 idle clients hold at most 16 library threads and each still gets its answers; a "
+     "dribbled answer and a flood arrive whole, cancel and close of a call waiting on it return "
+     "at once, its end fails the pending call with TRANSPORT_ERROR",
+     ["tests/parked_legacy_sse.rs"], ["parked_legacy_sse:"]),
 ]
 
 

@@ -9,7 +9,7 @@ mod common;
 
 use common::http_server::HttpServer;
 use common::*;
-use mcpc::{Client, ConnectMode, RequestOptions};
+use mcpc::{Client, ClientOptions, ConnectMode, HttpTransportKind, RequestOptions};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::Mutex;
@@ -65,6 +65,10 @@ const MAX_HEAP_PER_HTTP_CLIENT: isize = 32 * 1024;
 /// bytes: the stream's reader and its connection, but no read buffer of the connection's
 /// usual size (32 KiB) held while nothing is unread.
 const MAX_HEAP_PER_HANDSHAKE_CLIENT: isize = 40 * 1024;
+
+/// Per idle client of the 2024-11-05 HTTP+SSE transport, its event stream open and parked, in
+/// bytes: as for the handshake era's standalone stream.
+const MAX_HEAP_PER_HTTP_SSE_CLIENT: isize = 40 * 1024;
 
 /// The tests count the whole process's heap: one at a time.
 static COUNTING: Mutex<()> = Mutex::new(());
@@ -137,5 +141,27 @@ fn an_idle_handshake_era_http_client_holds_no_read_buffer_for_its_standalone_str
         per_client <= MAX_HEAP_PER_HANDSHAKE_CLIENT,
         "{per_client} heap bytes per idle handshake-era HTTP client, over \
          {MAX_HEAP_PER_HANDSHAKE_CLIENT}"
+    );
+}
+
+#[test]
+fn an_idle_http_sse_client_holds_no_read_buffer_for_its_event_stream() {
+    let server = HttpServer::start("idle_heap_http_sse", &["--sse"]);
+    let per_client = heap_per_idle_client(|| {
+        let mut config = server.config();
+        config.transport = HttpTransportKind::LegacySse;
+        let client = Client::http(config, ClientOptions::default());
+        client.connect().expect("connect over HTTP+SSE");
+        client.ping(&RequestOptions::default()).unwrap();
+        client
+    });
+    report_figure(&format!(
+        "idle_heap: an idle HTTP+SSE client (2024-11-05, event stream open) holds {per_client} \
+         heap bytes ({CLIENTS} clients)"
+    ));
+    eprintln!("idle_heap: {per_client} heap bytes per idle HTTP+SSE client");
+    assert!(
+        per_client <= MAX_HEAP_PER_HTTP_SSE_CLIENT,
+        "{per_client} heap bytes per idle HTTP+SSE client, over {MAX_HEAP_PER_HTTP_SSE_CLIENT}"
     );
 }

@@ -12,7 +12,7 @@
 mod common;
 
 use common::flood::status_kib;
-use common::hostile_sse::{chunk, notice, read_request, SSE_HEAD};
+use common::hostile_sse::{chunk, dribble, flood, notice, read_request, SSE_HEAD};
 use common::http_server::HttpServer;
 use common::report_figure;
 use common::thread_names::library_threads;
@@ -506,13 +506,7 @@ fn an_answer_dribbled_a_byte_at_a_time_after_the_stream_was_parked_arrives_whole
             events.extend(notice(n));
         }
         events.extend(answer_event(id, "dribbled"));
-        // One byte a chunk, with pauses longer than the client waits before it parks.
-        for byte in events {
-            if stream.write_all(&chunk(&[byte])).is_err() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
+        dribble(stream, &events);
     }));
     let (outcome, heard) = started_call(&url);
     assert_eq!(text_of(outcome), "dribbled");
@@ -525,18 +519,7 @@ fn a_flood_after_the_stream_was_parked_arrives_whole_and_in_order() {
     const NOTICES: u64 = 5000;
     let url = hostile_server(Arc::new(|stream, id| {
         std::thread::sleep(IDLE);
-        let mut batch = Vec::new();
-        for n in 0..NOTICES {
-            batch.extend(notice(n));
-            if batch.len() > 60_000 {
-                if stream.write_all(&chunk(&batch)).is_err() {
-                    return;
-                }
-                batch.clear();
-            }
-        }
-        batch.extend(answer_event(id, "flooded"));
-        let _ = stream.write_all(&chunk(&batch));
+        flood(stream, NOTICES, &answer_event(id, "flooded"));
     }));
     let (outcome, heard) = started_call(&url);
     assert_eq!(text_of(outcome), "flooded");

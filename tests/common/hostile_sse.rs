@@ -2,8 +2,9 @@
 //! socket, and writing an SSE stream in chunks of the test's choosing.
 
 use serde_json::{json, Value};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::time::Duration;
 
 /// The head of a chunked SSE response.
 pub const SSE_HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
@@ -57,4 +58,31 @@ pub fn notice(n: u64) -> Vec<u8> {
         "params": {"level": "info", "data": n}
     });
     format!("data: {message}\n\n").into_bytes()
+}
+
+/// Writes `bytes` one byte a chunk, with pauses longer than a client waits before it parks its
+/// stream. False once the client has gone.
+pub fn dribble(stream: &mut TcpStream, bytes: &[u8]) -> bool {
+    bytes.iter().all(|byte| {
+        let written = stream.write_all(&chunk(&[*byte])).is_ok();
+        std::thread::sleep(Duration::from_millis(2));
+        written
+    })
+}
+
+/// Writes notices 0 to `count` - 1 in chunks of about 60 KB, then `last` with the last of them.
+/// False once the client has gone.
+pub fn flood(stream: &mut TcpStream, count: u64, last: &[u8]) -> bool {
+    let mut batch = Vec::new();
+    for n in 0..count {
+        batch.extend(notice(n));
+        if batch.len() > 60_000 {
+            if stream.write_all(&chunk(&batch)).is_err() {
+                return false;
+            }
+            batch.clear();
+        }
+    }
+    batch.extend_from_slice(last);
+    stream.write_all(&chunk(&batch)).is_ok()
 }

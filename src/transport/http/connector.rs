@@ -68,13 +68,8 @@ thread_local! {
 }
 
 impl Exchange {
-    /// An exchange that signals `sent` once its request is on the wire.
-    pub fn new(sent: Option<SendBoundary>) -> Arc<Exchange> {
-        Exchange::with(sent, false)
-    }
-
-    /// The exchange of a stream that waits parked between reads (the standalone stream): its
-    /// connection holds no input buffer while nothing is unread.
+    /// The exchange of a stream that waits parked between reads (the standalone stream, the
+    /// HTTP+SSE stream): its connection holds no input buffer while nothing is unread.
     pub fn parking() -> Arc<Exchange> {
         Exchange::with(None, true)
     }

@@ -157,7 +157,7 @@ mod tests {
     #[test]
     fn an_overdue_exchange_is_aborted() {
         let watchdog = Watchdog::default();
-        let exchange = Exchange::new(None);
+        let exchange = Exchange::with(None, false);
         watchdog.abort_at(Instant::now() + Duration::from_millis(20), &exchange);
         assert!(!exchange.is_aborted());
         let deadline = Instant::now() + Duration::from_secs(2);
@@ -173,10 +173,10 @@ mod tests {
     #[test]
     fn deadlines_of_ended_exchanges_do_not_pile_up() {
         let watchdog = Watchdog::default();
-        let live = Exchange::new(None);
+        let live = Exchange::with(None, false);
         watchdog.abort_at(Instant::now() + Duration::from_secs(3600), &live);
         for _ in 0..10_000 {
-            let exchange = Exchange::new(None);
+            let exchange = Exchange::with(None, false);
             watchdog.abort_at(Instant::now() + Duration::from_secs(3600), &exchange);
         }
         let kept = lock(&deadlines().state)
@@ -196,7 +196,7 @@ mod tests {
         let start = Instant::now();
         for _ in 0..300 {
             let watchdog = Watchdog::default();
-            let exchange = Exchange::new(None);
+            let exchange = Exchange::with(None, false);
             watchdog.abort_at(Instant::now() + Duration::from_secs(3600), &exchange);
             drop(exchange);
             watchdog.stop();

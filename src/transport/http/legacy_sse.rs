@@ -6,8 +6,9 @@
 //!
 //! It is a mode of the HTTP transport, not a second HTTP stack: the POSTs and the GET go
 //! through `exchange` (the same connector, proxy, TLS trust, headers and auth), and this file
-//! only opens the stream, reads it, and says where messages go. A request's exchange POSTs it
-//! and ends; the engine hands the caller its answer when the stream brings it.
+//! only opens the stream (`legacy_sse_stream` reads it) and says where messages go. A
+//! request's exchange POSTs it and ends; the engine hands the caller its answer when the
+//! stream brings it.
 //!
 //! Whether a server speaks it (`HttpTransportKind::Auto`) is the spec's backwards-compatibility
 //! rule: an `initialize` POSTed to the URL answered 400, 404 or 405 means the old transport
@@ -16,15 +17,13 @@
 //! Only the handshake era exists here. There is no session id and no resumption: a stream that
 //! ends ends the connection. A cancel is the `notifications/cancelled` POSTed to the endpoint.
 
-use super::auth;
 use super::connector::Exchange;
 use super::endpoint::{self, status_error};
 use super::headers::{Headers, MessageInfo};
-use super::sse::SseError;
+use super::legacy_sse_stream::EventStream;
 use super::Shared;
 use crate::cancellation::CancellationToken;
 use crate::error::{Error, Result, Status};
-use crate::protocol::jsonrpc;
 use crate::protocol::methods;
 use crate::sync::{lock, wait_until};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -68,8 +67,7 @@ pub(super) struct LegacySse {
 struct Channel {
     /// Where messages are POSTed (absolute, same origin as the URL).
     endpoint: String,
-    /// The GET's exchange: aborting it ends the stream.
-    stream: Arc<Exchange>,
+    stream: Arc<EventStream>,
 }
 
 impl LegacySse {
@@ -98,8 +96,9 @@ impl LegacySse {
 
     /// Ends the stream (close).
     pub(super) fn close(&self) {
-        if let Some(channel) = lock(&self.channel).as_ref() {
-            channel.stream.abort();
+        let stream = lock(&self.channel).as_ref().map(|c| c.stream.clone());
+        if let Some(stream) = stream {
+            stream.stop();
         }
     }
 }
@@ -194,24 +193,14 @@ fn endpoint(shared: &Arc<Shared>, exchange: &Arc<Exchange>) -> Result<String> {
     if let Some(channel) = lock(&sse.channel).as_ref() {
         return Ok(channel.endpoint.clone());
     }
-    let stream = Exchange::new(None);
     let opening = Arc::new(Opening::default());
-    let reader = {
-        let (shared, stream, opening) = (shared.clone(), stream.clone(), opening.clone());
-        move || read_stream(&shared, &stream, &opening)
-    };
-    let on_panic = {
-        let opening = opening.clone();
-        move |error| {
-            opening.tell(Err(error));
-        }
-    };
-    shared.workers.run(reader, on_panic)?;
+    let stream = EventStream::start(shared, &opening)?;
     match opening.wait(exchange, shared.config.connect_timeout) {
         Ok(endpoint) => {
             let mut channel = lock(&sse.channel);
             if shared.closed.load(Ordering::Acquire) {
-                stream.abort();
+                drop(channel);
+                stream.stop();
                 return Err(Error::new(Status::Closed, "the transport is closed"));
             }
             *channel = Some(Channel {
@@ -221,7 +210,7 @@ fn endpoint(shared: &Arc<Shared>, exchange: &Arc<Exchange>) -> Result<String> {
             Ok(endpoint)
         }
         Err(error) => {
-            stream.abort();
+            stream.stop();
             Err(error)
         }
     }
@@ -229,14 +218,14 @@ fn endpoint(shared: &Arc<Shared>, exchange: &Arc<Exchange>) -> Result<String> {
 
 /// The opener's wait for the stream's `endpoint` event (or for why there is none).
 #[derive(Default)]
-struct Opening {
+pub(super) struct Opening {
     outcome: Mutex<Option<Result<String>>>,
     told: Condvar,
 }
 
 impl Opening {
     /// Gives the opener its outcome; false if it had one already (it has gone).
-    fn tell(&self, outcome: Result<String>) -> bool {
+    pub(super) fn tell(&self, outcome: Result<String>) -> bool {
         let mut slot = lock(&self.outcome);
         if slot.is_some() {
             return false;
@@ -284,116 +273,6 @@ impl Opening {
         }
         outcome
     }
-}
-
-/// The stream's reader, on a worker: GETs the URL, tells the opener the endpoint, then hands
-/// every message to the engine until the stream ends. An end or a fault the opener no longer
-/// waits for ends the connection (there is no resumption in this transport).
-fn read_stream(shared: &Arc<Shared>, stream: &Arc<Exchange>, opening: &Opening) {
-    let _entered = stream.enter();
-    let error = follow(shared, stream, opening);
-    if stream.is_aborted() || shared.closed.load(Ordering::Acquire) {
-        opening.tell(Err(Error::new(
-            Status::Cancelled,
-            "the HTTP+SSE stream was closed",
-        )));
-        return;
-    }
-    if !opening.tell(Err(error.clone())) {
-        shared.inbound.closed(error);
-    }
-}
-
-/// Reads the stream until it ends; returns why it did.
-fn follow(shared: &Shared, stream: &Arc<Exchange>, opening: &Opening) -> Error {
-    let response = match open(shared, stream) {
-        Ok(response) => response,
-        Err(error) => return error,
-    };
-    let mut events = endpoint::events_of(shared, response.into_body());
-    let mut endpoint_named = false;
-    loop {
-        let event = match events.next_event() {
-            Ok(Some(event)) => event,
-            Ok(None) if endpoint_named => {
-                return Error::transport("the server ended the HTTP+SSE stream")
-            }
-            Ok(None) => {
-                return Error::protocol(
-                    "the server ended the HTTP+SSE stream before an endpoint event",
-                )
-            }
-            Err(SseError::Io(e)) => {
-                return Error::transport(format!("the HTTP+SSE stream broke: {e}"))
-            }
-            Err(SseError::TooLarge(limit)) => {
-                return Error::protocol(format!(
-                "the server sent an event over the limit of {limit} bytes on the HTTP+SSE stream"
-            ))
-            }
-        };
-        match event.kind.as_str() {
-            "endpoint" if endpoint_named => {
-                return Error::protocol(
-                    "the server sent a second endpoint event on the HTTP+SSE stream",
-                )
-            }
-            "endpoint" => match resolve_endpoint(&shared.config.url, event.data.trim()) {
-                Ok(endpoint) => {
-                    shared
-                        .secrets
-                        .add(endpoint.split_once('?').map_or("", |(_, q)| q));
-                    endpoint_named = true;
-                    opening.tell(Ok(endpoint));
-                }
-                Err(error) => return error,
-            },
-            kind if !endpoint_named => {
-                return Error::protocol(format!(
-                    "the HTTP+SSE stream's first event is {kind:?}, not endpoint"
-                ))
-            }
-            "message" => {
-                if let Err(e) =
-                    jsonrpc::read_messages(event.data.as_bytes(), |m| shared.inbound.message(m))
-                {
-                    shared.inbound.bad_frame(
-                        Error::protocol(format!("skipped an SSE message that is not JSON: {e}")),
-                        false,
-                    );
-                }
-            }
-            _ => {} // other event types are not ours
-        }
-    }
-}
-
-/// The GET that opens the stream; a 401 or 403 goes to the auth hook, as POSTs do.
-fn open(shared: &Shared, stream: &Arc<Exchange>) -> Result<ureq::http::Response<ureq::Body>> {
-    let mut refusals = 0;
-    let response = loop {
-        let sent = auth::before_request(shared);
-        let response = endpoint::open_stream(shared, None)?;
-        if !auth::is_refusal(response.status().as_u16()) {
-            auth::accepted(shared, &response);
-            break response;
-        }
-        auth::refused(shared, Some(stream), response, &mut refusals, &sent)?;
-    };
-    let status = response.status().as_u16();
-    if !(200..300).contains(&status) {
-        return Err(Error::transport(format!(
-            "the server answered the GET of its URL with HTTP {status}"
-        )));
-    }
-    let content_type = endpoint::content_type(&response);
-    if content_type != "text/event-stream" {
-        return Err(Error::transport(format!(
-            "the server answered the GET of its URL with Content-Type {content_type:?}, not an \
-             event stream"
-        )));
-    }
-    Ok(response)
 }
 
 /// The endpoint an `endpoint` event names, made absolute against the server's URL. One on

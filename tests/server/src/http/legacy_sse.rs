@@ -42,14 +42,14 @@ impl Http {
         }
         let session = format!("sse-{}", self.sse.next.fetch_add(1, Ordering::SeqCst) + 1);
         let endpoint = format!("event: endpoint\ndata: /messages?session={session}\n\n");
+        // Under the lock, so that the client's first POST (it may come before the insert,
+        // under load) finds the session.
+        let mut streams = self.sse.streams.lock().unwrap();
         if http_wire::write_chunk(&mut writer, endpoint.as_bytes()).is_err() {
             return false;
         }
-        self.sse
-            .streams
-            .lock()
-            .unwrap()
-            .insert(session.clone(), writer);
+        streams.insert(session.clone(), writer);
+        drop(streams);
         while !client_closed(connection) {
             thread::sleep(WATCH_EVERY);
         }
