@@ -181,8 +181,10 @@ fn open_stream(mut connection: TcpStream, state: &State) {
         _ => endpoint_event("/messages?session=1"),
     };
     connection.write_all(head.as_bytes()).unwrap();
-    connection.write_all(first.as_bytes()).unwrap();
+    // Kept before the endpoint is named: the first POST may come (and its answer be sent on
+    // the stream) before this thread runs again.
     *state.stream.lock().unwrap() = Some(connection.try_clone().unwrap());
+    connection.write_all(first.as_bytes()).unwrap();
     // The client never writes on its stream: a read returns when it closes it.
     let mut byte = [0u8; 1];
     while matches!(connection.read(&mut byte), Ok(n) if n > 0) {}

@@ -25,11 +25,11 @@
 //! - streams that wait for the server without a thread: `parking` (a reader put aside while
 //!   the reactor watches its socket), used by `quiet_reply` (a request's stream read by a
 //!   worker), `listener` (the legacy era's standalone stream, outside any call) and
-//!   `legacy_sse_stream`;
+//!   `legacy_sse::stream`;
 //!   `deadline` (ends streams left open after their answer);
 //! - the older transport: `legacy_sse` (HTTP+SSE of 2024-11-05, which a server that refuses
-//!   the `initialize` POST may speak: one stream carries every answer) and `legacy_sse_stream`
-//!   (that stream, parked on the reactor while the server is quiet);
+//!   the `initialize` POST may speak: one stream carries every answer; `legacy_sse::stream` reads
+//!   that stream, parked on the reactor while the server is quiet);
 //! - connections: `connector` (sockets another thread can shut down), `pool_watch` (closes
 //!   those idle in the pool), `buffers` (what a
 //!   connection reads and writes through, given back while it is idle), `proxy` (proxies and
@@ -51,7 +51,6 @@ mod endpoint;
 mod exchange;
 mod headers;
 mod legacy_sse;
-mod legacy_sse_stream;
 mod listener;
 mod message_info;
 mod parking;

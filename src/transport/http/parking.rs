@@ -2,7 +2,7 @@
 //! reader is put aside here, the process's reactor watches its socket, and the reactor's
 //! handler has a worker take the reader back and read on once something came. Used by the
 //! standalone stream (`listener`), by the SSE responses that workers read (`quiet_reply`) and
-//! by the HTTP+SSE transport's stream (`legacy_sse_stream`).
+//! by the HTTP+SSE transport's stream (`legacy_sse::stream`).
 //! Where the socket cannot be watched (Windows, behind a proxy, no reactor), nothing is
 //! parked: the reader waits in its read, on its thread, as before.
 

@@ -13,13 +13,13 @@
 //! There is no resumption in this transport: the stream's end or break ends the connection
 //! (every pending call fails), unless the client closed it or the opener gave up on it.
 
-use super::auth;
-use super::connector::{Exchange, Watched};
-use super::endpoint::{self, Events};
-use super::legacy_sse::{resolve_endpoint, Opening};
-use super::parking::{self, Park, Parking};
-use super::sse::SseError;
-use super::Shared;
+use super::super::auth;
+use super::super::connector::{Exchange, Watched};
+use super::super::endpoint::{self, Events};
+use super::super::parking::{self, Park, Parking};
+use super::super::sse::SseError;
+use super::super::Shared;
+use super::{resolve_endpoint, Opening};
 use crate::error::{Error, Result, Status};
 use crate::protocol::jsonrpc;
 #[cfg(unix)]

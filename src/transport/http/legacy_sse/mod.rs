@@ -6,7 +6,7 @@
 //!
 //! It is a mode of the HTTP transport, not a second HTTP stack: the POSTs and the GET go
 //! through `exchange` (the same connector, proxy, TLS trust, headers and auth), and this file
-//! only opens the stream (`legacy_sse_stream` reads it) and says where messages go. A
+//! only opens the stream (`stream` reads it) and says where messages go. A
 //! request's exchange POSTs it and ends; the engine hands the caller its answer when the
 //! stream brings it.
 //!
@@ -20,7 +20,8 @@
 use super::connector::Exchange;
 use super::endpoint::{self, status_error};
 use super::headers::{Headers, MessageInfo};
-use super::legacy_sse_stream::EventStream;
+mod stream;
+
 use super::Shared;
 use crate::cancellation::CancellationToken;
 use crate::error::{Error, Result, Status};
@@ -29,6 +30,7 @@ use crate::sync::{lock, wait_until};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
+use stream::EventStream;
 use ureq::http::Uri;
 
 /// Which of the two HTTP transports to speak. The numbers are part of the C ABI.
