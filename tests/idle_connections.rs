@@ -251,7 +251,9 @@ fn idle_connections_through_a_proxy_tunnel_and_over_tls_close_too() {
     config.add_ca_pem(&ca.pem()).unwrap();
     let client = connect(config, ConnectMode::Modern);
     call(&client).expect("a call over TLS");
-    assert_eq!(sockets_to(relay.port), 1, "the pooled TLS connection");
+    // At least the pooled one (under load an earlier one may still be closing).
+    let pooled = sockets_to(relay.port);
+    assert!(pooled >= 1, "{pooled} TLS sockets right after a call");
     let idle = sockets_to_at_most(relay.port, 0, IDLE_AGE + MARGIN);
     assert_eq!(idle, 0, "TLS sockets left after the idle age");
     call(&client).expect("a call over a new TLS connection");
