@@ -11,10 +11,10 @@
 mod common;
 
 use common::flood::{flood_every_client, status_kib};
-use common::hostile_sse::{chunk, dribble, flood, notice, read_request, SSE_HEAD};
+use common::hostile_sse::{chunk, dribble, flood, hearing, notice, read_request, Heard, SSE_HEAD};
 use common::http_server::HttpServer;
 use common::report_figure;
-use common::thread_names::library_threads;
+use common::thread_names::{library_threads, settled_threads};
 use mcpc::handlers::{Callbacks, LogMessage};
 use mcpc::{
     CancellationToken, Client, ClientOptions, HttpConfig, HttpTransportKind, RequestOptions, Status,
@@ -47,38 +47,14 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The data of the log notices a client heard, in order.
-type Heard = Arc<Mutex<Vec<u64>>>;
-
 /// A client of the HTTP+SSE server at `url` (the transport pinned), connected.
 fn connect(url: &str, heard: &Heard) -> Client {
-    let heard = heard.clone();
     let mut config = HttpConfig::new(url);
     config.transport = HttpTransportKind::LegacySse;
-    let options = ClientOptions {
-        callbacks: Callbacks {
-            on_message: Some(Arc::new(move |message: &LogMessage| {
-                heard.lock().unwrap().push(message.data.as_u64().unwrap());
-            })),
-            ..Callbacks::default()
-        },
-        ..ClientOptions::default()
-    };
+    let options = hearing(heard);
     let client = Client::http(config, options);
     client.connect().expect("connect over HTTP+SSE");
     client
-}
-
-/// Waits (up to `SETTLE`) until the library holds at most `bound` threads; returns the count.
-fn settled_threads(bound: usize) -> usize {
-    let deadline = Instant::now() + SETTLE;
-    loop {
-        let now = library_threads().len();
-        if now <= bound || Instant::now() > deadline {
-            return now;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]
@@ -87,12 +63,12 @@ fn two_hundred_idle_http_sse_clients_hold_a_few_threads_and_each_still_gets_its_
     let server = HttpServer::start("parked_legacy_sse_many", &["--sse"]);
     // One client first, so that what the library sets up once per process is in the baseline.
     connect(&server.url, &Heard::default()).close();
-    settled_threads(0);
+    settled_threads(SETTLE, 0);
     let baseline_kib = status_kib("VmRSS");
 
     let heard: Vec<Heard> = (0..CLIENTS).map(|_| Heard::default()).collect();
     let clients: Vec<Client> = heard.iter().map(|h| connect(&server.url, h)).collect();
-    let threads = settled_threads(MAX_LIBRARY_THREADS);
+    let threads = settled_threads(SETTLE, MAX_LIBRARY_THREADS);
     let kib_per_client = status_kib("VmRSS").saturating_sub(baseline_kib) / CLIENTS as u64;
     report_figure(&format!(
         "parked_legacy_sse: {CLIENTS} idle HTTP+SSE clients, {threads} library threads counted, \

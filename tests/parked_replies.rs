@@ -12,11 +12,10 @@
 mod common;
 
 use common::flood::status_kib;
-use common::hostile_sse::{chunk, dribble, flood, notice, read_request, SSE_HEAD};
+use common::hostile_sse::{chunk, dribble, flood, hearing, notice, read_request, Heard, SSE_HEAD};
 use common::http_server::HttpServer;
 use common::report_figure;
-use common::thread_names::library_threads;
-use mcpc::handlers::{Callbacks, LogMessage};
+use common::thread_names::{library_threads, settled_threads};
 use mcpc::{
     CancellationToken, Client, ClientOptions, ConnectMode, HttpConfig, Request, RequestOptions,
     Status,
@@ -88,18 +87,6 @@ fn wait_listeners(client: &Client, count: u64) {
     }
 }
 
-/// Waits (up to `SETTLE`) until the library holds at most `bound` threads; returns the count.
-fn settled_threads(bound: usize) -> usize {
-    let deadline = Instant::now() + SETTLE;
-    loop {
-        let now = library_threads().len();
-        if now <= bound || Instant::now() > deadline {
-            return now;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn two_hundred_parked_calls_hold_a_few_threads_and_each_hears_what_follows_and_its_answer() {
     let _serial = serial();
@@ -124,7 +111,7 @@ fn two_hundred_parked_calls_hold_a_few_threads_and_each_hears_what_follows_and_i
             (connect(&url, ConnectMode::Modern, &heard), heard)
         })
         .collect();
-    settled_threads(MAX_LIBRARY_THREADS);
+    settled_threads(SETTLE, MAX_LIBRARY_THREADS);
     let baseline_kib = status_kib("VmRSS");
 
     let (outcomes, finished) = mpsc::channel();
@@ -145,7 +132,7 @@ fn two_hundred_parked_calls_hold_a_few_threads_and_each_hears_what_follows_and_i
         }
     };
     all_heard(1);
-    let threads = settled_threads(MAX_LIBRARY_THREADS);
+    let threads = settled_threads(SETTLE, MAX_LIBRARY_THREADS);
     let kib_per_call = status_kib("VmRSS").saturating_sub(baseline_kib) / CLIENTS as u64;
     report_figure(&format!(
         "parked_replies: {CLIENTS} modern HTTP clients each with a started call waiting on its \
@@ -440,23 +427,13 @@ fn answer_event(id: &Value, text: &str) -> Vec<u8> {
     format!("data: {message}\n\n").into_bytes()
 }
 
-/// The data of the log notices a client heard, in order.
-type Heard = Arc<Mutex<Vec<u64>>>;
-
 /// A client of the hostile server at `url`, connected in `mode`.
 fn connect(url: &str, mode: ConnectMode, heard: &Heard) -> Client {
-    let heard = heard.clone();
     let mut config = HttpConfig::new(url);
     config.listen = false;
     let options = ClientOptions {
         mode,
-        callbacks: Callbacks {
-            on_message: Some(Arc::new(move |message: &LogMessage| {
-                heard.lock().unwrap().push(message.data.as_u64().unwrap());
-            })),
-            ..Callbacks::default()
-        },
-        ..ClientOptions::default()
+        ..hearing(heard)
     };
     let client = Client::http(config, options);
     client.connect().expect("connect");

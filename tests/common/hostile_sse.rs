@@ -86,3 +86,22 @@ pub fn flood(stream: &mut TcpStream, count: u64, last: &[u8]) -> bool {
     batch.extend_from_slice(last);
     stream.write_all(&chunk(&batch)).is_ok()
 }
+
+/// The data of the log notices (`notifications/message`, data a number) a client heard, in order.
+pub type Heard = std::sync::Arc<std::sync::Mutex<Vec<u64>>>;
+
+/// Client options whose message callback notes each notice's data in `heard`.
+pub fn hearing(heard: &Heard) -> mcpc::ClientOptions {
+    let heard = heard.clone();
+    mcpc::ClientOptions {
+        callbacks: mcpc::handlers::Callbacks {
+            on_message: Some(std::sync::Arc::new(
+                move |message: &mcpc::handlers::LogMessage| {
+                    heard.lock().unwrap().push(message.data.as_u64().unwrap());
+                },
+            )),
+            ..Default::default()
+        },
+        ..mcpc::ClientOptions::default()
+    }
+}

@@ -20,3 +20,16 @@ pub fn threads_named_any(names: &[&str]) -> usize {
         .filter(|name| names.contains(&name.as_str()))
         .count()
 }
+
+/// Waits (up to `settle`) until the library holds at most `bound` threads (idle pool threads
+/// end a while after their last work); returns the count then.
+pub fn settled_threads(settle: std::time::Duration, bound: usize) -> usize {
+    let deadline = std::time::Instant::now() + settle;
+    loop {
+        let now = library_threads().len();
+        if now <= bound || std::time::Instant::now() > deadline {
+            return now;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
