@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::flood::{flood_every_client, status_kib};
+use common::flood::{assert_each_heard_in_order, flood_every_client, status_kib};
 use common::http_server::HttpServer;
 use common::report_figure;
 use common::thread_names::library_threads;
@@ -139,19 +139,12 @@ fn many_clients(
     // Each client asks the server for a run of notifications, from a few threads at once.
     flood_every_client(&clients, NOTICES);
     // The last callbacks may run a moment after their call returned.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let all_heard = || {
-        heard
-            .iter()
-            .all(|h| h.lock().unwrap().len() >= NOTICES as usize)
-    };
-    while !all_heard() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let expected: Vec<u64> = (0..NOTICES).collect();
-    for (n, heard) in heard.iter().enumerate() {
-        assert_eq!(*heard.lock().unwrap(), expected, "{name}: client {n}");
-    }
+    assert_each_heard_in_order(
+        &heard,
+        NOTICES,
+        Duration::from_secs(10),
+        &format!("{name}: "),
+    );
     clients.iter().for_each(|client| client.close());
 }
 

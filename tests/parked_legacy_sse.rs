@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::flood::{flood_every_client, status_kib};
+use common::flood::{assert_each_heard_in_order, flood_every_client, status_kib};
 use common::hostile_sse::{chunk, dribble, flood, hearing, notice, read_request, Heard, SSE_HEAD};
 use common::http_server::HttpServer;
 use common::report_figure;
@@ -90,19 +90,7 @@ fn two_hundred_idle_http_sse_clients_hold_a_few_threads_and_each_still_gets_its_
     // Each client asks for a run of notifications: they and the call's answer come on its
     // parked stream.
     flood_every_client(&clients, NOTICES);
-    let deadline = Instant::now() + BOUND;
-    let all_heard = || {
-        heard
-            .iter()
-            .all(|h| h.lock().unwrap().len() >= NOTICES as usize)
-    };
-    while !all_heard() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let expected: Vec<u64> = (0..NOTICES).collect();
-    for (n, heard) in heard.iter().enumerate() {
-        assert_eq!(*heard.lock().unwrap(), expected, "client {n}");
-    }
+    assert_each_heard_in_order(&heard, NOTICES, BOUND, "");
     for client in &clients {
         let echo = client
             .call_tool("echo", Some(json!({"text": "still here"})), &none())

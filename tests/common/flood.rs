@@ -99,3 +99,27 @@ pub fn flood_every_client(clients: &[Client], count: u64) {
         }
     });
 }
+
+/// Waits (up to `bound`) until every client's `heard` (the data of its log notices, in order)
+/// holds `count`, then asserts each holds exactly 0..count, in order; `what` starts each
+/// failure message.
+pub fn assert_each_heard_in_order(
+    heard: &[std::sync::Arc<std::sync::Mutex<Vec<u64>>>],
+    count: u64,
+    bound: Duration,
+    what: &str,
+) {
+    let deadline = Instant::now() + bound;
+    let all_heard = || {
+        heard
+            .iter()
+            .all(|h| h.lock().unwrap().len() >= count as usize)
+    };
+    while !all_heard() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let expected: Vec<u64> = (0..count).collect();
+    for (n, heard) in heard.iter().enumerate() {
+        assert_eq!(*heard.lock().unwrap(), expected, "{what}client {n}");
+    }
+}
