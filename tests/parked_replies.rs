@@ -6,8 +6,9 @@
 //! requests: a cancel of a parked one returns at once and the server sees its stream close;
 //! close with parked ones returns within its bound and no callback runs after. An answer
 //! dribbled a byte at a time and a flood, both arriving after the stream was parked, arrive
-//! whole and in order. In a test binary of its own (threads and memory are counted),
-//! the tests taking turns (`SERIAL`). Time bounds are wide margins against hangs.
+//! whole and in order. Blocking calls whose streams stay open after their answers hold no
+//! thread each while the rest is awaited. In a test binary of its own (threads and memory are
+//! counted), the tests taking turns (`SERIAL`). Time bounds are wide margins against hangs.
 
 mod common;
 
@@ -269,6 +270,58 @@ fn a_parked_stream_left_open_after_its_answer_is_dropped_at_the_drain_deadline()
         .expect("the second call's outcome");
     assert_eq!(text_of(outcome), "answered");
     client.close();
+}
+
+/// A blocking call returns at its answer; what its stream carries after it is read by the
+/// library. A server that leaves the stream open after the answer must not hold a library
+/// thread per call while the library waits for the rest (up to its drain deadline).
+#[test]
+fn two_hundred_blocking_calls_whose_streams_stay_open_after_the_answer_hold_a_few_threads() {
+    let _serial = serial();
+    let closed = Arc::new(AtomicUsize::new(0));
+    let seen = closed.clone();
+    let url = hostile_server(Arc::new(move |stream, id| {
+        let _ = stream.write_all(&chunk(&answer_event(id, "answered")));
+        hold(stream);
+        seen.fetch_add(1, Ordering::SeqCst);
+    }));
+    let clients: Vec<Client> = (0..CLIENTS)
+        .map(|_| connect(&url, ConnectMode::Modern, &Heard::default()))
+        .collect();
+    settled_threads(SETTLE, MAX_LIBRARY_THREADS);
+    let call = |client: &Client| {
+        let params = json!({ "name": "replies" });
+        let result = client
+            .request("tools/call", Some(params), &RequestOptions::default())
+            .expect("the call's answer");
+        assert_eq!(result["content"][0]["text"], "answered");
+    };
+    clients.iter().for_each(call);
+    // Counted at once: a thread per stream would still be here (waiting for the stream's end
+    // until its drain deadline, 2 s after the answer, then idle for the next job).
+    let threads = library_threads();
+    assert!(
+        threads.len() <= MAX_LIBRARY_THREADS,
+        "{} library threads while {CLIENTS} streams stay open after their answers: {threads:?}",
+        threads.len()
+    );
+    report_figure(&format!(
+        "parked_replies: {CLIENTS} blocking calls whose streams stay open after the answer, {} \
+         library threads while the library waits for their ends",
+        threads.len()
+    ));
+    // Each stream is dropped at its drain deadline, and each client still works.
+    let deadline = Instant::now() + BOUND;
+    while closed.load(Ordering::SeqCst) < CLIENTS {
+        assert!(
+            Instant::now() < deadline,
+            "only {} of {CLIENTS} streams were dropped",
+            closed.load(Ordering::SeqCst)
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    clients.iter().for_each(call);
+    clients.iter().for_each(Client::close);
 }
 
 #[test]

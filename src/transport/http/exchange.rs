@@ -1,8 +1,8 @@
 //! One request's exchange, run on the caller's thread (a blocking call) or on a worker: POST
 //! it, read the answer (one JSON body, or an SSE stream resumed by GET if it drops early), and
 //! hand every message to the engine. On the caller's thread, what follows the response on its
-//! stream is read by a worker (`drain_rest`), so the caller returns at its answer and the
-//! connection still goes back to the pool. On a worker, a stream with nothing to read for now
+//! stream waits parked (`drain_parked`; where it cannot, a worker reads it: `drain_rest`), so
+//! the caller returns at its answer and the connection still goes back to the pool. On a worker, a stream with nothing to read for now
 //! waits parked (`quiet_reply`), its reader a small owned state ([`Reply`], [`Quiet`]). Also
 //! the exchanges that answer nothing: notification POSTs and the session DELETE.
 
@@ -67,6 +67,7 @@ pub(super) fn run(
         answered: false,
         on_caller,
         handed_off: false,
+        drains: false,
     };
     match reply.run(frame, routing) {
         Ok(None) => reply.handed_off,
@@ -95,6 +96,8 @@ pub(super) struct Reply {
     on_caller: bool,
     /// The rest of the stream went to a worker (which ends the exchange).
     handed_off: bool,
+    /// The rest of the stream, after the caller's answer, waits parked (`drain_parked`).
+    drains: bool,
 }
 
 /// A stream with nothing to read for now, on a worker: parked until its socket is readable.
@@ -341,7 +344,7 @@ impl Reply {
             ),
         };
         match ended {
-            Ok(StreamEnd::Stopped) => match watched {
+            Ok(StreamEnd::Stopped) => match watched.or_else(|| self.drain_parked()) {
                 Some(watched) => Ok(Followed::Quiet(Box::new(events), watched)),
                 None => {
                     self.handed_off = drain_rest(&shared, &exchange, self.id, events);
@@ -352,6 +355,27 @@ impl Reply {
             Err(_) if self.answered => Ok(Followed::Ended(StreamEnd::Closed)),
             other => other.map(Followed::Ended),
         }
+    }
+
+    /// The caller has its answer, and the rest of its stream is not there yet: the rest waits
+    /// parked and is read by workers as it comes, as a started call's stream is, so a server
+    /// that leaves its streams open after their answers holds no thread per call. The socket
+    /// to watch, or `None` where it cannot be (then a worker waits for the rest in its read).
+    /// Counted in `draining` until its reader goes (`drains`).
+    fn drain_parked(&mut self) -> Option<Watched> {
+        if self.shared.config.idle_timeout.is_some() {
+            return None;
+        }
+        let watched = parking::watchable(&self.exchange)?;
+        self.on_caller = false;
+        self.drains = true;
+        self.shared.lock_exchanges().draining += 1;
+        Some(watched)
+    }
+
+    /// Whether this is the rest of a stream whose caller has its answer (see `drain_parked`).
+    pub(super) fn drains(&self) -> bool {
+        self.drains
     }
 
     /// The call fails with `error`, unless it is over already (its exchange aborted, or the

@@ -291,7 +291,7 @@ struct Shared {
     session: Mutex<Session>,
     tools: Mutex<ToolHeaders>,
     exchanges: Mutex<Exchanges>,
-    /// Signalled when a worker has read the rest of a caller's stream (`Exchanges::draining`).
+    /// Signalled when the rest of a caller's stream has been read (`Exchanges::draining`).
     drained: Condvar,
     /// The standalone stream, once started.
     listener: Mutex<Option<Arc<listener::Standalone>>>,
@@ -319,8 +319,8 @@ struct Exchanges {
     /// Exchanges left for their caller to run in `read_here`, by the caller's thread (see
     /// `send_request_unscrubbed`).
     parked: HashMap<ThreadId, Parked>,
-    /// Exchanges whose stream a worker is still reading to its end after their caller left:
-    /// the next request waits a moment for them, so that it reuses their connection instead of
+    /// Exchanges whose stream is still read to its end after their caller left (by a worker,
+    /// or parked between reads): the next request waits a moment for them, so that it reuses their connection instead of
     /// opening another (`DRAIN_WAIT`).
     draining: usize,
 }

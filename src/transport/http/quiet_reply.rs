@@ -4,7 +4,8 @@
 //! reader aside (`parking`), the reactor watches the socket, and when it is readable a worker
 //! reads on for as long as more is there, then parks the reader again; a read that stops
 //! mid-event waits on that worker for the rest. A resumption by GET (SEP-1699) is read on its
-//! worker as before. The caller's own reads (the fast path) never park.
+//! worker as before. The caller's own reads (the fast path) never park; what follows the
+//! caller's answer on its stream does (`Reply::drains`).
 //!
 //! Everything else holds as for a reader that waits in its read: the exchange's abort (cancel,
 //! the call's timeout, the drain deadline after the answer, close) drops a parked reader at
@@ -46,11 +47,19 @@ struct Paused {
 struct EndsExchange {
     shared: Arc<Shared>,
     id: i64,
+    /// The rest of a stream whose caller has its answer: counted in `draining` till now.
+    drains: bool,
 }
 
 impl Drop for EndsExchange {
     fn drop(&mut self) {
-        self.shared.lock_exchanges().running.remove(&self.id);
+        let mut exchanges = self.shared.lock_exchanges();
+        exchanges.running.remove(&self.id);
+        if self.drains {
+            exchanges.draining -= 1;
+            drop(exchanges);
+            self.shared.drained.notify_all();
+        }
     }
 }
 
@@ -61,6 +70,7 @@ pub(super) fn park(reply: Reply, quiet: Quiet) {
     let shared = reply.shared().clone();
     let exchange = reply.exchange().clone();
     let id = reply.id();
+    let drains = reply.drains();
     let me = Arc::new(QuietReply {
         id,
         exchange: exchange.clone(),
@@ -85,7 +95,7 @@ pub(super) fn park(reply: Reply, quiet: Quiet) {
         reply,
         events,
         state,
-        _ends: EndsExchange { shared, id },
+        _ends: EndsExchange { shared, id, drains },
     };
     me.park(paused, watched);
 }
@@ -127,7 +137,9 @@ impl QuietReply {
     }
 
     /// Parks the reader: the reactor holds this (strongly) while it is registered. Where the
-    /// socket cannot be registered, reads the stream to its end on this thread.
+    /// socket cannot be registered, reads the stream to its end on this thread, or on a worker
+    /// for a caller that has its answer (`Reply::drains`: without a worker, the stream is
+    /// dropped).
     fn park(self: &Arc<Self>, paused: Paused, watched: super::connector::Watched) {
         #[cfg(unix)]
         let waker = || Arc::new(Waker(self.clone())) as Arc<dyn Source>;
@@ -142,11 +154,20 @@ impl QuietReply {
             Park::Parked | Park::Stopped => return,
             Park::Failed(paused) => paused,
         };
-        if let Err(error) = reply.read_to_end(events, state) {
-            reply.failed(error);
+        let me = self.clone();
+        let drains = reply.drains();
+        let workers = reply.shared().workers.clone();
+        let read = move || {
+            if let Err(error) = reply.read_to_end(events, state) {
+                reply.failed(error);
+            }
+            me.parked.unwatch();
+            drop((reply, _ends));
+        };
+        match drains {
+            true => drop(workers.run(read, |_| ())),
+            false => read(),
         }
-        self.parked.unwatch();
-        drop((reply, _ends));
     }
 
     /// The socket is readable: a worker takes its turn. Without a worker the stream stays
