@@ -26,6 +26,12 @@ impl Exits {
     }
 }
 
+/// A started reactor that watches processes (kqueue, or on Linux the stand-in), for the tests
+/// of what uses it.
+pub(crate) fn watching_exits() -> Option<Arc<Reactor>> {
+    reactors().into_iter().next().map(|(_, reactor)| reactor)
+}
+
 /// Each reactor here that can watch a process, started.
 fn reactors() -> Vec<(&'static str, Arc<Reactor>)> {
     let all: Vec<_> = watching_backends()

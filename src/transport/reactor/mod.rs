@@ -26,7 +26,7 @@ pub(crate) mod kqueue;
 mod poll;
 
 #[cfg(test)]
-mod exit_tests;
+pub(crate) mod exit_tests;
 
 use crate::error::Error;
 use crate::sync::{lock, wait};

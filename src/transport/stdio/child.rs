@@ -210,6 +210,15 @@ impl ExitWatch {
         }
     }
 
+    /// As where the kernel has no pidfd (tests).
+    #[cfg(test)]
+    pub fn without_pidfd(child: &Child) -> ExitWatch {
+        ExitWatch {
+            pidfd: None,
+            ..ExitWatch::new(child)
+        }
+    }
+
     pub fn pid(&self) -> libc::pid_t {
         self.pid
     }

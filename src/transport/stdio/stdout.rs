@@ -596,6 +596,58 @@ mod tests {
         fn ended(&self, _error: Option<io::Error>) {}
     }
 
+    /// Without a pidfd a caller waiting alone for its answer cannot see the server's exit in
+    /// its own wait: the reactor, watching the process, tells it, and reading ends once what
+    /// the server wrote is read, although a process the server started still holds stdout.
+    #[test]
+    fn a_caller_without_a_pidfd_is_told_the_exit_by_the_reactor() {
+        use std::os::unix::process::CommandExt;
+        use std::process::{Command, Stdio};
+        let reactor = crate::transport::reactor::exit_tests::watching_exits()
+            .expect("a reactor that watches processes");
+        let mut server = Command::new("sh")
+            .args(["-c", "sleep 30 & echo '{\"last\":1}'; read line"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let stdout = server.stdout.take().unwrap();
+        let fd = stdout.as_raw_fd();
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let frames = Box::new(Recorded(lines.clone()));
+        let exit = Some(ExitWatch::without_pidfd(&server));
+        let reader = Arc::new(StdoutReader::new(Box::new(stdout), fd, 1024, frames, exit).unwrap());
+        let (stdout_watch, exit_watch) = reader.register(&reactor).unwrap();
+        let exit = reader.exit.as_ref().unwrap();
+        assert_eq!(exit.check_period(), None, "the reactor does not watch it");
+
+        let (returned, caller_returned) = std::sync::mpsc::channel();
+        let caller = reader.clone();
+        std::thread::spawn(move || {
+            let _ = returned.send(caller.read_here(&|| false, None, true));
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while reader.lock().holder != Holder::Caller {
+            assert!(Instant::now() < deadline, "the caller never took the baton");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(server.stdin.take()); // the server leaves; `sleep` keeps stdout open
+        let outcome = caller_returned.recv_timeout(Duration::from_secs(10));
+
+        drop(exit_watch); // before the reap
+        drop(stdout_watch);
+        // SAFETY: kill has no memory effects; the group is the server's (not reaped yet).
+        unsafe { libc::kill(-(server.id() as libc::pid_t), libc::SIGKILL) };
+        server.wait().unwrap();
+        assert_eq!(
+            outcome,
+            Ok(true),
+            "the caller was not told the server exited"
+        );
+        assert_eq!(lines.lock().unwrap().as_slice(), [b"{\"last\":1}".to_vec()]);
+    }
+
     /// A read that came back short answers the next read `WouldBlock` itself (the pipe was just
     /// emptied), and only the next: a full read or a refused one is not taken as empty.
     #[test]
