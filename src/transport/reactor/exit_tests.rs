@@ -177,7 +177,7 @@ fn a_backend_that_cannot_watch_a_process_says_so() {
 }
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
-mod stand_in {
+pub(crate) mod stand_in {
     use super::super::{poll, Poller};
     use crate::sync::lock;
     use std::collections::HashMap;
@@ -185,6 +185,29 @@ mod stand_in {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
     use std::sync::Mutex;
     use std::time::Duration;
+
+    /// Each process whose watch was removed, and whether it had been reaped by then (then
+    /// another process may have had its pid: kqueue would have removed that one's watch).
+    static REMOVED: Mutex<Vec<(libc::pid_t, bool)>> = Mutex::new(Vec::new());
+
+    /// Whether `pid` (our child) has been reaped.
+    pub fn reaped(pid: libc::pid_t) -> bool {
+        // SAFETY: waitid only writes into the zeroed siginfo we own.
+        let rc = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+            libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags)
+        };
+        rc == -1 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD)
+    }
+
+    /// Once the watch of `pid` was removed: whether the process had been reaped by then.
+    pub fn removed_after_reap(pid: libc::pid_t) -> Option<bool> {
+        lock(&REMOVED)
+            .iter()
+            .find(|&&(removed, _)| removed == pid)
+            .map(|&(_, after_reap)| after_reap)
+    }
 
     /// Answers as kqueue does for a process (reported once at its exit, ESRCH once it has
     /// exited), with the process's pidfd in a poll set; descriptors go to that set.
@@ -238,7 +261,8 @@ mod stand_in {
             Ok(())
         }
 
-        fn remove_process(&self, _pid: libc::pid_t, key: u64) {
+        fn remove_process(&self, pid: libc::pid_t, key: u64) {
+            lock(&REMOVED).push((pid, reaped(pid)));
             if let Some(pidfd) = lock(&self.pidfds).remove(&key) {
                 self.fds.remove(pidfd.as_raw_fd(), key);
             }

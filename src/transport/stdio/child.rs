@@ -268,3 +268,37 @@ pub fn open_pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
 pub fn open_pidfd(_pid: libc::pid_t) -> Option<OwnedFd> {
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Stdio;
+
+    /// Whether `pid` has exited and is not reaped yet.
+    fn is_zombie(pid: libc::pid_t) -> bool {
+        // SAFETY: waitid only writes into the zeroed siginfo we own.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+            let rc = libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags);
+            rc == 0 && info.si_pid() == pid
+        }
+    }
+
+    /// What must let go of the server's pid (the reactor's watch of it) gets its turn once the
+    /// server has exited and before it is reaped.
+    #[test]
+    fn close_lets_go_of_the_pid_between_the_exit_and_the_reap() {
+        let mut command = Command::new("cat");
+        command.stdin(Stdio::piped()).stdout(Stdio::null());
+        let mut server = spawn(command).unwrap();
+        drop(server.stdin.take());
+        let pid = server.id() as libc::pid_t;
+        let mut between = None;
+        let status = shut_down(&mut server, Duration::from_secs(10), || {
+            between = Some(is_zombie(pid));
+        });
+        assert_eq!(between, Some(true), "not between the exit and the reap");
+        assert!(status.is_some_and(|status| status.success()), "{status:?}");
+    }
+}

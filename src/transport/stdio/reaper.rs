@@ -35,8 +35,19 @@ pub fn hand_over(
     let Ok(reactor) = Reactor::shared() else {
         return Err((child, kept));
     };
+    let pidfd = child::open_pidfd(lock(&child).id() as libc::pid_t);
+    hand_over_to(&reactor, child, pidfd, kept, grace)
+}
+
+/// [`hand_over`] to `reactor`, with the server's pidfd if the kernel has one.
+fn hand_over_to(
+    reactor: &Arc<Reactor>,
+    child: Arc<Mutex<Child>>,
+    pidfd: Option<OwnedFd>,
+    kept: Vec<Kept>,
+    grace: Duration,
+) -> Result<(), (Arc<Mutex<Child>>, Vec<Kept>)> {
     let pid = lock(&child).id() as libc::pid_t;
-    let pidfd = child::open_pidfd(pid);
     let reaper = Arc::new(Reaper {
         child,
         pidfd,
@@ -168,5 +179,42 @@ impl Source for Reaper {
             child::signal_group(&child, libc::SIGKILL);
             let _ = child.try_wait();
         }
+    }
+}
+
+/// Run with the reactor's Linux stand-in for kqueue, which tells when a watch is removed.
+#[cfg(all(test, any(target_os = "linux", target_os = "android")))]
+mod tests {
+    use super::*;
+    use crate::transport::reactor::exit_tests::{stand_in, watching_exits};
+    use std::process::{Command, Stdio};
+
+    /// Without a pidfd the reactor watches the server itself (its watch is removed in the
+    /// end, which the stand-in records), the reaper ends it at its exit (its next step is a
+    /// minute away here), and the watch is gone before the reap (the pid is free once reaped).
+    #[test]
+    fn a_server_without_a_pidfd_is_reaped_at_its_exit_after_its_watch_is_dropped() {
+        let reactor = watching_exits().expect("a reactor that watches processes");
+        let mut server = Command::new("cat")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = server.stdin.take();
+        let pid = server.id() as libc::pid_t;
+        let server = Arc::new(Mutex::new(server));
+        let handed = hand_over_to(&reactor, server, None, Vec::new(), Duration::from_secs(60));
+        assert!(handed.is_ok(), "the reactor did not take the server");
+        drop(stdin); // the server leaves
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !stand_in::reaped(pid) || stand_in::removed_after_reap(pid).is_none() {
+            assert!(Instant::now() < deadline, "the server was not reaped");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(
+            stand_in::removed_after_reap(pid),
+            Some(false),
+            "the watch of the server outlived its reap"
+        );
     }
 }
