@@ -1,7 +1,8 @@
 //! The reactor's wait on macOS and the BSDs: one kqueue for the process, each descriptor's read
-//! filter added with `EV_DISPATCH` (disabled once reported, enabled again by `arm`), and a pipe
-//! to wake the wait. Compile-checked only here (no Mac in CI); the poll backend's tests cover
-//! the semantics it shares.
+//! filter added with `EV_DISPATCH` (disabled once reported, enabled again by `arm`), each
+//! watched process's exit (`EVFILT_PROC`, `NOTE_EXIT`) added with `EV_ONESHOT`, and a pipe to
+//! wake the wait. Compile-checked only here (no Mac in CI); the poll backend's tests cover the
+//! semantics it shares.
 
 use super::Poller;
 use crate::transport::wake::WakePipe;
@@ -40,22 +41,26 @@ impl Kqueue {
 
     /// Applies `flags` to the read filter of `fd`, which carries `key` back in its events.
     fn change(&self, fd: RawFd, key: u64, flags: u16) -> io::Result<()> {
-        let change = read_filter(fd, key, flags);
-        // SAFETY: one change read from a local, no event asked back; the queue is ours.
-        let done = unsafe {
-            libc::kevent(
-                self.queue.as_raw_fd(),
-                &change,
-                1,
-                std::ptr::null_mut(),
-                0,
-                std::ptr::null(),
-            )
-        };
-        match done {
-            -1 => Err(io::Error::last_os_error()),
-            _ => Ok(()),
-        }
+        apply(&self.queue, &read_filter(fd, key, flags))
+    }
+}
+
+/// Applies one change to `queue`, asking no event back.
+pub fn apply(queue: &OwnedFd, change: &libc::kevent) -> io::Result<()> {
+    // SAFETY: one change read from a reference, no event asked back; the queue is open.
+    let done = unsafe {
+        libc::kevent(
+            queue.as_raw_fd(),
+            change,
+            1,
+            std::ptr::null_mut(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    match done {
+        -1 => Err(io::Error::last_os_error()),
+        _ => Ok(()),
     }
 }
 
@@ -67,6 +72,19 @@ fn read_filter(fd: RawFd, key: u64, flags: u16) -> libc::kevent {
     event.ident = fd as libc::uintptr_t;
     event.filter = libc::EVFILT_READ;
     event.flags = flags;
+    event.udata = key as usize as *mut libc::c_void;
+    event
+}
+
+/// The exit filter of process `pid` with `flags`: one event when it exits (it stays a zombie
+/// until reaped: nothing here reaps). The key goes in the event's user data.
+pub fn exit_filter(pid: libc::pid_t, key: u64, flags: u16) -> libc::kevent {
+    // SAFETY: as in `read_filter`, all zeroes is a valid kevent.
+    let mut event: libc::kevent = unsafe { std::mem::zeroed() };
+    event.ident = pid as libc::uintptr_t;
+    event.filter = libc::EVFILT_PROC;
+    event.flags = flags;
+    event.fflags = libc::NOTE_EXIT;
     event.udata = key as usize as *mut libc::c_void;
     event
 }
@@ -87,6 +105,19 @@ impl Poller for Kqueue {
 
     fn remove(&self, fd: RawFd, key: u64) {
         let _ = self.change(fd, key, libc::EV_DELETE);
+    }
+
+    fn add_process(&self, pid: libc::pid_t, key: u64) -> io::Result<()> {
+        // ESRCH once the process is exiting (its exit may already have been announced).
+        apply(
+            &self.queue,
+            &exit_filter(pid, key, libc::EV_ADD | libc::EV_ONESHOT),
+        )
+    }
+
+    fn remove_process(&self, pid: libc::pid_t, key: u64) {
+        // Fails once the exit was reported (one-shot: the kernel dropped the watch then).
+        let _ = apply(&self.queue, &exit_filter(pid, key, libc::EV_DELETE));
     }
 
     fn wait(&self, timeout: Option<Duration>, ready: &mut Vec<u64>) {
@@ -112,10 +143,14 @@ impl Poller for Kqueue {
             )
         };
         for event in &events[..usize::try_from(n).unwrap_or(0)] {
-            if event.ident == self.wake.read_fd() as libc::uintptr_t {
+            // A process's ident is its pid, which may equal the wake's descriptor number.
+            let is_wake = event.filter == libc::EVFILT_READ
+                && event.ident == self.wake.read_fd() as libc::uintptr_t;
+            if is_wake {
                 self.wake.drain();
             } else {
-                // Disabled now (EV_DISPATCH) until its owner arms it again.
+                // Disabled now (EV_DISPATCH) until its owner arms it again; a process's exit
+                // watch is gone (EV_ONESHOT).
                 ready.push(event.udata as usize as u64);
             }
         }

@@ -1,6 +1,8 @@
 //! The process-wide reactor: one thread, `mcpc-reactor`, that watches the descriptors of every
 //! stdio connection (stdout, stderr, the server's exit) and runs a handler when one is ready or
-//! when a handler's timer comes due. An idle connection so holds no thread of its own.
+//! when a handler's timer comes due. An idle connection so holds no thread of its own. Where
+//! the kernel has no descriptor for a process's exit (no pidfd: macOS, the BSDs), kqueue
+//! watches the process itself ([`Reactor::watch_exit`]).
 //!
 //! A registration is one-shot: once its handler was told the descriptor is ready, the
 //! descriptor is not watched again until the owner re-arms it ([`Handle::arm`]). A descriptor
@@ -20,8 +22,11 @@ mod epoll;
     target_os = "openbsd",
     target_os = "dragonfly"
 ))]
-mod kqueue;
+pub(crate) mod kqueue;
 mod poll;
+
+#[cfg(test)]
+pub(crate) mod exit_tests;
 
 use crate::error::Error;
 use crate::sync::{lock, wait};
@@ -35,7 +40,8 @@ use std::time::{Duration, Instant};
 /// Why a handler runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
-    /// The descriptor is readable, or at its end (it is disarmed now).
+    /// The descriptor is readable, or at its end (it is disarmed now); for a process watched by
+    /// [`Reactor::watch_exit`], it has exited.
     Readable,
     /// The registration's timer came due.
     Timer,
@@ -59,6 +65,14 @@ trait Poller: Send + Sync {
     /// Stops watching `fd` for input until it is armed again (its end may still be reported).
     fn disarm(&self, fd: RawFd, key: u64);
     fn remove(&self, fd: RawFd, key: u64);
+    /// Watches process `pid` until it exits, once: its key is then reported ready like a
+    /// descriptor's. `Unsupported` where the backend cannot (epoll, poll: a pidfd is a
+    /// descriptor there); ESRCH when the process has exited already (or is exiting).
+    fn add_process(&self, _pid: libc::pid_t, _key: u64) -> io::Result<()> {
+        Err(io::ErrorKind::Unsupported.into())
+    }
+    /// Stops watching `pid` (nothing to do once its exit was reported).
+    fn remove_process(&self, _pid: libc::pid_t, _key: u64) {}
     /// Waits for events or the timeout, and puts the keys of the ready descriptors in `ready`
     /// (disarming them). A wake-up (`wake`) returns early with none.
     fn wait(&self, timeout: Option<Duration>, ready: &mut Vec<u64>);
@@ -90,12 +104,24 @@ struct State {
     /// Threads waiting in `deregister` for that handler to end: only they need `handler_done`
     /// (a notify is a system call even when nobody waits, and a handler runs per event).
     waiting_for_handler: usize,
+    /// Process watches whose process had exited before it could be watched: reported ready at
+    /// the reactor's next round.
+    exited_already: Vec<u64>,
 }
 
 struct Entry {
     source: Arc<dyn Source>,
-    fd: Option<RawFd>,
+    watched: Watched,
     timer: Option<Instant>,
+}
+
+/// What a registration watches besides its timer.
+#[derive(Clone, Copy)]
+enum Watched {
+    Nothing,
+    Fd(RawFd),
+    /// A process's exit ([`Reactor::watch_exit`]).
+    Process(libc::pid_t),
 }
 
 /// Names one registration, to arm it and set its timer (from any thread). Cheap to clone; it
@@ -104,7 +130,7 @@ struct Entry {
 pub struct Handle {
     reactor: Arc<Reactor>,
     key: u64,
-    fd: Option<RawFd>,
+    watched: Watched,
 }
 
 /// A registration: deregistered when dropped (or by [`Registration::deregister`]).
@@ -172,32 +198,75 @@ impl Reactor {
         fd: Option<RawFd>,
         source: Arc<dyn Source>,
     ) -> io::Result<Registration> {
-        let key = {
-            let mut state = lock(&self.state);
-            let key = state.next_key;
-            state.next_key += 1;
-            state.sources.insert(
-                key,
-                Entry {
-                    source,
-                    fd,
-                    timer: None,
-                },
-            );
-            key
-        };
-        let handle = Handle {
-            reactor: self.clone(),
-            key,
-            fd,
-        };
+        let watched = fd.map_or(Watched::Nothing, Watched::Fd);
+        let key = self.insert(watched, source);
         if let Some(fd) = fd {
             if let Err(e) = self.poller.add(fd, key) {
-                lock(&self.state).sources.remove(&key);
+                self.forget(key);
                 return Err(e);
             }
         }
-        Ok(Registration { handle })
+        Ok(self.registration(key, watched))
+    }
+
+    /// Runs `source` with [`Event::Readable`] once process `pid` (a child not reaped yet) has
+    /// exited, also when it has already. `Unsupported` where the backend cannot watch a process
+    /// (then its pidfd, or a look now and then, tells). The registration must be dropped before
+    /// the child is reaped: a watch names the process by its pid, which is free for another
+    /// process once reaped.
+    pub fn watch_exit(
+        self: &Arc<Self>,
+        pid: libc::pid_t,
+        source: Arc<dyn Source>,
+    ) -> io::Result<Registration> {
+        let watched = Watched::Process(pid);
+        let key = self.insert(watched, source);
+        match self.poller.add_process(pid, key) {
+            Ok(()) => {}
+            // Exited (or exiting) already: the kernel has nothing left to watch.
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {
+                lock(&self.state).exited_already.push(key);
+                self.poller.wake();
+            }
+            Err(e) => {
+                self.forget(key);
+                return Err(e);
+            }
+        }
+        Ok(self.registration(key, watched))
+    }
+
+    /// Enters `source` under a new key (the poller is not told yet).
+    fn insert(&self, watched: Watched, source: Arc<dyn Source>) -> u64 {
+        let mut state = lock(&self.state);
+        let key = state.next_key;
+        state.next_key += 1;
+        state.sources.insert(
+            key,
+            Entry {
+                source,
+                watched,
+                timer: None,
+            },
+        );
+        key
+    }
+
+    /// Takes back an entry the poller refused.
+    fn forget(&self, key: u64) {
+        let entry = lock(&self.state).sources.remove(&key);
+        // Outside the lock: the source's drop may deregister others.
+        drop(entry);
+    }
+
+    fn registration(self: &Arc<Self>, key: u64, watched: Watched) -> Registration {
+        Registration {
+            handle: Handle {
+                reactor: self.clone(),
+                key,
+                watched,
+            },
+        }
     }
 
     fn on_reactor_thread(&self) -> bool {
@@ -220,6 +289,7 @@ impl Reactor {
             due.clear();
             {
                 let mut state = lock(&self.state);
+                ready.append(&mut state.exited_already);
                 let now = Instant::now();
                 while let Some(&(at, key)) = state.timers.first() {
                     if at > now {
@@ -243,19 +313,19 @@ impl Reactor {
 
     /// Runs the handler of `key`, unless it was deregistered meanwhile.
     fn dispatch(self: &Arc<Self>, key: u64, event: Event) {
-        let (source, fd) = {
+        let (source, watched) = {
             let mut state = lock(&self.state);
             let Some(entry) = state.sources.get(&key) else {
                 return;
             };
-            let found = (entry.source.clone(), entry.fd);
+            let found = (entry.source.clone(), entry.watched);
             state.running = Some(key);
             found
         };
         let handle = Handle {
             reactor: self.clone(),
             key,
-            fd,
+            watched,
         };
         if let Err(error) = crate::panic_guard::catch(|| source.ready(&handle, event)) {
             let _ = crate::panic_guard::catch(|| source.panicked(error));
@@ -274,16 +344,17 @@ impl Reactor {
 }
 
 impl Handle {
-    /// Watches the descriptor again after an event disarmed it (no effect without one).
+    /// Watches the descriptor again after an event disarmed it (no effect without one; a
+    /// process exits once).
     pub fn arm(&self) {
-        if let Some(fd) = self.fd {
+        if let Watched::Fd(fd) = self.watched {
             self.reactor.poller.arm(fd, self.key);
         }
     }
 
     /// Stops watching the descriptor until [`Handle::arm`]: its owner reads it meanwhile.
     pub fn disarm(&self) {
-        if let Some(fd) = self.fd {
+        if let Watched::Fd(fd) = self.watched {
             self.reactor.poller.disarm(fd, self.key);
         }
     }
@@ -339,8 +410,10 @@ impl Registration {
         if let Some(at) = entry.timer {
             state.timers.remove(&(at, handle.key));
         }
-        if let Some(fd) = handle.fd {
-            reactor.poller.remove(fd, handle.key);
+        match handle.watched {
+            Watched::Nothing => {}
+            Watched::Fd(fd) => reactor.poller.remove(fd, handle.key),
+            Watched::Process(pid) => reactor.poller.remove_process(pid, handle.key),
         }
         if !reactor.on_reactor_thread() {
             while state.running == Some(handle.key) {

@@ -7,10 +7,12 @@
 //! cannot be given to another process, and close's signals can only reach the server's own.
 
 use super::config::GROUP_EXIT_WAIT;
+use super::exit_notice::ExitNotice;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Spawns `argv` directly (no shell) in a new process group, so close can signal the server
@@ -27,17 +29,21 @@ pub fn exited_within(child: &Child, limit: Duration) -> bool {
         return true;
     }
     let deadline = Instant::now() + limit;
-    // With a pidfd the exit ends the wait at once (close waits here for every server, so a
-    // sleep between looks would be paid by each); without one, look often at first, then less.
-    let pidfd = open_pidfd(child.id() as libc::pid_t);
+    // With a notice (a pidfd, or a kqueue of its own) the exit ends the wait at once (close
+    // waits here for every server, so a sleep between looks would be paid by each); without
+    // one, or once noticed but not seen yet, look often at first, then less.
+    let notice = ExitNotice::open(child.id() as libc::pid_t);
+    let mut noticed = false;
     let mut pause = Duration::from_micros(100);
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        match &pidfd {
-            Some(pidfd) => wait_readable(pidfd.as_raw_fd(), left),
-            None => std::thread::sleep(pause.min(left)),
+        match &notice {
+            Some(notice) if !noticed => noticed = notice.wait(left),
+            _ => {
+                std::thread::sleep(pause.min(left));
+                pause = (pause * 2).min(Duration::from_millis(5));
+            }
         }
-        pause = (pause * 2).min(Duration::from_millis(5));
         if has_exited(child) {
             return true;
         }
@@ -45,19 +51,6 @@ pub fn exited_within(child: &Child, limit: Duration) -> bool {
             return false;
         }
     }
-}
-
-/// Waits until `fd` is readable or `limit` passes (a signal may end it early: the caller
-/// looks again).
-fn wait_readable(fd: RawFd, limit: Duration) {
-    let mut pollfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let timeout = crate::transport::wake::timeout_ms(Some(limit));
-    // SAFETY: one valid pollfd for the length given.
-    unsafe { libc::poll(&mut pollfd, 1, timeout) };
 }
 
 pub fn has_exited(child: &Child) -> bool {
@@ -107,8 +100,14 @@ pub fn exit_status(child: &Child) -> Option<ExitStatus> {
 
 /// The close escalation after stdin was closed: wait, SIGTERM, wait, SIGKILL; then SIGKILL to
 /// any process left in the group, reap the child, and wait until every process of the group
-/// has ended (up to [`GROUP_EXIT_WAIT`]), so none outlives close.
-pub fn shut_down(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
+/// has ended (up to [`GROUP_EXIT_WAIT`]), so none outlives close. `before_reap` runs just
+/// before the reap: a watch that names the server by its pid (the reactor's, on macOS) must
+/// be gone by then, as the pid is free for another process once reaped.
+pub fn shut_down(
+    child: &mut Child,
+    grace: Duration,
+    before_reap: impl FnOnce(),
+) -> Option<ExitStatus> {
     if !exited_within(child, grace) {
         signal_group(child, libc::SIGTERM);
         if !exited_within(child, grace) {
@@ -118,6 +117,7 @@ pub fn shut_down(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
     // The leader is dead or dying and not reaped yet, so the group is still the server's:
     // take the rest of it with the leader.
     signal_group(child, libc::SIGKILL);
+    before_reap();
     let status = child.wait().ok();
     wait_for_group_end(child.id() as libc::pid_t, GROUP_EXIT_WAIT);
     status
@@ -179,16 +179,25 @@ fn any_member_running(_pgid: libc::pid_t) -> bool {
     true
 }
 
-/// How often the exit is looked at where the kernel has no pidfd (before Linux 5.3, macOS).
+/// How often the exit is looked at where neither a pidfd nor the reactor tells it (Linux
+/// before 5.3; unix systems without kqueue).
 pub const EXIT_CHECK_PERIOD: Duration = Duration::from_millis(100);
+
+/// After the kernel announced the exit, how soon to look again while `waitid` does not see it
+/// yet (macOS announces it a moment before the process becomes a zombie).
+pub const EXIT_SETTLING: Duration = Duration::from_millis(1);
 
 /// Watches for the child's exit without reaping it, so the exit is seen even while a process
 /// the server started keeps its stdout open (then stdout never ends). Where the kernel has
 /// pidfds, the pidfd becomes readable at the exit and is polled together with stdout: no
-/// thread and no timer. Elsewhere the reader looks every [`EXIT_CHECK_PERIOD`].
+/// thread and no timer. On macOS and the BSDs the reactor watches the process itself
+/// (`Reactor::watch_exit`) and tells the reader. Elsewhere the reader looks every
+/// [`EXIT_CHECK_PERIOD`].
 pub struct ExitWatch {
     pid: libc::pid_t,
     pidfd: Option<OwnedFd>,
+    /// The reactor watches the process (no pidfd here).
+    watched_by_reactor: AtomicBool,
 }
 
 impl ExitWatch {
@@ -197,7 +206,21 @@ impl ExitWatch {
         ExitWatch {
             pid,
             pidfd: open_pidfd(pid),
+            watched_by_reactor: AtomicBool::new(false),
         }
+    }
+
+    /// As where the kernel has no pidfd (tests).
+    #[cfg(test)]
+    pub fn without_pidfd(child: &Child) -> ExitWatch {
+        ExitWatch {
+            pidfd: None,
+            ..ExitWatch::new(child)
+        }
+    }
+
+    pub fn pid(&self) -> libc::pid_t {
+        self.pid
     }
 
     /// The descriptor that becomes readable when the child exits, if the kernel has one.
@@ -205,13 +228,16 @@ impl ExitWatch {
         self.pidfd.as_ref().map(AsRawFd::as_raw_fd)
     }
 
+    /// The reactor watches the process now, and tells the reader when it exits.
+    pub fn set_watched_by_reactor(&self) {
+        self.watched_by_reactor.store(true, Ordering::Release);
+    }
+
     /// How long a reader may wait in `poll` before it must call [`ExitWatch::has_exited`]:
-    /// `None` (no limit) when the pidfd is polled.
+    /// `None` (no limit) when the pidfd is polled or the reactor tells the exit.
     pub fn check_period(&self) -> Option<Duration> {
-        match self.pidfd {
-            Some(_) => None,
-            None => Some(EXIT_CHECK_PERIOD),
-        }
+        let told = self.pidfd.is_some() || self.watched_by_reactor.load(Ordering::Acquire);
+        (!told).then_some(EXIT_CHECK_PERIOD)
     }
 
     /// Whether the child has exited (without reaping it).
@@ -237,8 +263,42 @@ pub fn open_pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
     Some(pidfd)
 }
 
-/// Other unix systems (macOS) have no pidfd: the reader looks every [`EXIT_CHECK_PERIOD`].
+/// Other unix systems (macOS, the BSDs) have no pidfd (see [`ExitWatch`]).
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 pub fn open_pidfd(_pid: libc::pid_t) -> Option<OwnedFd> {
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Stdio;
+
+    /// Whether `pid` has exited and is not reaped yet.
+    fn is_zombie(pid: libc::pid_t) -> bool {
+        // SAFETY: waitid only writes into the zeroed siginfo we own.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+            let rc = libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags);
+            rc == 0 && info.si_pid() == pid
+        }
+    }
+
+    /// What must let go of the server's pid (the reactor's watch of it) gets its turn once the
+    /// server has exited and before it is reaped.
+    #[test]
+    fn close_lets_go_of_the_pid_between_the_exit_and_the_reap() {
+        let mut command = Command::new("cat");
+        command.stdin(Stdio::piped()).stdout(Stdio::null());
+        let mut server = spawn(command).unwrap();
+        drop(server.stdin.take());
+        let pid = server.id() as libc::pid_t;
+        let mut between = None;
+        let status = shut_down(&mut server, Duration::from_secs(10), || {
+            between = Some(is_zombie(pid));
+        });
+        assert_eq!(between, Some(true), "not between the exit and the reap");
+        assert!(status.is_some_and(|status| status.success()), "{status:?}");
+    }
 }

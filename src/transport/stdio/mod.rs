@@ -6,7 +6,8 @@
 //!   `config` (how the server is started, what becomes of its stderr, the bounds of closing it), `frames` (what becomes of each stdout line), `lines`
 //!   (splitting a stream into lines under a limit), `stderr_tail` (the last stderr lines);
 //! - unix (Linux, macOS): `unix` (the server's process in its own group, and its pipes),
-//!   `child` (starting, watching and ending the process), `reaper` (ending it in the
+//!   `child` (starting, watching and ending the process), `exit_notice` (close's wait for the
+//!   exit), `reaper` (ending it in the
 //!   background, for close in the background), `stdin` (frames written whole and in
 //!   order, never blocking a caller), `sigpipe`, `stdout` (who reads stdout: a caller alone in
 //!   flight, else the process's reactor), `stdout_wait` (a caller's wait), `read_buffer`,
@@ -21,6 +22,8 @@ mod transport;
 
 #[cfg(unix)]
 mod child;
+#[cfg(unix)]
+mod exit_notice;
 #[cfg(unix)]
 mod read_buffer;
 #[cfg(unix)]

@@ -59,6 +59,9 @@ pub struct StdoutReader {
     /// The server's exit, watched by whoever reads: stdout alone may never end, when a
     /// process the server started holds it open.
     exit: Option<ExitWatch>,
+    /// The reactor saw the server exit: a caller that reads, and cannot see the exit in its
+    /// own wait (no pidfd), learns it here.
+    exit_seen: AtomicBool,
     /// Where the end of stdout is told when the reactor finds it (telling it waits a while for
     /// the exit status and the last stderr lines).
     notices: Arc<Serial>,
@@ -170,25 +173,42 @@ impl StdoutReader {
             }),
             frames: Arc::from(frames),
             exit,
+            exit_seen: AtomicBool::new(false),
             notices: Serial::new(1),
             turn_over: AtomicBool::new(false),
         })
     }
 
-    /// Hands stdout (and the server's exit) to `reactor`. Reading stops once the registrations
-    /// returned are dropped.
-    pub fn register(self: &Arc<Self>, reactor: &Arc<Reactor>) -> io::Result<Vec<Registration>> {
+    /// Hands stdout and the server's exit to `reactor`: returns their registrations. Reading
+    /// stops once they are dropped; the exit's must be dropped before the server is reaped (see
+    /// [`Reactor::watch_exit`]).
+    pub fn register(
+        self: &Arc<Self>,
+        reactor: &Arc<Reactor>,
+    ) -> io::Result<(Registration, Option<Registration>)> {
         let stdout = reactor.register(Some(self.fd), self.clone())?;
         let _ = self.watch.set(stdout.handle().clone());
-        let mut registrations = vec![stdout];
-        if let Some(exit) = &self.exit {
-            let watch = reactor.register(exit.fd(), Arc::new(ExitSource(self.clone())))?;
-            if exit.fd().is_none() {
-                watch.handle().wake_at(Instant::now() + EXIT_CHECK_PERIOD);
-            }
-            registrations.push(watch);
-        }
-        Ok(registrations)
+        let Some(exit) = &self.exit else {
+            return Ok((stdout, None));
+        };
+        let source = Arc::new(ExitSource(self.clone()));
+        let watch = match exit.fd() {
+            Some(pidfd) => reactor.register(Some(pidfd), source)?,
+            // No pidfd: the reactor watches the process itself where it can (kqueue), else
+            // looks now and then.
+            None => match reactor.watch_exit(exit.pid(), source.clone()) {
+                Ok(watch) => {
+                    exit.set_watched_by_reactor();
+                    watch
+                }
+                Err(_) => {
+                    let watch = reactor.register(None, source)?;
+                    watch.handle().wake_at(Instant::now() + EXIT_CHECK_PERIOD);
+                    watch
+                }
+            },
+        };
+        Ok((stdout, Some(watch)))
     }
 
     /// See [`super::Transport::read_here`].
@@ -306,6 +326,14 @@ impl StdoutReader {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock && exited => {
                     return self.end(None, false)
                 }
+                Err(e)
+                    if e.kind() == io::ErrorKind::WouldBlock
+                        && self.exit_seen.load(Ordering::Acquire) =>
+                {
+                    // The reactor saw the exit: read to the last byte without waiting.
+                    exited = true;
+                    stream.get_mut().emptied = false;
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     let mut timeout = match deadline {
                         Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
@@ -397,9 +425,16 @@ impl StdoutReader {
 
     /// The server has exited: read what it wrote, then end.
     fn server_exited(&self) {
+        self.exit_seen.store(true, Ordering::Release);
         let mut baton = self.lock();
         baton.exited = true;
         baton.needed = true;
+        // A caller that reads waits on its pidfd too; without one, it is told.
+        if self.exit.as_ref().is_some_and(|exit| exit.fd().is_none()) {
+            if let Some(wake) = &baton.reader_wake {
+                wake.wake();
+            }
+        }
         self.look_at(&mut baton, None, Instant::now());
     }
 
@@ -485,7 +520,7 @@ impl reactor::Source for StdoutReader {
     }
 }
 
-/// The server's exit, on the reactor: its pidfd, or a timer where there is none.
+/// The server's exit, on the reactor: its pidfd, the process itself (kqueue), or a timer.
 struct ExitSource(Arc<StdoutReader>);
 
 impl reactor::Source for ExitSource {
@@ -559,6 +594,58 @@ mod tests {
         }
         fn too_long(&self) {}
         fn ended(&self, _error: Option<io::Error>) {}
+    }
+
+    /// Without a pidfd a caller waiting alone for its answer cannot see the server's exit in
+    /// its own wait: the reactor, watching the process, tells it, and reading ends once what
+    /// the server wrote is read, although a process the server started still holds stdout.
+    #[test]
+    fn a_caller_without_a_pidfd_is_told_the_exit_by_the_reactor() {
+        use std::os::unix::process::CommandExt;
+        use std::process::{Command, Stdio};
+        let reactor = crate::transport::reactor::exit_tests::watching_exits()
+            .expect("a reactor that watches processes");
+        let mut server = Command::new("sh")
+            .args(["-c", "sleep 30 & echo '{\"last\":1}'; read line"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let stdout = server.stdout.take().unwrap();
+        let fd = stdout.as_raw_fd();
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let frames = Box::new(Recorded(lines.clone()));
+        let exit = Some(ExitWatch::without_pidfd(&server));
+        let reader = Arc::new(StdoutReader::new(Box::new(stdout), fd, 1024, frames, exit).unwrap());
+        let (stdout_watch, exit_watch) = reader.register(&reactor).unwrap();
+        let exit = reader.exit.as_ref().unwrap();
+        assert_eq!(exit.check_period(), None, "the reactor does not watch it");
+
+        let (returned, caller_returned) = std::sync::mpsc::channel();
+        let caller = reader.clone();
+        std::thread::spawn(move || {
+            let _ = returned.send(caller.read_here(&|| false, None, true));
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while reader.lock().holder != Holder::Caller {
+            assert!(Instant::now() < deadline, "the caller never took the baton");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(server.stdin.take()); // the server leaves; `sleep` keeps stdout open
+        let outcome = caller_returned.recv_timeout(Duration::from_secs(10));
+
+        drop(exit_watch); // before the reap
+        drop(stdout_watch);
+        // SAFETY: kill has no memory effects; the group is the server's (not reaped yet).
+        unsafe { libc::kill(-(server.id() as libc::pid_t), libc::SIGKILL) };
+        server.wait().unwrap();
+        assert_eq!(
+            outcome,
+            Ok(true),
+            "the caller was not told the server exited"
+        );
+        assert_eq!(lines.lock().unwrap().as_slice(), [b"{\"last\":1}".to_vec()]);
     }
 
     /// A read that came back short answers the next read `WouldBlock` itself (the pipe was just

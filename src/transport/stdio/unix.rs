@@ -40,8 +40,10 @@ pub struct ServerProcess {
     waker: Waker,
     pub(super) tail: Arc<StderrTail>,
     stderr: Option<Arc<StderrReader>>,
-    /// stdout, the exit and stderr on the reactor: dropped at close, before the descriptors.
+    /// stdout and stderr on the reactor: dropped at close, before the descriptors.
     registrations: Mutex<Vec<Registration>>,
+    /// The server's exit on the reactor: dropped at close before the server is reaped.
+    exit_watch: Mutex<Option<Registration>>,
     closing: Arc<AtomicBool>,
     /// Close hands the server's end to the reactor instead of waiting for it (`reaper`).
     close_in_background: AtomicBool,
@@ -132,9 +134,10 @@ impl ServerProcess {
         )
         .map(Arc::new)
         .map_err(|e| Error::transport(format!("cannot set up reading from the server: {e}")))?;
-        registrations.extend(stdout.register(&reactor).map_err(|e| {
-            Error::transport(format!("cannot set up reading from the server: {e}"))
-        })?);
+        let (stdout_watch, exit_watch) = stdout
+            .register(&reactor)
+            .map_err(|e| Error::transport(format!("cannot set up reading from the server: {e}")))?;
+        registrations.push(stdout_watch);
         let waker: Waker = {
             let stdout = stdout.clone();
             Arc::new(move || stdout.wake_reader())
@@ -149,6 +152,7 @@ impl ServerProcess {
             tail,
             stderr,
             registrations: Mutex::new(registrations),
+            exit_watch: Mutex::new(exit_watch),
             closing,
             close_in_background: AtomicBool::new(config.close_in_background),
         })
@@ -185,12 +189,14 @@ impl ServerProcess {
             let mut kept: Vec<Kept> = vec![Box::new(self.stdout.clone())];
             kept.extend(self.stderr.clone().map(|s| Box::new(s) as Kept));
             if let Err((child, kept)) = reaper::hand_over(self.child.clone(), kept, CLOSE_GRACE) {
-                child::shut_down(&mut lock(&child), CLOSE_GRACE);
+                child::shut_down(&mut lock(&child), CLOSE_GRACE, || {});
                 drop(kept);
             }
             return;
         }
-        child::shut_down(&mut lock(&self.child), CLOSE_GRACE);
+        child::shut_down(&mut lock(&self.child), CLOSE_GRACE, || {
+            self.drop_exit_watch()
+        });
         // The server is gone. What is left on stderr and stdout now can only come from
         // processes it started, which may hold the pipes for ever: stop reading them.
         self.stop_reading();
@@ -200,6 +206,7 @@ impl ServerProcess {
     /// starts.
     fn stop_reading(&self) {
         self.stdout.close();
+        self.drop_exit_watch();
         let registrations = std::mem::take(&mut *lock(&self.registrations));
         drop(registrations);
         // A stderr callback may close the client (it is not waited for then), and one that
@@ -207,6 +214,15 @@ impl ServerProcess {
         if let Some(stderr) = &self.stderr {
             stderr.close(THREAD_WAIT_ON_CLOSE);
         }
+    }
+}
+
+impl ServerProcess {
+    /// Ends the reactor's watch of the server's exit (once it returns, its handler does not
+    /// run); later calls do nothing.
+    fn drop_exit_watch(&self) {
+        let watch = lock(&self.exit_watch).take();
+        drop(watch);
     }
 }
 
