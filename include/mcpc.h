@@ -1063,7 +1063,10 @@ mcp_status mcp_client_options_set_http_connect_timeout_ms(mcp_client_options *op
 /**
  * The longest silence while reading an HTTP response before the call fails with
  * MCP_STATUS_TRANSPORT_ERROR; 0 means none (the default: a slow tool may say nothing for
- * long; use request timeouts to bound calls).
+ * long; use request timeouts to bound calls). It bounds a call's own response (and its
+ * resumption); the streams that last as long as the session (the standalone GET stream, the
+ * HTTP+SSE transport's event stream, which carries that transport's answers) wait for as long
+ * as the server is quiet: request timeouts bound those calls.
  *
  * # Safety
  * `options` is NULL or live.

@@ -11,12 +11,16 @@
 //! the stream. Its tool `slow` never answers; `misbehave` does what the script says.
 
 mod common;
+#[path = "common/net.rs"]
+#[allow(dead_code)] // other tests use the rest
+mod net;
 
 use common::http_server::{http_requests, HttpServer};
 use mcpc::handlers::{Callbacks, Progress};
 use mcpc::{
     CancellationToken, Client, ClientOptions, HttpConfig, HttpTransportKind, RequestOptions, Status,
 };
+use net::ConnectProxy;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -681,4 +685,36 @@ fn the_c_setter_pins_the_transport_and_the_modern_mode_is_refused() {
         .filter(|r| r["method"] == "POST" && r["path"] == "/sse")
         .count();
     assert_eq!(posts_to_url, 0, "pinned, nothing is POSTed to the URL");
+}
+
+/// The idle timeout bounds a silence within a call's answer. The HTTP+SSE stream is the
+/// session's, quiet between calls for as long as the host makes none: a session quiet for
+/// longer than the idle timeout still serves the next calls, directly (where the stream waits
+/// parked) and through a proxy's tunnel (where a worker waits in the stream's read).
+#[test]
+fn a_session_quiet_for_longer_than_the_idle_timeout_goes_on() {
+    let server = HttpServer::start("legacy_sse_idle_timeout", &["--sse"]);
+    let proxy = ConnectProxy::start();
+    for through_proxy in [false, true] {
+        let mut config = HttpConfig::new(&server.url);
+        config.idle_timeout = Some(Duration::from_millis(200));
+        if through_proxy {
+            config.set_proxy(Some(&proxy.url())).unwrap();
+        }
+        let client = Client::http(config, ClientOptions::default());
+        client.connect().expect("connect over HTTP+SSE");
+        for quiet in 0..2 {
+            std::thread::sleep(Duration::from_millis(700));
+            client.ping(&none()).unwrap_or_else(|e| {
+                panic!("a ping after quiet spell {quiet} (through a proxy: {through_proxy}): {e}")
+            });
+        }
+        let listed = client.list_tools(None, &none()).expect("tools/list");
+        assert!(listed["tools"].as_array().is_some_and(|t| !t.is_empty()));
+        client.close();
+    }
+    assert!(
+        !proxy.tunnels().is_empty(),
+        "nothing went through the proxy"
+    );
 }

@@ -464,7 +464,10 @@ pub unsafe extern "C" fn mcp_client_options_set_http_connect_timeout_ms(
 
 /// The longest silence while reading an HTTP response before the call fails with
 /// MCP_STATUS_TRANSPORT_ERROR; 0 means none (the default: a slow tool may say nothing for
-/// long; use request timeouts to bound calls).
+/// long; use request timeouts to bound calls). It bounds a call's own response (and its
+/// resumption); the streams that last as long as the session (the standalone GET stream, the
+/// HTTP+SSE transport's event stream, which carries that transport's answers) wait for as long
+/// as the server is quiet: request timeouts bound those calls.
 ///
 /// # Safety
 /// `options` is NULL or live.

@@ -80,11 +80,33 @@ fn post(
         .map_err(|e| request_error(shared, e))
 }
 
-/// GETs an SSE stream: the rest of a dropped one (after `last_event_id`), or the standalone one.
+/// GETs the rest of a call's dropped SSE stream (after `last_event_id`): the idle timeout
+/// bounds each of its reads, as those of the call's first stream.
 pub(super) fn open_stream(shared: &Shared, last_event_id: Option<&str>) -> Result<Response<Body>> {
+    get_stream(shared, last_event_id, shared.config.idle_timeout)
+}
+
+/// GETs a stream that lasts as long as the session (the standalone stream, after
+/// `last_event_id` when it is resumed; the HTTP+SSE transport's stream): quiet for as long as
+/// the server has nothing to say, so no idle timeout applies to it.
+pub(super) fn open_session_stream(
+    shared: &Shared,
+    last_event_id: Option<&str>,
+) -> Result<Response<Body>> {
+    get_stream(shared, last_event_id, None)
+}
+
+fn get_stream(
+    shared: &Shared,
+    last_event_id: Option<&str>,
+    idle_timeout: Option<Duration>,
+) -> Result<Response<Body>> {
     let mut request = shared
         .agent
         .get(&shared.config.url)
+        .config()
+        .timeout_per_read(idle_timeout.and_then(super::limit))
+        .build()
         .header("Accept", headers::ACCEPT_SSE);
     if let Some(id) = last_event_id {
         request = request.header(headers::LAST_EVENT_ID, id);

@@ -248,7 +248,7 @@ fn open(
     state: &StreamState,
     opened: &mut Option<mpsc::Sender<()>>,
 ) -> Result<Events, Round> {
-    let response = endpoint::open_stream(shared, state.last_event_id.as_deref());
+    let response = endpoint::open_session_stream(shared, state.last_event_id.as_deref());
     if let Some(opened) = opened.take() {
         let _ = opened.send(());
     }

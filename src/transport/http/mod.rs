@@ -114,7 +114,9 @@ pub struct HttpConfig {
     /// transport's stream may take to name its endpoint.
     pub connect_timeout: Duration,
     /// The longest silence while reading a response; `None` (the default) waits as long as the
-    /// call does, since a slow tool may say nothing for a long time.
+    /// call does, since a slow tool may say nothing for a long time. Not for the streams that
+    /// last as long as the session (the standalone stream, the HTTP+SSE transport's stream,
+    /// whose calls request timeouts bound).
     pub idle_timeout: Option<Duration>,
     /// The largest JSON body or single SSE event accepted (default
     /// [`DEFAULT_MAX_MESSAGE_BYTES`]); a larger one fails the call with PROTOCOL_ERROR.

@@ -7,8 +7,9 @@
 //! parked (`parking`), and the process's reactor watches its socket. When the socket is
 //! readable, a worker reads what has come for as long as more is there without waiting, then
 //! parks the reader again; a read that stops mid-event waits on that worker for the rest.
-//! Where the socket cannot be watched (Windows, behind a proxy, no reactor) or an idle timeout
-//! limits each read's wait, the worker reads on, waiting in the read, as before.
+//! Where the socket cannot be watched (Windows, behind a proxy, no reactor), the worker reads
+//! on, waiting in the read, as before. No idle timeout applies to this stream: it is quiet
+//! for as long as the session is.
 //!
 //! There is no resumption in this transport: the stream's end or break ends the connection
 //! (every pending call fails), unless the client closed it or the opener gave up on it.
@@ -98,12 +99,8 @@ impl EventStream {
         mut events: Events,
         opening: Option<&Opening>,
     ) -> Option<Error> {
-        // Never with an idle timeout: that is a limit on a read's wait, which a parked stream
-        // does not make.
-        let watched = match shared.config.idle_timeout {
-            None => parking::watchable(&self.exchange),
-            Some(_) => None,
-        };
+        // The session's stream: no idle timeout applies to it (`open_session_stream`).
+        let watched = parking::watchable(&self.exchange);
         let quiet = |events: &Events| {
             watched
                 .as_ref()
@@ -281,7 +278,7 @@ fn open(shared: &Shared, stream: &Arc<Exchange>) -> Result<ureq::http::Response<
     let mut refusals = 0;
     let response = loop {
         let sent = auth::before_request(shared);
-        let response = endpoint::open_stream(shared, None)?;
+        let response = endpoint::open_session_stream(shared, None)?;
         if !auth::is_refusal(response.status().as_u16()) {
             auth::accepted(shared, &response);
             break response;
