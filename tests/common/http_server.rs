@@ -39,6 +39,11 @@ impl HttpServer {
         HttpServer { child, url, log }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn config(&self) -> HttpConfig {
         HttpConfig::new(&self.url)
     }

@@ -88,8 +88,6 @@ pub fn fault(server: &Server, request: &Request, args: &Value) -> Reply {
 
 /// Waits until the client cancels (or forever), answering nothing.
 fn never_answer(request: &Request) -> Reply {
-    while !request.is_cancelled() {
-        thread::sleep(Duration::from_millis(5));
-    }
+    request.cancel().wait();
     Err(RpcError::cancelled())
 }

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -28,16 +28,18 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use crate::args::DropStreams;
+use crate::cancel::Cancel;
 use crate::http_wire::{self, HttpRequest};
 use crate::oauth::AuthServer;
 use crate::{flood, methods, modern, Request, Server};
 
+mod client_watch;
 mod legacy_sse;
+
+use client_watch::{wait_for_client, wait_until_client_leaves, ClientMove};
 
 const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 const HEADER_MISMATCH: i64 = -32020;
-/// How often a waiting connection looks for its client going away.
-const WATCH_EVERY: Duration = Duration::from_millis(5);
 
 /// Serves until stdin closes, then exits the process.
 pub fn serve(server: Arc<Server>, port: u16) -> ! {
@@ -260,7 +262,7 @@ impl Http {
                 .map(|_| stream_id.clone()),
         }));
 
-        let cancelled = Arc::new(AtomicBool::new(false));
+        let cancelled = Arc::new(Cancel::new());
         self.server
             .in_flight
             .lock()
@@ -288,22 +290,33 @@ impl Http {
         }
 
         self.spawn_handler(request, stream.clone());
-        // Wait for the answer, watching for the client going away meanwhile.
-        while !stream.wait_done(WATCH_EVERY) {
-            if client_closed(connection) {
-                self.log(json!({
-                    "closed_by_client": exchange.id,
-                    "connection": exchange.connection,
-                    "at_ms": self.now(),
-                }));
-                // In the modern era a closed stream is the cancel; in the legacy era it is not.
-                if exchange.modern {
-                    cancelled.store(true, Ordering::SeqCst);
+        // Wait for the answer, watching for the client going away meanwhile: asleep until the
+        // client moves. The answer being done need not wake this thread, since its next move
+        // on the connection (another request, or its close) is what it would wait for next.
+        loop {
+            let client = wait_for_client(connection);
+            if stream.is_done() {
+                return stream.connection_usable();
+            }
+            match client {
+                ClientMove::Left => break,
+                // Bytes before the answer is done (this client does not pipeline its requests):
+                // wait for the answer a little, then look at the connection again.
+                ClientMove::Sent => {
+                    stream.wait_done(client_watch::LOOK_AGAIN_AFTER);
                 }
-                return false;
             }
         }
-        stream.connection_usable()
+        self.log(json!({
+            "closed_by_client": exchange.id,
+            "connection": exchange.connection,
+            "at_ms": self.now(),
+        }));
+        // In the modern era a closed stream is the cancel; in the legacy era it is not.
+        if exchange.modern {
+            cancelled.set();
+        }
+        false
     }
 
     /// Runs the method handler on its own thread, with `stream` receiving what it sends.
@@ -395,9 +408,7 @@ impl Http {
                 http_wire::write_chunk(&mut writer, event.as_bytes()).is_ok()
             });
         }
-        while !client_closed(connection) {
-            thread::sleep(WATCH_EVERY);
-        }
+        wait_until_client_leaves(connection);
         self.log(json!({ "standalone_closed": number, "at_ms": self.now() }));
         false
     }
@@ -631,7 +642,12 @@ impl Stream {
             Some(response) if whole_body && state.setup.writer.is_some() => {
                 let writer = state.setup.writer.as_ref().expect("checked");
                 let body = response.to_string().into_bytes();
-                state.usable = reply(writer, status, &state.setup.headers, body);
+                let usable = reply(writer, status, &state.setup.headers, body);
+                if !usable {
+                    // The thread waiting on the connection wakes only when it ends.
+                    let _ = writer.shutdown(Shutdown::Both);
+                }
+                state.usable = usable;
             }
             Some(response) => {
                 state.send_event(&response.to_string());
@@ -688,6 +704,10 @@ impl Stream {
             }
             state = self.changed.wait(state).unwrap();
         }
+    }
+
+    fn is_done(&self) -> bool {
+        self.lock().done
     }
 
     /// Waits up to `limit` for the answer to be complete.
@@ -796,15 +816,6 @@ fn error_body(code: i64, message: &str) -> Vec<u8> {
     json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } })
         .to_string()
         .into_bytes()
-}
-
-/// Whether the client closed (or reset) the connection, checked without blocking.
-fn client_closed(connection: &TcpStream) -> bool {
-    if let Some(hung_up) = crate::platform::peer_hung_up(connection) {
-        return hung_up;
-    }
-    // Readable while we owe an answer: only an end of stream is expected.
-    matches!(connection.peek(&mut [0]), Ok(0) | Err(_))
 }
 
 /// The modern era's routing headers must agree with the body (SEP-2243), as a modern server

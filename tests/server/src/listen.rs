@@ -14,9 +14,8 @@
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::Duration;
 
-use crossbeam_channel::{RecvTimeoutError, Sender};
+use crossbeam_channel::Sender;
 use serde_json::{json, Value};
 
 use crate::{Reply, Request, RpcError, Server};
@@ -33,7 +32,6 @@ const LEVELS: [&str; 8] = [
     "alert",
     "emergency",
 ];
-const POLL: Duration = Duration::from_millis(5);
 
 struct Listener {
     serial: u64,
@@ -101,17 +99,20 @@ pub fn listen(server: &Server, request: &Request) -> Reply {
         if request.is_cancelled() {
             break Err(RpcError::cancelled());
         }
-        let event: Value = match received.recv_timeout(POLL) {
-            Ok(event) => event,
-            Err(RecvTimeoutError::Timeout) => continue,
-            Err(RecvTimeoutError::Disconnected) => break Err(RpcError::cancelled()),
+        // Asleep until an event or the cancel comes.
+        let event: Value = crossbeam_channel::select! {
+            recv(received) -> event => match event {
+                Ok(event) => event,
+                Err(_) => break Err(RpcError::cancelled()),
+            },
+            recv(request.cancel().signal()) -> _ => break Err(RpcError::cancelled()),
         };
         match event["kind"].as_str().unwrap_or_default() {
             "end" => break Ok(json!({ "_meta": meta })),
             "drop" => {
                 // Ends the handler as a cancelled one: over HTTP its stream ends without an
                 // answer, as a stream that broke (stdio: the listen just falls silent).
-                request.cancelled.store(true, Ordering::SeqCst);
+                request.cancel().set();
                 break Err(RpcError::cancelled());
             }
             "teardown" => {

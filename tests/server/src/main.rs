@@ -8,6 +8,7 @@
 //! misbehaviours a client has to survive.
 
 mod args;
+mod cancel;
 mod client_features;
 mod faults;
 mod flood;
@@ -36,6 +37,7 @@ use crossbeam_channel::Sender;
 use serde_json::{json, Value};
 
 use args::Args;
+use cancel::Cancel;
 
 fn main() {
     let args = match Args::parse(std::env::args().skip(1)) {
@@ -217,14 +219,19 @@ pub struct Request {
     pub method: String,
     /// `Null` when the client sent no params.
     pub params: Value,
-    cancelled: Arc<AtomicBool>,
+    cancelled: Arc<Cancel>,
     /// Refused by `--reject-first`, whatever it says.
     pub rejected: bool,
 }
 
 impl Request {
     pub fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::SeqCst)
+        self.cancelled.is_set()
+    }
+
+    /// The request's cancel, to wait on.
+    pub fn cancel(&self) -> &Cancel {
+        &self.cancelled
     }
 
     pub fn id(&self) -> &Value {
@@ -242,7 +249,7 @@ pub struct Server {
     /// One lock for all output, so concurrent messages never interleave.
     stdout: Mutex<io::Stdout>,
     /// Cancel flags of the requests in flight, keyed by the id's JSON text.
-    in_flight: Mutex<HashMap<String, Arc<AtomicBool>>>,
+    in_flight: Mutex<HashMap<String, Arc<Cancel>>>,
     /// Handlers waiting for the client to answer a server-to-client request,
     /// keyed by the id's JSON text.
     awaiting_reply: Mutex<HashMap<String, Sender<Value>>>,
@@ -296,7 +303,7 @@ impl Server {
     }
 
     fn start_request(self: &Arc<Self>, id: Value, method: String, params: Value) {
-        let cancelled = Arc::new(AtomicBool::new(false));
+        let cancelled = Arc::new(Cancel::new());
         // Registered before the thread starts, so that a cancellation on the
         // very next line already finds the request.
         let key = id.to_string();
@@ -350,7 +357,7 @@ impl Server {
     /// Unknown ids are ignored: the request may have finished already.
     fn cancel(&self, request_id: &Value) {
         if let Some(flag) = self.in_flight.lock().unwrap().get(&request_id.to_string()) {
-            flag.store(true, Ordering::SeqCst);
+            flag.set();
         }
     }
 

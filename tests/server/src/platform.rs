@@ -1,6 +1,6 @@
 //! The few things the server does through the operating system rather than std: closing its
-//! own stdout, ignoring SIGTERM, starting a detached descendant, and noticing that an HTTP
-//! client hung up. Unix (Linux, macOS) and Windows each get their own version here, so the rest
+//! own stdout, ignoring SIGTERM, starting a detached descendant, and waiting for an HTTP
+//! client to hang up. Unix (Linux, macOS) and Windows each get their own version here, so the rest
 //! of the server is portable as written.
 
 use std::net::TcpStream;
@@ -62,10 +62,11 @@ pub fn detach_child(_secs: u64) -> std::io::Result<u32> {
     Ok(child.id())
 }
 
-/// Whether the peer hung up or reset (Some(true)), is still there with nothing to read
-/// (Some(false)), or sent bytes that must be looked at to tell (None). Never blocks.
+/// Blocks, with no time limit, until the peer hangs up or resets (true) or the connection is
+/// readable (false: bytes, or an end of stream that only a peek tells from them; also after a
+/// failed or interrupted poll, where the caller's blocking peek does the waiting).
 #[cfg(unix)]
-pub fn peer_hung_up(connection: &TcpStream) -> Option<bool> {
+pub fn wait_for_peer(connection: &TcpStream) -> bool {
     use std::os::fd::AsRawFd;
     // POLLRDHUP (the peer shut down its side) is Linux's; elsewhere the caller's peek sees it.
     #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -77,34 +78,23 @@ pub fn peer_hung_up(connection: &TcpStream) -> Option<bool> {
         events: libc::POLLIN | HANGUP,
         revents: 0,
     };
-    // SAFETY: one valid pollfd, no timeout.
-    let ready = unsafe { libc::poll(&mut poll, 1, 0) };
-    if ready <= 0 {
-        return Some(false);
-    }
-    if poll.revents & HANGUP != 0 {
-        return Some(true);
-    }
-    None
+    // SAFETY: one valid pollfd; -1: no time limit.
+    let ready = unsafe { libc::poll(&mut poll, 1, -1) };
+    ready > 0 && poll.revents & HANGUP != 0
 }
 
 #[cfg(windows)]
-pub fn peer_hung_up(connection: &TcpStream) -> Option<bool> {
+pub fn wait_for_peer(connection: &TcpStream) -> bool {
     use std::os::windows::io::AsRawSocket;
     let mut poll = windows::WSAPOLLFD {
         fd: connection.as_raw_socket() as usize,
         events: windows::POLLRDNORM,
         revents: 0,
     };
-    // SAFETY: one valid WSAPOLLFD, no timeout; std has already started Winsock for the socket.
-    let ready = unsafe { windows::WSAPoll(&mut poll, 1, 0) };
-    if ready <= 0 {
-        return Some(false);
-    }
-    if poll.revents & (windows::POLLHUP | windows::POLLERR) != 0 {
-        return Some(true);
-    }
-    None
+    // SAFETY: one valid WSAPOLLFD, -1: no time limit; std has already started Winsock for
+    // the socket.
+    let ready = unsafe { windows::WSAPoll(&mut poll, 1, -1) };
+    ready > 0 && poll.revents & (windows::POLLHUP | windows::POLLERR) != 0
 }
 
 /// The Win32 functions used above, declared here rather than pulling in a bindings crate for

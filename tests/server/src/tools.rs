@@ -11,8 +11,6 @@ use serde_json::{json, Value};
 use crate::args::Args;
 use crate::{rounds, Reply, Request, RpcError, Server};
 
-/// How often the waiting tools look at their cancel flag.
-const POLL: Duration = Duration::from_millis(5);
 /// How often `slow` reports progress.
 const PROGRESS_EVERY_MS: u64 = 50;
 const ASK_CLIENT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -165,9 +163,7 @@ pub fn call(server: &Server, request: &Request) -> Reply {
 
 /// Waits, without answering, until the request is cancelled.
 pub fn never(request: &Request) -> Reply {
-    while !request.is_cancelled() {
-        thread::sleep(POLL);
-    }
+    request.cancel().wait();
     Err(RpcError::cancelled())
 }
 
@@ -243,8 +239,8 @@ fn add(args: &Value) -> Reply {
     }))
 }
 
-/// Sleeps `ms` milliseconds, in short naps so that cancellation stops it
-/// promptly, and reports progress every 50 ms when the client asked for it.
+/// Sleeps `ms` milliseconds, stopped at once by a cancel, and reports progress
+/// every 50 ms when the client asked for it.
 fn slow(server: &Server, request: &Request, ms: u64) -> Reply {
     let duration = Duration::from_millis(ms);
     let total_reports = ms.div_ceil(PROGRESS_EVERY_MS);
@@ -266,7 +262,12 @@ fn slow(server: &Server, request: &Request, ms: u64) -> Reply {
                 Some(json!({ "progressToken": token, "progress": due, "total": total_reports })),
             );
         }
-        thread::sleep(POLL.min(duration - elapsed));
+        // Asleep until the next report is due (or the end), unless cancelled first.
+        let wake_at = match request.progress_token() {
+            Some(_) => duration.min(Duration::from_millis((due + 1) * PROGRESS_EVERY_MS)),
+            None => duration,
+        };
+        request.cancel().wait_for(wake_at - elapsed);
     }
     Ok(text_result(format!("slept {ms} ms")))
 }

@@ -50,9 +50,7 @@ impl Http {
         }
         streams.insert(session.clone(), writer);
         drop(streams);
-        while !client_closed(connection) {
-            thread::sleep(WATCH_EVERY);
-        }
+        wait_until_client_leaves(connection);
         self.sse.streams.lock().unwrap().remove(&session);
         self.log(json!({ "sse_stream_closed": connection_number, "at_ms": self.now() }));
         false
@@ -101,7 +99,7 @@ impl Http {
             headers: Vec::new(),
             ids: None,
         }));
-        let cancelled = Arc::new(AtomicBool::new(false));
+        let cancelled = Arc::new(Cancel::new());
         self.server
             .in_flight
             .lock()
