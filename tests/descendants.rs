@@ -136,3 +136,25 @@ fn a_server_that_exits_while_a_descendant_holds_its_stdout_fails_pending_calls()
         start.elapsed()
     );
 }
+
+/// The same exit seen by a caller alone: nobody else has a call pending, so the caller reads
+/// its own answer (the reactor does not); its wait must still end at the server's exit,
+/// though stdout never ends.
+#[test]
+fn a_lone_caller_sees_the_exit_of_a_server_whose_descendant_holds_its_stdout() {
+    let client = connect(&["--stderr-every-request"]);
+    let _holder = detach(&client);
+    let start = Instant::now();
+    let err = client
+        .call_tool(
+            "crash",
+            None,
+            &RequestOptions::with_timeout(Duration::from_secs(10)),
+        )
+        .expect_err("the server exited");
+    let took = start.elapsed();
+    assert_eq!(err.status, Status::TransportError, "{}", err.message);
+    assert!(err.message.contains("exited"), "{}", err.message);
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    client.close();
+}

@@ -196,7 +196,7 @@ pub const EXIT_SETTLING: Duration = Duration::from_millis(1);
 pub struct ExitWatch {
     pid: libc::pid_t,
     pidfd: Option<OwnedFd>,
-    /// The reactor watches the process (no pidfd here).
+    /// The reactor watches the exit (its pidfd, or the process itself) and tells the reader.
     watched_by_reactor: AtomicBool,
 }
 
@@ -228,9 +228,13 @@ impl ExitWatch {
         self.pidfd.as_ref().map(AsRawFd::as_raw_fd)
     }
 
-    /// The reactor watches the process now, and tells the reader when it exits.
+    /// The reactor watches the exit now, and tells the reader when it comes.
     pub fn set_watched_by_reactor(&self) {
         self.watched_by_reactor.store(true, Ordering::Release);
+    }
+
+    pub fn is_watched_by_reactor(&self) -> bool {
+        self.watched_by_reactor.load(Ordering::Acquire)
     }
 
     /// How long a reader may wait in `poll` before it must call [`ExitWatch::has_exited`]:

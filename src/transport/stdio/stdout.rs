@@ -193,7 +193,11 @@ impl StdoutReader {
         };
         let source = Arc::new(ExitSource(self.clone()));
         let watch = match exit.fd() {
-            Some(pidfd) => reactor.register(Some(pidfd), source)?,
+            Some(pidfd) => {
+                let watch = reactor.register(Some(pidfd), source)?;
+                exit.set_watched_by_reactor();
+                watch
+            }
             // No pidfd: the reactor watches the process itself where it can (kqueue), else
             // looks now and then.
             None => match reactor.watch_exit(exit.pid(), source.clone()) {
@@ -346,7 +350,10 @@ impl StdoutReader {
                     if let Some(period) = exit.and_then(ExitWatch::check_period) {
                         timeout = Some(timeout.map_or(period, |t| t.min(period)));
                     }
-                    let exit_fd = exit.and_then(ExitWatch::fd);
+                    // The reactor tells the exit when it watches it: one descriptor less to poll.
+                    let exit_fd = exit
+                        .filter(|exit| !exit.is_watched_by_reactor())
+                        .and_then(ExitWatch::fd);
                     exited = super::stdout_wait::wait(self.fd, wake, exit_fd, timeout)
                         || exit.is_some_and(|e| e.check_period().is_some() && e.has_exited());
                     // After a wait, read (see `ShortReads`).
@@ -429,8 +436,12 @@ impl StdoutReader {
         let mut baton = self.lock();
         baton.exited = true;
         baton.needed = true;
-        // A caller that reads waits on its pidfd too; without one, it is told.
-        if self.exit.as_ref().is_some_and(|exit| exit.fd().is_none()) {
+        // A caller that reads does not poll the exit the reactor watches: it is told.
+        if self
+            .exit
+            .as_ref()
+            .is_some_and(ExitWatch::is_watched_by_reactor)
+        {
             if let Some(wake) = &baton.reader_wake {
                 wake.wake();
             }

@@ -20,14 +20,16 @@ pub fn wait(
         events: libc::POLLIN,
         revents: 0,
     };
-    // A negative descriptor is ignored by poll.
     let mut fds = [
         pollfd(stdout),
         pollfd(wake.read_fd()),
         pollfd(exit.unwrap_or(-1)),
     ];
-    // SAFETY: `fds` is a valid array of three pollfd for the length given.
-    let ready = unsafe { libc::poll(fds.as_mut_ptr(), 3, wake::timeout_ms(timeout)) };
+    // Each descriptor polled costs the wait (a wait queue joined and left): the exit only when
+    // the caller must watch it itself.
+    let count = if exit.is_some() { 3 } else { 2 };
+    // SAFETY: `fds` is a valid array of three pollfd, of which `count` are passed.
+    let ready = unsafe { libc::poll(fds.as_mut_ptr(), count, wake::timeout_ms(timeout)) };
     if ready > 0 && fds[1].revents != 0 {
         wake.drain();
     }
