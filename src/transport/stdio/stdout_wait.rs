@@ -1,6 +1,7 @@
-//! A caller's wait while it reads its own answer: until the server's stdout is readable, the
-//! thread's wake pipe has a byte (a cancel, a timeout, close) or the server has exited (its
-//! pidfd is readable). `poll` on the three: nothing of it is kept per connection.
+//! A caller's wait while it reads its own answer: until the server's stdout is readable or
+//! the thread's wake pipe has a byte (a cancel, a timeout, close; the server's exit, when the
+//! reactor watches it), or, where the caller must watch the exit itself, its pidfd is
+//! readable. `poll` on those: nothing of it is kept per connection.
 
 use crate::transport::wake::{self, WakePipe};
 use std::os::fd::RawFd;
