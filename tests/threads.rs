@@ -25,10 +25,11 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 /// The threads the process shares between all its clients: the reactor, the workers that run
 /// what the reactor hands off, the pools for cancel notices and answers, for host callbacks and
-/// for started requests' completions, and the completions' clock (each stays a few seconds
-/// after its last job).
-const SHARED_THREADS: [&str; 6] = [
+/// for started requests' completions, the completions' clock, and the thread that starts stdio
+/// servers (each stays a few seconds after its last job).
+const SHARED_THREADS: [&str; 7] = [
     "mcpc-reactor",
+    "mcpc-spawn",
     "mcpc-io-worker",
     "mcpc-io",
     "mcpc-pool",

@@ -16,9 +16,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Spawns `argv` directly (no shell) in a new process group, so close can signal the server
-/// and anything it started.
-pub fn spawn(mut command: Command) -> io::Result<Child> {
+/// and anything it started. `inherits_stderr`: the server writes to the host's stderr as it is
+/// now, so it starts from this thread's table (the spawner's copy of fd 2 may be older).
+pub fn spawn(mut command: Command, inherits_stderr: bool) -> io::Result<Child> {
     command.process_group(0);
+    // From a thread with a small descriptor table of its own, where there is one.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if !inherits_stderr {
+        return super::spawner::spawn(command);
+    }
+    let _ = inherits_stderr;
     command.spawn()
 }
 
@@ -295,7 +302,7 @@ mod tests {
     fn close_lets_go_of_the_pid_between_the_exit_and_the_reap() {
         let mut command = Command::new("cat");
         command.stdin(Stdio::piped()).stdout(Stdio::null());
-        let mut server = spawn(command).unwrap();
+        let mut server = spawn(command, false).unwrap();
         drop(server.stdin.take());
         let pid = server.id() as libc::pid_t;
         let mut between = None;

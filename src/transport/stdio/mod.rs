@@ -32,6 +32,8 @@ mod reaper;
 mod serial;
 #[cfg(unix)]
 mod sigpipe;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod spawner;
 #[cfg(unix)]
 mod stderr;
 #[cfg(unix)]

@@ -70,7 +70,8 @@ impl ServerProcess {
                 StderrMode::Discard => Stdio::null(),
                 _ => Stdio::piped(),
             });
-        let mut spawned = child::spawn(command)
+        let inherits_stderr = matches!(config.stderr, StderrMode::Inherit);
+        let mut spawned = child::spawn(command, inherits_stderr)
             .map_err(|e| Error::transport(format!("cannot start server `{program}`: {e}")))?;
 
         let stdin = spawned.stdin.take().expect("stdin is piped");
