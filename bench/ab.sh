@@ -11,7 +11,7 @@
 # cancellation section against the test server, base and tree in turn; the order is switched
 # every round (the second to run is a few percent faster). With root (or CAP_SYS_NICE) the runs
 # get a real-time priority, so other work on the machine does not preempt them; otherwise they
-# are only pinned, and want a quiet machine. MCPC_AB_SECTIONS (default "stdio cancel") picks
+# are only pinned, and want a quiet machine. MCPC_AB_SECTIONS (default "stdio cancel"; "connect" too) picks
 # the sections. Results go to .cache/ab/results.txt; the table to standard output.
 set -euo pipefail
 cd "$(dirname "$0")/.."

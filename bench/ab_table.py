@@ -20,6 +20,8 @@ FIGURES = [
     ("stdio.modern.cancel_to_server", "p50"),
     ("http.modern.cancel_return", "p50"), ("http.modern.cancel_to_caller", "p50"),
     ("http.modern.cancel_return", "p99"), ("http.modern.cancel_to_caller", "p99"),
+    ("stdio.legacy.connect", "p50"), ("stdio.modern.connect", "p50"),
+    ("http.legacy.connect", "p50"), ("http.modern.connect", "p50"),
 ]
 
 
