@@ -54,3 +54,31 @@ fn a_server_inherits_only_its_pipes_whatever_the_host_holds() {
     let _ = std::fs::remove_file(&listing);
     drop((leaky, many));
 }
+
+/// The thread that starts servers ends after a while without work, and a new one starts the
+/// next server.
+#[test]
+fn the_spawner_thread_ends_when_idle_and_comes_back_for_the_next_server() {
+    let spawners = || {
+        common::thread_names::library_threads()
+            .iter()
+            .filter(|name| *name == "mcpc-spawn")
+            .count()
+    };
+    connect(&[]).close();
+    assert_eq!(spawners(), 1, "no mcpc-spawn thread started the server");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while spawners() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the mcpc-spawn thread never ended"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let client = connect(&[]);
+    client
+        .ping(&mcpc::RequestOptions::default())
+        .expect("a ping to a server started by a new thread");
+    assert_eq!(spawners(), 1);
+    client.close();
+}

@@ -20,7 +20,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use std::sync::mpsc;
-use std::sync::Mutex;
+use std::sync::{Mutex, TryLockError};
 use std::time::Duration;
 
 /// How long the thread waits for the next server to start before it ends.
@@ -42,37 +42,53 @@ struct Spawner {
     ours: OwnedFd,
 }
 
-/// The thread, while it runs. One job at a time: the lock is held from the job's sending to
-/// the reception of its descriptors, so they cannot be mistaken for another job's.
-static SPAWNER: Mutex<Option<Spawner>> = Mutex::new(None);
+/// The thread, if it runs.
+enum State {
+    Idle,
+    Running(Spawner),
+    /// It ended; the process's end of its socket is left for the next caller to close (the
+    /// thread's table does not hold it).
+    Ended(#[allow(dead_code)] OwnedFd),
+    /// It could not be set up here (no thread, or no table of its own): servers start from
+    /// their caller's thread.
+    Unavailable,
+}
+
+/// One job at a time: the lock is held from a job's sending to the reception of its
+/// descriptors, so they cannot be mistaken for another job's. The thread ends only under it,
+/// with no job sent, so a job sent is always taken.
+static SPAWNER: Mutex<State> = Mutex::new(State::Idle);
 
 /// Starts `command` from the spawner thread; from this thread where that cannot be.
 pub fn spawn(command: Command) -> io::Result<Child> {
-    let mut spawner = lock(&SPAWNER);
-    if spawner.is_none() {
-        *spawner = Spawner::start().ok();
+    let mut state = lock(&SPAWNER);
+    if matches!(*state, State::Idle | State::Ended(_)) {
+        *state = match Spawner::start() {
+            Ok(spawner) => State::Running(spawner),
+            Err(_) => State::Unavailable,
+        };
     }
-    let Some(running) = spawner.as_ref() else {
-        drop(spawner);
+    let State::Running(running) = &*state else {
+        drop(state);
         return command_spawn(command);
     };
     let (outcome, told) = mpsc::channel();
     let job = Job { command, outcome };
     if let Err(mpsc::SendError(job)) = running.jobs.send(job) {
-        // It ended on its idle timeout meanwhile: a new one takes the job.
-        *spawner = None;
-        drop(spawner);
+        // Gone without ending the way it should (a bug): a new one takes the job.
+        *state = State::Idle;
+        drop(state);
         return spawn(job.command);
     }
     let Started(mut child, ends) = match told.recv() {
         Ok(outcome) => outcome?,
         Err(_) => {
-            *spawner = None;
+            *state = State::Idle;
             return Err(io::Error::other("the mcpc-spawn thread ended"));
         }
     };
     let received = receive_fds(running.ours.as_raw_fd(), ends.len());
-    drop(spawner);
+    drop(state);
     let fds = match received {
         Ok(fds) => fds,
         Err(e) => {
@@ -175,44 +191,80 @@ fn own_table(keep: RawFd) -> io::Result<()> {
 /// The thread's work: each job's server started, the ends the client keeps sent over
 /// `socket`, until no job comes for `KEEP_IDLE`.
 fn serve(jobs: &mpsc::Receiver<Job>, socket: RawFd) {
-    while let Ok(Job {
+    loop {
+        let job = match jobs.recv_timeout(KEEP_IDLE) {
+            Ok(job) => job,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            Err(mpsc::RecvTimeoutError::Timeout) => match end_if_idle(jobs) {
+                Some(job) => job,
+                None => return,
+            },
+        };
+        start(job, socket);
+    }
+}
+
+/// Ends the thread's service unless a job is being handed to it: under the lock, so nobody
+/// can send one after. A job that came meanwhile is returned; `None` once it has ended.
+fn end_if_idle(jobs: &mpsc::Receiver<Job>) -> Option<Job> {
+    loop {
+        let mut state = match SPAWNER.try_lock() {
+            Ok(state) => state,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            // A caller holds it: its job is on the way.
+            Err(TryLockError::WouldBlock) => match jobs.recv_timeout(KEEP_IDLE) {
+                Ok(job) => return Some(job),
+                Err(_) => continue,
+            },
+        };
+        if let Ok(job) = jobs.try_recv() {
+            return Some(job);
+        }
+        if let State::Running(spawner) = std::mem::replace(&mut *state, State::Idle) {
+            *state = State::Ended(spawner.ours);
+        }
+        return None;
+    }
+}
+
+/// Starts one job's server and hands its pipe ends over `socket`.
+fn start(job: Job, socket: RawFd) {
+    let Job {
         mut command,
         outcome,
-    }) = jobs.recv_timeout(KEEP_IDLE)
-    {
-        let mut child = match command.spawn() {
-            Ok(child) => child,
-            Err(e) => {
-                let _ = outcome.send(Err(e));
-                continue;
-            }
-        };
-        let mut ends = Vec::new();
-        let mut fds = Vec::new();
-        if let Some(stdin) = child.stdin.take() {
-            ends.push(End::Stdin);
-            fds.push(OwnedFd::from(stdin));
+    } = job;
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            let _ = outcome.send(Err(e));
+            return;
         }
-        if let Some(stdout) = child.stdout.take() {
-            ends.push(End::Stdout);
-            fds.push(OwnedFd::from(stdout));
+    };
+    let mut ends = Vec::new();
+    let mut fds = Vec::new();
+    if let Some(stdin) = child.stdin.take() {
+        ends.push(End::Stdin);
+        fds.push(OwnedFd::from(stdin));
+    }
+    if let Some(stdout) = child.stdout.take() {
+        ends.push(End::Stdout);
+        fds.push(OwnedFd::from(stdout));
+    }
+    if let Some(stderr) = child.stderr.take() {
+        ends.push(End::Stderr);
+        fds.push(OwnedFd::from(stderr));
+    }
+    let sent = send_fds(socket, &fds);
+    // Closed in this thread's table: the process's table has them now.
+    drop(fds);
+    match sent {
+        Ok(()) => {
+            let _ = outcome.send(Ok(Started(child, ends)));
         }
-        if let Some(stderr) = child.stderr.take() {
-            ends.push(End::Stderr);
-            fds.push(OwnedFd::from(stderr));
-        }
-        let sent = send_fds(socket, &fds);
-        // Closed in this thread's table: the process's table has them now.
-        drop(fds);
-        match sent {
-            Ok(()) => {
-                let _ = outcome.send(Ok(Started(child, ends)));
-            }
-            Err(e) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                let _ = outcome.send(Err(e));
-            }
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = outcome.send(Err(e));
         }
     }
 }
