@@ -7,7 +7,7 @@
 //! cannot be given to another process, and close's signals can only reach the server's own.
 
 use super::config::GROUP_EXIT_WAIT;
-use super::exit_notice::ExitNotice;
+use super::exit_notice::{open_pidfd, ExitNotice};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
@@ -255,29 +255,6 @@ impl ExitWatch {
     pub fn has_exited(&self) -> bool {
         pid_has_exited(self.pid)
     }
-}
-
-/// A pidfd for `pid` (Linux 5.3 and later), or `None`.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-pub fn open_pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1. The
-    // child is unreaped, so its pid cannot have been reused.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    let pidfd: OwnedFd = match libc::c_int::try_from(fd) {
-        // SAFETY: a descriptor pidfd_open just opened, owned by nobody else.
-        Ok(fd) if fd >= 0 => unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) },
-        _ => return None,
-    };
-    // A server we start later must not inherit it.
-    // SAFETY: fcntl with flag arguments on a descriptor we own.
-    unsafe { libc::fcntl(pidfd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) };
-    Some(pidfd)
-}
-
-/// Other unix systems (macOS, the BSDs) have no pidfd (see [`ExitWatch`]).
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-pub fn open_pidfd(_pid: libc::pid_t) -> Option<OwnedFd> {
-    None
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@ impl ExitNotice {
     /// The notice of `pid`'s exit (a child not reaped yet), or `None` where the kernel gives
     /// none.
     pub fn open(pid: libc::pid_t) -> Option<ExitNotice> {
-        match super::child::open_pidfd(pid) {
+        match open_pidfd(pid) {
             Some(pidfd) => Some(ExitNotice::Pidfd(pidfd)),
             None => without_pidfd(pid),
         }
@@ -64,6 +64,29 @@ impl ExitNotice {
             ExitNotice::Given => true,
         }
     }
+}
+
+/// A pidfd for `pid` (Linux 5.3 and later), or `None`.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub fn open_pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1. The
+    // child is unreaped, so its pid cannot have been reused.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    let pidfd: OwnedFd = match libc::c_int::try_from(fd) {
+        // SAFETY: a descriptor pidfd_open just opened, owned by nobody else.
+        Ok(fd) if fd >= 0 => unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) },
+        _ => return None,
+    };
+    // A server we start later must not inherit it.
+    // SAFETY: fcntl with flag arguments on a descriptor we own.
+    unsafe { libc::fcntl(pidfd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) };
+    Some(pidfd)
+}
+
+/// Other unix systems (macOS, the BSDs) have no pidfd (see `child::ExitWatch`).
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub fn open_pidfd(_pid: libc::pid_t) -> Option<OwnedFd> {
+    None
 }
 
 #[cfg(any(

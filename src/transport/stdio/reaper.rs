@@ -35,7 +35,7 @@ pub fn hand_over(
     let Ok(reactor) = Reactor::shared() else {
         return Err((child, kept));
     };
-    let pidfd = child::open_pidfd(lock(&child).id() as libc::pid_t);
+    let pidfd = super::exit_notice::open_pidfd(lock(&child).id() as libc::pid_t);
     hand_over_to(&reactor, child, pidfd, kept, grace)
 }
 
