@@ -26,6 +26,13 @@ fn main() {
         // with MSVC); a DLL has no soname.
         _ => {}
     }
+    // `cfg(mcpc_kqueue)`: the systems whose reactor waits on a kqueue (and watches a process's
+    // exit there: they have no pidfd).
+    println!("cargo:rustc-check-cfg=cfg(mcpc_kqueue)");
+    let kqueue = ["macos", "ios", "freebsd", "openbsd", "dragonfly"];
+    if kqueue.contains(&env("CARGO_CFG_TARGET_OS").as_str()) {
+        println!("cargo:rustc-cfg=mcpc_kqueue");
+    }
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-changed=header_groups.rs");

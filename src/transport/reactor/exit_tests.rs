@@ -49,26 +49,12 @@ fn watching_backends() -> Vec<(&'static str, Box<dyn Poller>)> {
     vec![("pidfd stand-in", Box::new(stand_in::PidfdExits::new()))]
 }
 
-#[cfg(any(
-    target_os = "macos",
-    target_os = "ios",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "dragonfly"
-))]
+#[cfg(mcpc_kqueue)]
 fn watching_backends() -> Vec<(&'static str, Box<dyn Poller>)> {
     vec![("kqueue", Box::new(super::kqueue::Kqueue::new().unwrap()))]
 }
 
-#[cfg(not(any(
-    target_os = "linux",
-    target_os = "android",
-    target_os = "macos",
-    target_os = "ios",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "dragonfly"
-)))]
+#[cfg(not(any(target_os = "linux", target_os = "android", mcpc_kqueue)))]
 fn watching_backends() -> Vec<(&'static str, Box<dyn Poller>)> {
     Vec::new()
 }

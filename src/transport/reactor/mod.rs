@@ -15,13 +15,7 @@
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod epoll;
-#[cfg(any(
-    target_os = "macos",
-    target_os = "ios",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "dragonfly"
-))]
+#[cfg(mcpc_kqueue)]
 pub(crate) mod kqueue;
 mod poll;
 
@@ -161,13 +155,7 @@ impl Reactor {
         if let Ok(poller) = epoll::Epoll::new() {
             return Ok(Reactor::with(Box::new(poller)));
         }
-        #[cfg(any(
-            target_os = "macos",
-            target_os = "ios",
-            target_os = "freebsd",
-            target_os = "openbsd",
-            target_os = "dragonfly"
-        ))]
+        #[cfg(mcpc_kqueue)]
         if let Ok(poller) = kqueue::Kqueue::new() {
             return Ok(Reactor::with(Box::new(poller)));
         }
@@ -450,13 +438,7 @@ mod tests {
             "epoll",
             Reactor::with(Box::new(epoll::Epoll::new().unwrap())),
         ));
-        #[cfg(any(
-            target_os = "macos",
-            target_os = "ios",
-            target_os = "freebsd",
-            target_os = "openbsd",
-            target_os = "dragonfly"
-        ))]
+        #[cfg(mcpc_kqueue)]
         all.push((
             "kqueue",
             Reactor::with(Box::new(kqueue::Kqueue::new().unwrap())),

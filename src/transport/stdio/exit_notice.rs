@@ -12,22 +12,10 @@ pub enum ExitNotice {
     /// Readable once the process has exited (Linux 5.3 and later).
     Pidfd(OwnedFd),
     /// A kqueue holding only the process's exit filter.
-    #[cfg(any(
-        target_os = "macos",
-        target_os = "ios",
-        target_os = "freebsd",
-        target_os = "openbsd",
-        target_os = "dragonfly"
-    ))]
+    #[cfg(mcpc_kqueue)]
     Kqueue(OwnedFd),
     /// The kernel said the process is exiting already.
-    #[cfg(any(
-        target_os = "macos",
-        target_os = "ios",
-        target_os = "freebsd",
-        target_os = "openbsd",
-        target_os = "dragonfly"
-    ))]
+    #[cfg(mcpc_kqueue)]
     Given,
 }
 
@@ -46,21 +34,9 @@ impl ExitNotice {
     pub fn wait(&self, limit: Duration) -> bool {
         match self {
             ExitNotice::Pidfd(pidfd) => wait_readable(pidfd.as_raw_fd(), limit),
-            #[cfg(any(
-                target_os = "macos",
-                target_os = "ios",
-                target_os = "freebsd",
-                target_os = "openbsd",
-                target_os = "dragonfly"
-            ))]
+            #[cfg(mcpc_kqueue)]
             ExitNotice::Kqueue(queue) => kqueue::wait(queue, limit),
-            #[cfg(any(
-                target_os = "macos",
-                target_os = "ios",
-                target_os = "freebsd",
-                target_os = "openbsd",
-                target_os = "dragonfly"
-            ))]
+            #[cfg(mcpc_kqueue)]
             ExitNotice::Given => true,
         }
     }
@@ -89,23 +65,11 @@ pub fn open_pidfd(_pid: libc::pid_t) -> Option<OwnedFd> {
     None
 }
 
-#[cfg(any(
-    target_os = "macos",
-    target_os = "ios",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "dragonfly"
-))]
+#[cfg(mcpc_kqueue)]
 use kqueue::open as without_pidfd;
 
 /// Other unix systems: no notice, the caller looks now and then.
-#[cfg(not(any(
-    target_os = "macos",
-    target_os = "ios",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "dragonfly"
-)))]
+#[cfg(not(mcpc_kqueue))]
 fn without_pidfd(_pid: libc::pid_t) -> Option<ExitNotice> {
     None
 }
@@ -122,13 +86,7 @@ fn wait_readable(fd: RawFd, limit: Duration) -> bool {
     unsafe { libc::poll(&mut pollfd, 1, timeout) > 0 }
 }
 
-#[cfg(any(
-    target_os = "macos",
-    target_os = "ios",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "dragonfly"
-))]
+#[cfg(mcpc_kqueue)]
 mod kqueue {
     use super::{AsRawFd, Duration, ExitNotice, OwnedFd};
     use crate::transport::reactor::kqueue::{apply, exit_filter};
