@@ -3,6 +3,7 @@
 //! answers as kqueue does (the process's pidfd in a poll set, ESRCH once it has exited), so
 //! that the reactor's part (keys, the exit already past, deregistering) runs here too.
 
+use super::tests::until;
 use super::*;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -79,14 +80,6 @@ fn has_exited(pid: libc::pid_t) -> bool {
         let mut info: libc::siginfo_t = std::mem::zeroed();
         let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
         libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) == -1 || info.si_pid() != 0
-    }
-}
-
-fn until(what: &str, condition: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !condition() {
-        assert!(Instant::now() < deadline, "never: {what}");
-        std::thread::sleep(Duration::from_millis(1));
     }
 }
 

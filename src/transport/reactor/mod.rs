@@ -481,7 +481,8 @@ mod tests {
         }
     }
 
-    fn until(what: &str, condition: impl Fn() -> bool) {
+    /// Waits (10 s at most, else fails) until `condition` holds. Also the exit tests'.
+    pub(super) fn until(what: &str, condition: impl Fn() -> bool) {
         let deadline = Instant::now() + Duration::from_secs(10);
         while !condition() {
             assert!(Instant::now() < deadline, "never: {what}");

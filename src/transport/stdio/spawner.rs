@@ -272,32 +272,49 @@ fn start(job: Job, socket: RawFd) {
 /// At most this many descriptors go in one message (stdin, stdout, stderr).
 const MAX_FDS: usize = 3;
 
-/// Room for the control message that carries `MAX_FDS` descriptors.
-fn control_space() -> usize {
+/// Room for the control message that carries `MAX_FDS` descriptors, in u64s: the buffer must
+/// be aligned for `cmsghdr`.
+fn control_buffer() -> Vec<u64> {
     // SAFETY: CMSG_SPACE only computes a size.
-    unsafe { libc::CMSG_SPACE((MAX_FDS * std::mem::size_of::<RawFd>()) as u32) as usize }
+    let bytes = unsafe { libc::CMSG_SPACE((MAX_FDS * std::mem::size_of::<RawFd>()) as u32) };
+    vec![0u64; (bytes as usize).div_ceil(8)]
+}
+
+/// The header of a message of one byte (`iov`) with `control_len` bytes of `control`. It points
+/// at both: they must outlive its use.
+fn message(iov: &mut libc::iovec, control: &mut [u64], control_len: usize) -> libc::msghdr {
+    // SAFETY: msghdr is plain data; all zeroes is a valid empty one.
+    let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
+    message.msg_iov = iov;
+    message.msg_iovlen = 1;
+    if control_len > 0 {
+        message.msg_control = control.as_mut_ptr().cast();
+        message.msg_controllen = control_len as _;
+    }
+    message
+}
+
+fn one_byte(byte: &mut [u8; 1]) -> libc::iovec {
+    libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    }
 }
 
 /// Sends `fds` over `socket` in one message (one byte of data, the descriptors as
 /// `SCM_RIGHTS`).
 fn send_fds(socket: RawFd, fds: &[OwnedFd]) -> io::Result<()> {
     assert!(fds.len() <= MAX_FDS);
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    // u64s: the control buffer must be aligned for cmsghdr.
-    let mut control = vec![0u64; control_space().div_ceil(8)];
-    // SAFETY: msghdr is plain data; all zeroes is a valid empty one.
-    let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
-    message.msg_iov = &mut iov;
-    message.msg_iovlen = 1;
-    if !fds.is_empty() {
-        let data_len = fds.len() * std::mem::size_of::<RawFd>();
-        message.msg_control = control.as_mut_ptr().cast();
+    let (mut byte, mut control) = ([0u8; 1], control_buffer());
+    let mut iov = one_byte(&mut byte);
+    let data_len = fds.len() * std::mem::size_of::<RawFd>();
+    let control_len = match fds.is_empty() {
+        true => 0,
         // SAFETY: CMSG_SPACE only computes a size.
-        message.msg_controllen = unsafe { libc::CMSG_SPACE(data_len as u32) } as _;
+        false => unsafe { libc::CMSG_SPACE(data_len as u32) as usize },
+    };
+    let message = message(&mut iov, &mut control, control_len);
+    if control_len > 0 {
         // SAFETY: the control buffer holds one header and `data_len` bytes of data (its size
         // is CMSG_SPACE of MAX_FDS descriptors); the header and data pointers come from the
         // CMSG macros over that buffer.
@@ -321,18 +338,10 @@ fn send_fds(socket: RawFd, fds: &[OwnedFd]) -> io::Result<()> {
 
 /// Receives the `count` descriptors of one message from `socket`, close-on-exec.
 fn receive_fds(socket: RawFd, count: usize) -> io::Result<Vec<OwnedFd>> {
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    let mut control = vec![0u64; control_space().div_ceil(8)];
-    // SAFETY: msghdr is plain data; all zeroes is a valid empty one.
-    let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
-    message.msg_iov = &mut iov;
-    message.msg_iovlen = 1;
-    message.msg_control = control.as_mut_ptr().cast();
-    message.msg_controllen = (control.len() * 8) as _;
+    let (mut byte, mut control) = ([0u8; 1], control_buffer());
+    let mut iov = one_byte(&mut byte);
+    let control_len = control.len() * 8;
+    let mut message = message(&mut iov, &mut control, control_len);
     // SAFETY: the message points at live buffers of the lengths it gives.
     let read = unsafe { libc::recvmsg(socket, &mut message, libc::MSG_CMSG_CLOEXEC) };
     if read == -1 {
